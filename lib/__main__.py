@@ -1,0 +1,5 @@
+import sys
+
+from lib.cli import main
+
+sys.exit(main())

@@ -1,0 +1,61 @@
+"""Command line: ``python -m lib {fit,select,revise,cost} ...``.
+
+Each subcommand lives in ``lib/commands/<name>.py`` with ``add_parser(subparsers)``; heavy imports
+(pymc, openai) happen inside the command so ``--help`` stays fast. Input errors exit with status 2
+and the same message the app shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from lib.errors import InputError, SettingsError
+
+COMMANDS = ("fit", "select", "revise", "cost")
+
+
+def parse_columns(text: str | None) -> dict[str, str]:
+    """Parse ``--columns ROLE=NAME,...`` into ``{role: file_column}``.
+
+    Raises
+    ------
+    SettingsError
+        If an entry has no ``=`` or an empty role or name.
+    """
+    if not text:
+        return {}
+    mapping: dict[str, str] = {}
+    for part in text.split(","):
+        role, sep, name = part.partition("=")
+        if not sep or not role.strip() or not name.strip():
+            raise SettingsError(f"--columns entry '{part}' is not ROLE=NAME")
+        mapping[role.strip()] = name.strip()
+    return mapping
+
+
+def add_columns_option(parser: argparse.ArgumentParser) -> None:
+    """The ``--columns`` option every command shares."""
+    parser.add_argument(
+        "--columns",
+        default=None,
+        help="map the file's column names onto the format's roles: ROLE=NAME,...",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m lib", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"lib.commands.{name}").add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2

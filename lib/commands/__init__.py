@@ -1,0 +1,1 @@
+"""Subcommands of ``python -m lib``: one module each, with ``add_parser`` and ``run``."""

@@ -1,0 +1,55 @@
+"""Typed exceptions for bad input: each names the file, row(s) and column at fault and why."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class InputError(ValueError):
+    """A user's file or setting cannot be used as given.
+
+    Parameters
+    ----------
+    problem : str
+        What is wrong, in words a researcher understands.
+    file : str, optional
+        Name of the file at fault (as the user named it).
+    rows : sequence of int, optional
+        1-based data row numbers at fault (the header is row 0); at most 10 are shown.
+    column : str, optional
+        Column at fault, by the file's own name.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        file: str | None = None,
+        rows: Sequence[int] | None = None,
+        column: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.file = file
+        self.rows = [int(r) for r in rows] if rows is not None else None
+        self.column = column
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = []
+        if self.file:
+            where.append(self.file)
+        if self.rows:
+            shown = ", ".join(str(r) for r in self.rows[:10])
+            more = f" (+{len(self.rows) - 10} more)" if len(self.rows) > 10 else ""
+            where.append(f"row{'s' if len(self.rows) > 1 else ''} {shown}{more}")
+        if self.column:
+            where.append(f"column '{self.column}'")
+        return f"{', '.join(where)}: {self.problem}" if where else self.problem
+
+
+class FormatError(InputError):
+    """A judgment file does not follow the chosen format (missing column, bad value, ...)."""
+
+
+class SettingsError(InputError):
+    """An analysis setting is invalid (unknown sampler, empty subset, bad weights, ...)."""

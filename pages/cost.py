@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("cost")
+st.info("Work in progress.")

@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("selection")
+st.info("Work in progress.")
