@@ -2,7 +2,10 @@
 
 import streamlit as st
 
+from pages.common import init_state
+
 st.set_page_config(page_title="Efficient human evaluation", layout="wide")
+init_state()
 
 PAGES = {
     "Judgments and IRT": [
@@ -18,4 +21,17 @@ PAGES = {
 }
 
 page = st.navigation(PAGES)
+
+with st.sidebar:
+    data = st.session_state.get("analysis_input")
+    fit = st.session_state.get("fit")
+    st.caption(f"**Data:** {data.source if data else 'default (' + st.session_state['dataset'] + ')'}"
+               + (f" · {data.criterion}" if data and data.criterion else ""))
+    if fit is None:
+        st.caption("**Fit:** none yet (Abilities page)")
+    else:
+        d = fit.diagnostics
+        st.caption(f"**Fit:** {d.sampler}, {d.chains}x{d.draws}"
+                   + (" ⚠️ check diagnostics" if d.warnings else " ✓"))
+
 page.run()

@@ -1,4 +1,103 @@
+"""Abilities: fit the graded response model and show theta per comparison (Sedoc & Ungar, Fig. 1)."""
+
+import json
+from dataclasses import asdict
+
 import streamlit as st
 
-st.title("abilities")
-st.info("Work in progress.")
+from lib.errors import InputError
+from lib.irt.fit import SAMPLERS, FitSettings, cache_dir, fit_grm, load_cached
+from lib.irt.summary import ability_table
+from lib.plots.irt import ability_density, ability_forest
+from pages.common import current_fit, current_input
+
+SAMPLER_HELP = {
+    "numpyro": "NUTS in JAX (default, fastest full posterior)",
+    "pymc": "PyMC's own NUTS (progress per draw)",
+    "nutpie": "nutpie's NUTS (Rust)",
+    "map": "MAP point in about a second: a preview, shrunk towards 0, no intervals",
+}
+
+
+def settings_form(data) -> tuple[FitSettings, bool]:
+    old = st.session_state["fit_settings"]
+    with st.expander("Fit settings", expanded=current_fit(data) is None):
+        c = st.columns(6)
+        sampler = c[0].selectbox("Sampler", SAMPLERS, index=SAMPLERS.index(old.sampler),
+                                 format_func=lambda s: f"{s}: {SAMPLER_HELP[s]}", key="abil_sampler")
+        default_cut = "free" if data.fmt == "responses" else "antisymmetric"
+        cutpoints = c[1].selectbox(
+            "Cutpoints", ["antisymmetric", "free"], index=["antisymmetric", "free"].index(default_cut),
+            key="abil_cutpoints",
+            help="antisymmetric: b_j,-c = -b_j,c so theta = 0 means no preference; free: the "
+                 "paper's literal model, any ordered thresholds")
+        chains = c[2].number_input("Chains", 1, 8, old.chains, key="abil_chains")
+        draws = c[3].number_input("Draws", 50, 10000, old.draws, step=100, key="abil_draws")
+        tune = c[4].number_input("Tuning", 0, 10000, old.tune, step=100, key="abil_tune")
+        seed = c[5].number_input("Seed", 0, 2**31 - 1, old.seed, key="abil_seed")
+    settings = FitSettings(cutpoints=cutpoints, sampler=sampler, chains=int(chains),
+                           draws=int(draws), tune=int(tune), seed=int(seed))
+    st.session_state["fit_settings"] = settings
+    return settings, st.button("Fit", type="primary", key="abil_fit")
+
+
+def run_fit(data, settings: FitSettings):
+    bar = st.progress(0.0, text="starting")
+    with st.status(f"Fitting with {settings.sampler}…", expanded=True) as status:
+        fit = fit_grm(data.matrix, settings, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
+        status.update(label=f"Fitted in {fit.diagnostics.wall_s:.1f} s", state="complete", expanded=False)
+    bar.empty()
+    return fit
+
+
+def show_diagnostics(fit) -> None:
+    d = fit.diagnostics
+    for w in d.warnings:
+        st.warning(w)
+    if d.sampler != "map":
+        c = st.columns(5)
+        c[0].metric("max R-hat", f"{d.rhat_max:.3f}")
+        c[1].metric("min bulk ESS", f"{d.ess_bulk_min:.0f}")
+        c[2].metric("min tail ESS", f"{d.ess_tail_min:.0f}")
+        c[3].metric("divergences", d.divergences)
+        c[4].metric("wall time", f"{d.wall_s:.1f} s")
+
+
+st.title("Abilities")
+st.caption("Graded response model (Sedoc & Ungar 2020): theta_i is comparison i's ability in "
+           "logits; theta > 0 means system B is better than A, 0 means equally good.")
+data = current_input()
+if data is not None:
+    settings, clicked = settings_form(data)
+    fit = current_fit(data)
+    try:
+        if clicked:
+            fit = run_fit(data, settings)
+        elif fit is None:
+            fit = load_cached(data.matrix, settings)
+    except InputError as err:
+        st.error(f"Cannot fit: {err}")
+        fit = None
+    st.session_state["fit"] = fit
+    if fit is None:
+        st.info("No fit for this data and these settings yet: press **Fit**. A MAP preview takes "
+                "seconds; the full posterior (numpyro, 4 chains) about a minute.")
+    else:
+        show_diagnostics(fit)
+        table = ability_table(fit, data.matrix)
+        is_map = fit.diagnostics.sampler == "map"
+        if not is_map:
+            th = fit.idata.posterior["theta"].transpose("chain", "draw", "comparison").to_numpy()
+            st.plotly_chart(ability_density(th.reshape(-1, th.shape[-1]), list(table["comparison"])),
+                            key="abil_density")
+        st.plotly_chart(ability_forest(table, point_only=is_map), key="abil_forest")
+        st.dataframe(table.round(3), hide_index=True, key="abil_table")
+        c = st.columns(3)
+        c[0].download_button("abilities.csv", table.to_csv(index=False), "abilities.csv",
+                             mime="text/csv", key="abil_dl_csv")
+        nc = cache_dir() / f"{fit.cache_key}.nc"
+        if nc.exists():
+            c[1].download_button("posterior.nc (arviz netcdf)", nc.read_bytes(), "posterior.nc",
+                                 mime="application/x-netcdf", key="abil_dl_nc")
+        c[2].download_button("diagnostics.json", json.dumps(asdict(fit.diagnostics), indent=2),
+                             "diagnostics.json", mime="application/json", key="abil_dl_diag")

@@ -1,4 +1,260 @@
+"""Revision edits: Revision Distance (Ma et al. 2024) from human, uploaded, diff-based or LLM edits."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pandas as pd
 import streamlit as st
 
-st.title("revision")
-st.info("Work in progress.")
+from lib.cli import parse_columns
+from lib.errors import InputError
+from lib.plots.revision import category_figure, revision_distance_figure
+from lib.revision.client import DraftTask, EditProposer, LLMSettings, results_to_tables
+from lib.revision.diff_edits import diff_edits_table
+from lib.revision.io import read_drafts, read_edits
+from lib.revision.lamp import WRITERS, load_lamp
+from lib.revision.locate import locate_edits, render_edit_list, render_side_by_side
+from lib.revision.metrics import (category_table, compare_models, postedit_reproduction, revision_distance,
+                                  span_agreement, summarize)
+from lib.revision.prompts import PROMPTS
+from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
+
+HUMAN, UPLOAD, DIFF, LLM = ("Human writers (LAMP)", "Uploaded edits", "Diff-based (towards a reference)",
+                            "LLM (OpenAI-compatible)")
+LAMP_DRAFTS, UPLOADED_DRAFTS = "LAMP paragraphs (bundled)", "Upload a drafts CSV"
+
+
+@st.cache_data(show_spinner=False)
+def lamp_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    data = load_lamp()
+    return data.drafts, data.edits, data.evaluated
+
+
+@st.cache_data(show_spinner=False)
+def located_edits(edits: pd.DataFrame, drafts: pd.DataFrame) -> pd.DataFrame:
+    return locate_edits(edits, drafts)
+
+
+@st.cache_data(show_spinner=False)
+def per_draft_scores(located: pd.DataFrame, evaluated: pd.DataFrame) -> pd.DataFrame:
+    return revision_distance(located, evaluated)
+
+
+@st.cache_data(show_spinner=False)
+def diff_edits(drafts: pd.DataFrame) -> pd.DataFrame:
+    return diff_edits_table(drafts)
+
+
+def configured(name: str) -> str:
+    """A setting from the environment, else from st.secrets (absent secrets file is fine)."""
+    if os.environ.get(name):
+        return os.environ[name]
+    try:
+        return str(st.secrets.get(name, ""))
+    except Exception:  # noqa: BLE001 - no secrets.toml
+        return ""
+
+
+def fail(err: InputError) -> None:
+    st.error(str(err))
+    st.stop()
+
+
+st.title("Revision edits")
+st.caption("Ma et al. (2024): an editor (a writer, or an LLM acting as the user) proposes revision edits "
+           "to a draft; their number is the **Revision Distance** (lower is better), and the edits explain it.")
+
+with st.sidebar:
+    st.subheader("LLM connection")
+    base_url = st.text_input("Base URL", value=configured("OPENAI_BASE_URL"), key="revision_base_url",
+                             placeholder="https://api.openai.com/v1", help="Any OpenAI-compatible server.")
+    model = st.text_input("Model", value=configured("OPENAI_MODEL"), key="revision_model")
+    typed_key = st.text_input("API key", type="password", key="revision_api_key",
+                              help="Kept in this browser session only; never written to disk or logs.")
+    api_key = typed_key or configured("OPENAI_API_KEY")
+    st.caption("Key: " + ("typed for this session" if typed_key else
+                          "from environment/secrets" if api_key else "none (fine for local servers)"))
+
+drafts_source = st.radio("Drafts", [LAMP_DRAFTS, UPLOADED_DRAFTS], horizontal=True, key="revision_drafts_source")
+lamp_drafts, lamp_edits, lamp_evaluated = lamp_tables()
+if drafts_source == LAMP_DRAFTS:
+    drafts = lamp_drafts[["text_id", "system", "draft"]]
+    st.caption(f"{len(drafts)} LLM paragraphs from {drafts['system'].nunique()} models, revised by writers "
+               f"{', '.join(WRITERS)} (LAMP, BSD-3-Clause).")
+else:
+    up = st.file_uploader("Drafts CSV: text_id, system, draft [, reference]", type=["csv"], key="revision_drafts_file")
+    mapping = st.text_input("Column names, if yours differ (ROLE=NAME,...)", key="revision_drafts_columns")
+    if up is None:
+        st.info("Upload a CSV of drafts, or choose the bundled LAMP paragraphs.")
+        st.stop()
+    try:
+        drafts = read_drafts(up, up.name, columns=parse_columns(mapping))
+    except InputError as err:
+        fail(err)
+
+sources = ([HUMAN] if drafts_source == LAMP_DRAFTS else []) + [UPLOAD, DIFF, LLM]
+source = st.radio("Edits", sources, horizontal=True, key="revision_source")
+
+references = drafts.assign(reference=drafts.get("reference"))
+if source in (DIFF, LLM) and drafts_source == LAMP_DRAFTS:
+    writer = st.selectbox("Reference text: the post-edit paragraph of writer", WRITERS, key="revision_ref_writer")
+    post = lamp_evaluated.loc[lamp_evaluated["editor"] == writer, ["text_id", "system", "postedit"]]
+    references = drafts.merge(post.rename(columns={"postedit": "reference"}), on=["text_id", "system"], how="left")
+
+if source == HUMAN:
+    edits, evaluated = lamp_edits, lamp_evaluated[["text_id", "system", "editor", "draft"]]
+elif source == UPLOAD:
+    up_edits = st.file_uploader("Edits (JSON lines or CSV): text_id, system, [editor,] " + ", ".join(EDIT_FIELDS),
+                                type=["jsonl", "json", "csv"], key="revision_edits_file")
+    if up_edits is None:
+        st.info("Upload edits from another tool, e.g. the `edits.jsonl` of `python -m lib revise`.")
+        st.stop()
+    try:
+        edits = read_edits(up_edits, up_edits.name)
+    except InputError as err:
+        fail(err)
+    # every draft counts as revised by every editor in the file (a draft without edits scores 0)
+    evaluated = drafts.merge(pd.DataFrame({"editor": edits["editor"].unique()}), how="cross")
+elif source == DIFF:
+    with_ref = references[references["reference"].notna() & (references["reference"].astype(str).str.strip() != "")]
+    if with_ref.empty:
+        st.warning("Diff-based edits need a reference text: upload drafts with a `reference` column.")
+        st.stop()
+    st.caption(f"Diff-based edits (no LLM): word-level alignment of {len(with_ref)} drafts with their reference.")
+    edits = diff_edits(with_ref[["text_id", "system", "draft", "reference"]])
+    evaluated = with_ref[["text_id", "system", "draft"]].assign(editor=DIFF_EDITOR)
+else:
+    prompt = st.radio("Prompt", list(PROMPTS), horizontal=True, key="revision_prompt",
+                      help=", ".join(f"{p.name}: version {p.version}" for p in PROMPTS.values()))
+    template = PROMPTS[prompt]
+    concurrency = st.slider("Drafts in flight", 1, 16, 4, key="revision_concurrency")
+    todo = references if template.needs_reference else references.assign(reference=None)
+    if template.needs_reference:
+        todo = todo[todo["reference"].notna()]
+    run_key = json.dumps([base_url, model, template.version, len(todo)])
+    if st.button(f"Propose edits for {len(todo)} drafts", type="primary", key="revision_run", disabled=not model):
+        proposer = EditProposer(LLMSettings(model=model, base_url=base_url or None, api_key=api_key,
+                                            concurrency=concurrency), template)
+        bar = st.progress(0.0, text="Asking the LLM")
+        tasks = [DraftTask(r.text_id, r.system, r.draft, r.reference) for r in todo.itertuples(index=False)]
+        results = proposer.run(tasks, progress=lambda d, n: bar.progress(d / n, text=f"{d}/{n} drafts"))
+        st.session_state["revision_llm"] = (run_key, *results_to_tables(results, f"LLM: {model}"))
+    stored = st.session_state.get("revision_llm")
+    if not model:
+        st.info("Set a model (and base URL, API key) in the sidebar to ask an LLM for edits.")
+        st.stop()
+    if stored is None or stored[0] != run_key:
+        st.info("Press the button to propose edits; finished drafts are cached on disk, so a rerun is free.")
+        st.stop()
+    _, edits, failures = stored
+    if len(failures):
+        st.warning(f"{len(failures)} draft(s) failed; the others are kept.")
+        st.dataframe(failures, hide_index=True)
+    st.caption("Answer path per draft: " + ", ".join(f"{k}: {v}" for k, v in
+                                                     edits.drop_duplicates(["text_id", "system"])["path"]
+                                                     .value_counts().items()))
+    failed = set(zip(failures["text_id"], failures["system"]))
+    evaluated = todo[[(t, s) not in failed for t, s in zip(todo["text_id"], todo["system"])]][
+        ["text_id", "system", "draft"]].assign(editor=f"LLM: {model}")
+
+try:
+    located = located_edits(edits.drop(columns=["path"], errors="ignore"), drafts)
+except InputError as err:
+    fail(InputError(err.problem, file="edits", rows=err.rows, column=err.column))
+per_draft = per_draft_scores(located, evaluated)
+unlocated = located[~located["located"]]
+if len(unlocated):
+    with st.expander(f"{len(unlocated)} of {len(located)} edits could not be located in their draft "
+                     "(they still count towards Revision Distance)"):
+        st.dataframe(unlocated[["text_id", "system", "editor", "original_snippet", "revised_snippet"]],
+                     hide_index=True)
+
+tab_rd, tab_side, tab_agree, tab_edits = st.tabs(["Revision Distance", "Side by side", "Agreement with humans",
+                                                  "Edits"])
+with tab_rd:
+    by_model = summarize(per_draft, ["system"])
+    token = summarize(per_draft, ["system"], value="token_edit_distance")[["system", "mean"]]
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(revision_distance_figure(by_model, "system", "Revision Distance per model"),
+                        key="revision_fig_model")
+    with right:
+        by_editor = summarize(per_draft, ["editor"])
+        st.plotly_chart(revision_distance_figure(by_editor, "editor", "Revision Distance per editor"),
+                        key="revision_fig_editor")
+    st.markdown("**Per model** (95 % t-interval over drafts; token-level edit distance = words changed by "
+                "applying the located edits)")
+    st.dataframe(by_model.merge(token.rename(columns={"mean": "token_edit_distance"}), on="system").round(3),
+                 hide_index=True)
+    st.markdown("**Per editor**")
+    st.dataframe(by_editor.round(3), hide_index=True)
+    models = sorted(per_draft["system"].unique())
+    if len(models) >= 2:
+        st.markdown("**Relative change between two models** (Table 2: positive = model B needs fewer edits)")
+        a_col, b_col = st.columns(2)
+        model_a = a_col.selectbox("Model A (baseline)", models, index=0, key="revision_model_a")
+        model_b = b_col.selectbox("Model B", models, index=1, key="revision_model_b")
+        if model_a != model_b:
+            cmp = compare_models(per_draft, model_a, model_b)
+            st.metric(f"{model_a} → {model_b}", f"{cmp['mean_a']:.2f} → {cmp['mean_b']:.2f} edits",
+                      f"{cmp['change_pct']:+.1f} % (95 % bootstrap {cmp['ci_low']:+.1f} to {cmp['ci_high']:+.1f})")
+    group = st.radio("Category table by", ["system", "editor"], horizontal=True, key="revision_cat_by")
+    table = category_table(located, per_draft, by=group)
+    st.markdown(f"**Edits per draft by category** (Table 3; `revision_intention`), per {group}")
+    st.dataframe(table.round(2))
+    st.plotly_chart(category_figure(table, f"Edit categories per {group}"), key="revision_fig_cat")
+    st.download_button("Download Revision Distance per draft (CSV)", per_draft.to_csv(index=False),
+                       "revision_distance.csv", key="revision_dl_rd")
+
+with tab_side:
+    keys = per_draft[["text_id", "system"]].drop_duplicates()
+    labels = [f"{t} · {s}" for t, s in keys.itertuples(index=False)]
+    choice = st.selectbox("Draft", range(len(labels)), format_func=labels.__getitem__, key="revision_draft")
+    text_id, system = keys.iloc[choice]
+    editors = sorted(per_draft.loc[(per_draft["text_id"] == text_id) & (per_draft["system"] == system), "editor"])
+    editor = st.selectbox("Editor", editors, key="revision_editor")
+    mine = located[(located["text_id"] == text_id) & (located["system"] == system) & (located["editor"] == editor)]
+    draft = drafts.loc[(drafts["text_id"] == text_id) & (drafts["system"] == system), "draft"].iloc[0]
+    options = [None, *mine["edit_index"].tolist()]
+    selected = st.selectbox("Edit to emphasise", options, key="revision_edit",
+                            format_func=lambda k: "none" if k is None else f"#{k + 1}")
+    left_html, right_html = render_side_by_side(draft, mine, selected)
+    left, right = st.columns(2)
+    left.markdown(f"**Draft** ({len(mine)} edits, {int((~mine['located']).sum())} unlocated; hover a highlight)")
+    with left:
+        st.html(left_html)
+    right.markdown("**Revised** (edits applied right to left; insertions marked)")
+    with right:
+        st.html(right_html)
+    st.html(render_edit_list(mine, selected))
+    st.dataframe(mine[["edit_index", *EDIT_FIELDS, "match", "located", "overlaps", "applied"]], hide_index=True)
+
+with tab_agree:
+    if drafts_source != LAMP_DRAFTS:
+        st.info("Agreement needs human edits of the same drafts: choose the bundled LAMP paragraphs.")
+    else:
+        combined = located if source == HUMAN else pd.concat(
+            [located, located_edits(lamp_edits, lamp_drafts)], ignore_index=True)
+        candidates = [e for e in combined["editor"].unique() if e not in WRITERS] + list(WRITERS)
+        candidate = st.selectbox("Edits to compare with the writers", candidates, key="revision_candidate")
+        st.caption("Span overlap: a candidate edit is correct when it overlaps a writer's edit (precision); a "
+                   "writer's edit is found when a candidate edit overlaps it (recall). Category agreement: "
+                   "share of matched edits with the same category. Writer vs writer is the human baseline.")
+        agreement = span_agreement(combined, candidate, WRITERS).round(3)
+        if candidate == DIFF_EDITOR:  # diff-based edits carry no category
+            agreement = agreement.drop(columns="category_agreement")
+        st.dataframe(agreement, hide_index=True)
+        if source == HUMAN:
+            rep = postedit_reproduction(located, lamp_evaluated)
+            st.caption(f"Applying each writer's located edits to the pre-edit paragraph reproduces their post-edit "
+                       f"text with mean similarity {rep['similarity'].mean():.3f} (unedited: "
+                       f"{rep['baseline'].mean():.3f}); exactly in {rep['exact'].mean():.0%} of paragraphs.")
+
+with tab_edits:
+    st.dataframe(located, hide_index=True)
+    records = located[["text_id", "system", "editor", *EDIT_FIELDS, "located"]].to_dict("records")
+    st.download_button("Download edits (JSON lines)",
+                       "\n".join(json.dumps({**r, "located": bool(r["located"])}, ensure_ascii=False)
+                                 for r in records), "edits.jsonl", key="revision_dl_edits")

@@ -1,0 +1,91 @@
+"""The whole human-cost analysis of a study in one call, shared by the page and the command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from lib.cost.costs import Weights, cost_curve, cost_terms
+from lib.cost.correlation import spearman
+from lib.cost.effort import effort_medians, effort_tests
+from lib.cost.loss import loss_by_difficulty, loss_table, loss_tests
+from lib.cost.schema import Study
+
+
+@dataclass
+class CostResults:
+    """Every table of the analysis (see the producing functions for their columns).
+
+    Attributes
+    ----------
+    loss_table, loss_tests : pandas.DataFrame
+        :func:`lib.cost.loss.loss_table` / :func:`lib.cost.loss.loss_tests` (Table 1).
+    effort_medians, effort_tests : pandas.DataFrame
+        :func:`lib.cost.effort.effort_medians` / :func:`lib.cost.effort.effort_tests` (Fig. 4).
+    cost_terms, cost_curve : pandas.DataFrame
+        :func:`lib.cost.costs.cost_terms` / :func:`lib.cost.costs.cost_curve` (Eqs. 2-3).
+    difficulty : pandas.DataFrame
+        :func:`lib.cost.loss.loss_by_difficulty` (Fig. 5).
+    spearman : pandas.DataFrame
+        :func:`lib.cost.correlation.spearman` over all tasks (Fig. 3).
+    warnings : list of str
+        From reading the study and estimating the efforts and costs.
+    """
+
+    loss_table: pd.DataFrame
+    loss_tests: pd.DataFrame
+    effort_medians: pd.DataFrame
+    effort_tests: pd.DataFrame
+    cost_terms: pd.DataFrame
+    cost_curve: pd.DataFrame
+    difficulty: pd.DataFrame
+    spearman: pd.DataFrame
+    warnings: list[str]
+
+
+def analyse(
+    study: Study,
+    *,
+    weights: Weights | None = None,
+    n_max: int = 20,
+    loss_source: str = "self",
+    alpha: float = 0.05,
+) -> CostResults:
+    """Run Table 1, Fig. 4, Eqs. 2-3, Fig. 5 and Fig. 3 of Casares et al. 2022 on a study.
+
+    Parameters
+    ----------
+    study : Study
+        From :func:`lib.cost.schema.read_study`.
+    weights : Weights, optional
+        alpha, beta, gamma, delta of Eqs. 2-3 (default all 1).
+    n_max : int
+        Cost curves for n = 1..n_max instances.
+    loss_source : {"self", "external"}
+        Loss plotted against difficulty: L_H from the Likert scores or the external L_E.
+    alpha : float
+        Level of the pre-tests choosing the test of Table 1.
+
+    Raises
+    ------
+    SettingsError
+        ``n_max`` < 1.
+    ValueError
+        Unknown ``loss_source``.
+    """
+    weights = weights or Weights()
+    table = loss_table(study, alpha=alpha)
+    medians, effort_warnings = effort_medians(study)
+    terms, cost_warnings = cost_terms(table, medians, study.with_label, study.without_label, weights)
+    return CostResults(
+        loss_table=table,
+        loss_tests=loss_tests(study, alpha=alpha),
+        effort_medians=medians,
+        effort_tests=effort_tests(study),
+        cost_terms=terms,
+        cost_curve=cost_curve(terms, n_max, weights),
+        difficulty=loss_by_difficulty(study, source=loss_source),
+        spearman=spearman(study),
+        warnings=[*study.warnings, *effort_warnings, *cost_warnings],
+    )

@@ -1,0 +1,427 @@
+"""Column roles of a with/without-model study and its validation (Casares et al. 2022, Fig. 2).
+
+A study is a long table, one row per participant x task instance. Columns of the user's file are
+mapped onto *roles* (``ROLES``); :func:`guess_columns` proposes a mapping, :func:`read_study`
+applies the user's choices over it and validates every cell. Problems raise
+:class:`lib.errors.InputError` (or :class:`lib.errors.SettingsError` for bad settings) naming the
+file, the 1-based data rows (header = row 0), the column and what is wrong; no row is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from lib.cost.loss import likert_to_loss
+from lib.errors import InputError, SettingsError
+
+REQUIRED = ("condition", "participant", "task", "instance", "usefulness")
+WITH_TIMES = ("prompt_time_s", "unwrap_time_s", "validate_time_s")  # D_H + W_H, U_H, V_H
+WITHOUT_TIMES = ("solve_time_s",)  # G_H
+TIMES = WITH_TIMES + WITHOUT_TIMES
+OPTIONAL = TIMES + ("external_loss",)
+ROLES = REQUIRED + OPTIONAL
+# Columns of Study.data besides the covariates.
+CANONICAL = ("row", "condition", "with_model", "participant", "task", "instance", "usefulness", "loss", *TIMES,
+             "external_loss")
+
+ROLE_HELP = {
+    "condition": "two labels: with the model / without it",
+    "participant": "who answered",
+    "task": "task or domain",
+    "instance": "difficulty order h within the task, 1 = easiest",
+    "usefulness": "Likert usefulness s, 1-5",
+    "prompt_time_s": "with model: devising + wrapping the prompt (D_H + W_H), seconds",
+    "unwrap_time_s": "with model: extracting the answer (U_H), seconds",
+    "validate_time_s": "with model: checking the answer (V_H), seconds",
+    "solve_time_s": "without model: solving the task (G_H), seconds",
+    "external_loss": "loss L_E in [0, 1] judged by the researchers",
+}
+
+# Names each role is guessed from, best first; compared lower-cased with only letters and digits.
+_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "condition": ("condition", "group", "arm", "treatment", "setting", "assisted", "with_model", "mode"),
+    "participant": (
+        "participant", "participant_id", "respondent", "subject", "volunteer", "user", "user_id",
+        "worker", "worker_id", "person", "rater", "annotator",
+    ),
+    "task": ("task", "domain", "task_name", "task_id", "category"),
+    "instance": ("instance", "h", "difficulty", "level", "instance_id", "item", "question", "step"),
+    "usefulness": ("usefulness", "useful", "likert", "usefulness_likert", "s", "score", "rating"),
+    "prompt_time_s": (
+        "prompt_time_s", "prompt_time", "prompting_time", "wrap_time", "wrap_time_s", "time_prompt",
+        "prompt_seconds",
+    ),
+    "unwrap_time_s": ("unwrap_time_s", "unwrap_time", "extract_time", "extraction_time", "time_unwrap"),
+    "validate_time_s": (
+        "validate_time_s", "validate_time", "validation_time", "check_time", "verify_time", "time_validate",
+    ),
+    "solve_time_s": ("solve_time_s", "solve_time", "solving_time", "time_solve", "time_without_model"),
+    "external_loss": ("external_loss", "l_e", "loss_external", "expert_loss", "le"),
+}
+
+# Ordered text values recognised without the user giving an order (participant covariates).
+KNOWN_ORDERS: tuple[tuple[str, ...], ...] = (
+    ("A1", "A2", "B1", "B2", "C1", "C2"),
+    ("never", "rarely", "sometimes", "often", "always"),
+    ("none", "low", "medium", "high"),
+    ("basic", "intermediate", "advanced", "native"),
+    ("no", "yes"),
+)
+
+
+@dataclass
+class Study:
+    """A validated with/without-model study in canonical columns.
+
+    Attributes
+    ----------
+    data : pandas.DataFrame
+        One row per row of the file, in file order, with columns ``row`` (int, 1-based data row of
+        the file), ``condition`` (str), ``with_model`` (bool), ``participant`` (str), ``task`` (str),
+        ``instance`` (int >= 1), ``usefulness`` (float in [1, 5] or NaN), ``loss`` (float
+        L_H = 1 - (s - 1)/4, NaN where s is), the four times in seconds ``TIMES`` (float >= 0 or
+        NaN), ``external_loss`` (float in [0, 1] or NaN) and one float column per covariate (text
+        covariates coded 0, 1, ... in their order).
+    with_label, without_label : str
+        The two condition labels.
+    tasks : list of str
+        Tasks in order of first appearance.
+    covariates : list of str
+        Covariate columns (the file's names) in ``data``.
+    measured : list of str
+        Optional roles that have a column in the file.
+    file : str
+        Name of the file, for messages.
+    warnings : list of str
+        Things a researcher should know that do not stop the analysis.
+    """
+
+    data: pd.DataFrame
+    with_label: str
+    without_label: str
+    tasks: list[str]
+    covariates: list[str]
+    measured: list[str]
+    file: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", str(name).lower())
+
+
+def guess_columns(columns: Sequence[str]) -> dict[str, str]:
+    """Guess the column of each role from the file's column names.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        The file's column names.
+
+    Returns
+    -------
+    dict
+        ``{role: column}`` for the roles a column was found for, each column used at most once
+        (case and punctuation are ignored: "Prompt time (s)" matches ``prompt_time_s``).
+    """
+    by_norm: dict[str, str] = {}
+    for col in columns:
+        by_norm.setdefault(_norm(col), col)
+    guess: dict[str, str] = {}
+    for role in ROLES:
+        for name in (role, *_SYNONYMS[role]):
+            col = by_norm.get(_norm(name))
+            if col is not None and col not in guess.values():
+                guess[role] = col
+                break
+    return guess
+
+
+def guess_with_label(labels: Sequence[str]) -> str:
+    """Pick the condition label that most likely means "with the model".
+
+    A label naming a model (model, gpt, llm, ai, assisted, with) and not its absence (without,
+    no, human, alone, control) wins; otherwise the first label in sorted order.
+    """
+    ordered = sorted(map(str, labels))
+
+    def score(label: str) -> int:
+        low = label.lower()
+        negative = re.search(r"without|\bno\b|\bno[_-]|human|alone|control|unassisted|baseline", low)
+        positive = re.search(r"model|gpt|llm|\bai\b|assist|with|machine|copilot", low)
+        return (1 if positive else 0) - (2 if negative else 0)
+
+    return max(ordered, key=score)
+
+
+def guess_covariates(df: pd.DataFrame, mapping: Mapping[str, str]) -> dict[str, list[str] | None]:
+    """Participant covariates among the unmapped columns.
+
+    Returns
+    -------
+    dict
+        ``{column: None}`` for numeric columns and ``{column: levels}`` for text columns whose
+        values all belong to one of ``KNOWN_ORDERS`` (e.g. CEFR English levels A1 < ... < C2).
+    """
+    used = set(mapping.values()) | set(CANONICAL)
+    found: dict[str, list[str] | None] = {}
+    for col in df.columns:
+        if col in used:
+            continue
+        text = _text(df[col])
+        filled = text[text != ""]
+        if len(filled) == 0:
+            continue
+        if pd.to_numeric(pd.Series(filled), errors="coerce").notna().all():
+            found[col] = None
+            continue
+        values = {v.lower() for v in filled}
+        for order in KNOWN_ORDERS:
+            if values <= {v.lower() for v in order}:
+                found[col] = list(order)
+                break
+    return found
+
+
+def parse_covariates(text: str | None) -> dict[str, list[str] | None] | None:
+    """Parse ``--covariates NAME[=LOW<...<HIGH],...``; None (not given) means guess them.
+
+    Raises
+    ------
+    SettingsError
+        An entry without a name, or an order with an empty or repeated level.
+    """
+    if text is None:
+        return None
+    spec: dict[str, list[str] | None] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, order = part.partition("=")
+        if not name.strip():
+            raise SettingsError(f"--covariates entry '{part}' has no column name")
+        levels = [v.strip() for v in order.split("<")] if sep else None
+        if levels is not None and (any(not v for v in levels) or len(set(levels)) != len(levels)):
+            raise SettingsError(f"--covariates entry '{part}': give the order as LOW<...<HIGH with distinct levels")
+        spec[name.strip()] = levels
+    return spec
+
+
+def _text(series: pd.Series) -> np.ndarray:
+    """Column as stripped strings; NaN becomes ""."""
+    return series.astype(object).where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object)
+
+
+def resolve_columns(df: pd.DataFrame, columns: Mapping[str, str] | None, *, file: str) -> dict[str, str]:
+    """The user's mapping over the guesses, checked against the file.
+
+    An empty column name unsets a role (and keeps it from being guessed).
+
+    Raises
+    ------
+    SettingsError
+        Unknown role.
+    InputError
+        A mapped column that is not in the file, or a required role without a column.
+    """
+    user = dict(columns or {})
+    for role in user:
+        if role not in ROLES:
+            raise SettingsError(f"unknown role '{role}'; roles are {', '.join(ROLES)}")
+    taken = {c for c in user.values() if c}
+    mapping = {r: c for r, c in guess_columns(list(df.columns)).items() if r not in user and c not in taken}
+    mapping.update({r: c for r, c in user.items() if c})
+    available = ", ".join(map(str, df.columns))
+    for role, col in mapping.items():
+        if col not in df.columns:
+            raise InputError(
+                f"column '{col}' (mapped to role '{role}') is not in the file; its columns are {available}",
+                file=file,
+                column=col,
+            )
+    missing = [r for r in REQUIRED if r not in mapping]
+    if missing:
+        raise InputError(
+            f"no column for required role{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
+            f"name it with ROLE=COLUMN (the file's columns are {available})",
+            file=file,
+        )
+    return mapping
+
+
+def _numbers(text: np.ndarray, rows: np.ndarray, what: str, column: str, file: str) -> np.ndarray:
+    """Parse numbers; blank cells become NaN, anything else unparsable is an error."""
+    parsed = pd.to_numeric(pd.Series(text, dtype=object).replace("", np.nan), errors="coerce").to_numpy(dtype=float)
+    bad = (text != "") & ~np.isfinite(parsed)
+    if bad.any():
+        shown = ", ".join(repr(v) for v in pd.unique(text[bad])[:5])
+        raise InputError(f"{what} must be a number, found {shown}", file=file, rows=rows[bad], column=column)
+    return parsed
+
+
+def _check(bad: np.ndarray, problem: str, rows: np.ndarray, column: str, file: str) -> None:
+    if bad.any():
+        raise InputError(problem, file=file, rows=rows[bad], column=column)
+
+
+def read_study(
+    df: pd.DataFrame,
+    columns: Mapping[str, str] | None = None,
+    *,
+    with_label: str | None = None,
+    covariates: Mapping[str, Sequence[str] | None] | None = None,
+    file: str,
+) -> Study:
+    """Validate a study table and convert it to canonical columns.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The user's table, one row per participant x task instance (e.g. from
+        :func:`lib.formats.read_csv`, which keeps every cell as text).
+    columns : mapping, optional
+        ``{role: column}`` over the guesses (see ``ROLES``).
+    with_label : str, optional
+        The condition label meaning "with the model"; guessed when not given.
+    covariates : mapping, optional
+        ``{column: None}`` for numeric covariates, ``{column: [low, ..., high]}`` for ordered text;
+        None guesses them (:func:`guess_covariates`), ``{}`` uses none.
+    file : str
+        File name for messages.
+
+    Returns
+    -------
+    Study
+
+    Raises
+    ------
+    InputError
+        A blank condition, participant, task or instance; not exactly two condition labels; an
+        instance that is not an integer >= 1; a usefulness outside 1-5 or a loss outside [0, 1];
+        a negative or non-numeric time; a with-model time on a without-model row or the reverse;
+        the same participant, task and instance twice; a covariate that is not numeric or not in
+        its order, or that changes within a participant.
+    SettingsError
+        Unknown role or a ``with_label`` that is not one of the labels.
+    """
+    mapping = resolve_columns(df, columns, file=file)
+    index_is_rows = pd.api.types.is_integer_dtype(df.index.dtype)
+    rows = (df.index.to_numpy() if index_is_rows else np.arange(len(df))) + 1
+    text = {role: _text(df[col]) for role, col in mapping.items()}
+    for role in ("condition", "participant", "task", "instance"):
+        _check(text[role] == "", f"missing {role}", rows, mapping[role], file)
+
+    labels = list(pd.unique(text["condition"]))
+    if len(labels) != 2:
+        shown = ", ".join(f"'{v}'" for v in labels[:10])
+        raise InputError(
+            f"the study needs exactly two conditions (with and without the model), found {len(labels)}: {shown}",
+            file=file,
+            column=mapping["condition"],
+        )
+    if with_label is None:
+        with_label = guess_with_label(labels)
+    elif with_label not in labels:
+        raise SettingsError(f"with-model label '{with_label}' is not a condition; the conditions are '{labels[0]}' and '{labels[1]}'")
+    without_label = next(v for v in labels if v != with_label)
+    with_model = text["condition"] == with_label
+
+    out = pd.DataFrame({
+        "row": rows,
+        "condition": text["condition"],
+        "with_model": with_model,
+        "participant": text["participant"],
+        "task": text["task"],
+    })
+    instance = _numbers(text["instance"], rows, "instance", mapping["instance"], file)
+    _check(
+        (instance < 1) | (instance != np.round(instance)),
+        "instance must be a whole number >= 1 (the difficulty order h, 1 = easiest)",
+        rows, mapping["instance"], file,
+    )
+    out["instance"] = instance.astype(int)
+    s = _numbers(text["usefulness"], rows, "usefulness", mapping["usefulness"], file)
+    _check((s < 1) | (s > 5), "usefulness must be on the Likert scale 1-5", rows, mapping["usefulness"], file)
+    out["usefulness"] = s
+    out["loss"] = likert_to_loss(s)
+
+    for role in TIMES:
+        values = np.full(len(out), np.nan)
+        if role in mapping:
+            values = _numbers(text[role], rows, role, mapping[role], file)
+            _check(values < 0, f"{role} must be >= 0 seconds", rows, mapping[role], file)
+            wrong = ~with_model if role in WITH_TIMES else with_model
+            own, other = (with_label, without_label) if role in WITH_TIMES else (without_label, with_label)
+            _check(
+                wrong & ~np.isnan(values),
+                f"{role} only applies to condition '{own}' but is filled on '{other}' rows; leave those cells blank",
+                rows, mapping[role], file,
+            )
+        out[role] = values
+    external = np.full(len(out), np.nan)
+    if "external_loss" in mapping:
+        external = _numbers(text["external_loss"], rows, "external_loss", mapping["external_loss"], file)
+        _check((external < 0) | (external > 1), "external_loss must be in [0, 1]", rows, mapping["external_loss"], file)
+    out["external_loss"] = external
+
+    key = ["condition", "participant", "task", "instance"]
+    dup = out.duplicated(key, keep=False).to_numpy()
+    _check(dup, "the same condition, participant, task and instance appear more than once", rows, mapping["instance"], file)
+
+    if covariates is None:
+        covariates = guess_covariates(df, mapping)
+    for col, order in covariates.items():
+        if col not in df.columns:
+            raise InputError(f"covariate column '{col}' is not in the file", file=file, column=col)
+        if col in CANONICAL or col in mapping.values():
+            raise SettingsError(f"covariate column '{col}' is a study column; rename it in the file to use it as a covariate")
+        out[col] = _covariate(_text(df[col]), order, rows, col, file)
+        per_participant = out.groupby("participant")[col].nunique(dropna=True)
+        changing = per_participant.index[per_participant > 1]
+        _check(
+            out["participant"].isin(changing).to_numpy(),
+            f"covariate '{col}' describes a participant and must not change between their rows "
+            f"(participant{'s' if len(changing) > 1 else ''} {', '.join(map(str, changing[:5]))})",
+            rows, col, file,
+        )
+
+    warnings = []
+    both = set(out.participant[with_model]) & set(out.participant[~with_model])
+    if both:
+        warnings.append(
+            f"{len(both)} participant(s) appear in both conditions (e.g. {sorted(both)[0]}); the tests "
+            "assume independent groups as in the paper's between-subjects design"
+        )
+    return Study(
+        data=out,
+        with_label=str(with_label),
+        without_label=str(without_label),
+        tasks=[str(t) for t in pd.unique(out["task"])],
+        covariates=list(covariates),
+        measured=[r for r in OPTIONAL if r in mapping],
+        file=file,
+        warnings=warnings,
+    )
+
+
+def _covariate(text: np.ndarray, order: Sequence[str] | None, rows: np.ndarray, column: str, file: str) -> np.ndarray:
+    """Numeric covariates as floats; ordered text as 0, 1, ... (case-insensitive); blank = NaN."""
+    filled = text != ""
+    if order is None:
+        numbers = pd.to_numeric(pd.Series(text[filled], dtype=object), errors="coerce")
+        if numbers.isna().any():
+            shown = ", ".join(sorted({str(v) for v in text[filled][numbers.isna().to_numpy()]})[:6])
+            raise InputError(
+                f"covariate has text values ({shown}); give their order, e.g. {column}=LOW<...<HIGH",
+                file=file, column=column,
+            )
+        return _numbers(text, rows, f"covariate '{column}'", column, file)
+    codes = {str(v).lower(): float(i) for i, v in enumerate(order)}
+    values = np.array([codes.get(v.lower(), np.nan) if v else np.nan for v in text])
+    unknown = filled & np.isnan(values)
+    _check(unknown, f"value not in the given order {' < '.join(map(str, order))}", rows, column, file)
+    return values
+

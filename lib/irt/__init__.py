@@ -1,0 +1,1 @@
+"""Bayesian item response theory: the graded response model, its fit and numpy read-outs."""

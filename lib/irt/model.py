@@ -1,0 +1,137 @@
+"""The graded response model (Samejima 1969) as a PyMC model, as used by Sedoc & Ungar (2020).
+
+For comparison (or person) i and prompt (or item) j with ordered category index k in 0..K-1::
+
+    P(u_ij >= k) = logistic(alpha_j * (theta_i - b_jk)),   k = 1..K-1
+    theta_i ~ N(0, 1),   log alpha_j ~ N(0, 0.5),   b_j ordered, ~ N(0, 2)
+
+Cutpoint variants:
+
+``antisymmetric`` (default, net ratings)
+    ``b_j = (-b_jH, ..., -b_j1, b_j1, ..., b_jH)`` with ``0 < b_j1 < ... < b_jH`` and H = (K-1)/2,
+    so that P(u = c | theta) = P(u = -c | -theta): theta = 0 means exactly "no preference",
+    as the paper reads its Fig. 1. Needs an odd K.
+``free``
+    Any ordered ``b_j`` (the paper's literal model; needed for classic response data).
+
+The category log-likelihood is ``log(sigmoid(hi) - sigmoid(lo))`` with ``hi = alpha(theta - b_jk)``
+and ``lo = alpha(theta - b_j,k+1)``, computed stably as
+``-softplus(-hi) - softplus(lo) + log1mexp(lo - hi)``; ``pm.OrderedLogistic`` as shipped gave NaNs
+under ADVI and poor chains on this model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from pymc.distributions import transforms
+
+from lib.errors import SettingsError
+
+CUTPOINTS = ("antisymmetric", "free")
+
+THETA_SD = 1.0
+LOG_ALPHA_SD = 0.5
+B_SD = 2.0
+
+_EDGE = 50.0
+"""Linear predictor standing in for the infinite outer cutpoints (logistic(50) = 1 - 2e-22).
+
+Set on the linear predictor, not on b, so it does not depend on alpha; and finite, because an
+infinite or huge edge gives NaN gradients in JAX (numpyro), where both branches of a select are
+differentiated.
+"""
+
+# Positive and ordered: ordered(log(x)) forward, so exp(ordered^-1(y)) backward.
+_POSITIVE_ORDERED = transforms.Chain([transforms.log, transforms.ordered])
+
+
+def observations(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row, column and category index of every observed cell of a (I, J) code matrix (-1 = missing)."""
+    i, j = np.nonzero(codes >= 0)
+    return i.astype(np.int64), j.astype(np.int64), codes[i, j].astype(np.int64)
+
+
+def check_cutpoints(cutpoints: str, n_categories: int) -> None:
+    """Raise SettingsError for an unknown variant or antisymmetric cutpoints with an even K."""
+    if cutpoints not in CUTPOINTS:
+        raise SettingsError(f"unknown cutpoints '{cutpoints}'; choose one of {', '.join(CUTPOINTS)}")
+    if n_categories < 2:
+        raise SettingsError("the scores take a single value: nothing to model")
+    if cutpoints == "antisymmetric" and n_categories % 2 == 0:
+        raise SettingsError(
+            f"antisymmetric cutpoints need an odd number of categories (got {n_categories}); "
+            "use free cutpoints for this data"
+        )
+
+
+def build_grm(
+    codes: np.ndarray,
+    n_categories: int,
+    *,
+    cutpoints: str = "antisymmetric",
+    comparison_ids: np.ndarray | None = None,
+    prompt_ids: np.ndarray | None = None,
+) -> pm.Model:
+    """Build the graded response model for a code matrix.
+
+    Parameters
+    ----------
+    codes : ndarray, shape (I, J), int
+        Category index 0..K-1 per comparison and prompt, -1 where missing.
+    n_categories : int
+        K, the number of ordered categories.
+    cutpoints : {"antisymmetric", "free"}
+    comparison_ids, prompt_ids : ndarray of str, optional
+        Coordinates of the ``comparison`` and ``prompt`` dimensions.
+
+    Returns
+    -------
+    pymc.Model
+        Free variables ``theta`` (comparison), ``log_alpha`` (prompt) and ``b_pos`` (antisymmetric)
+        or ``b`` (free); deterministics ``alpha`` and ``b`` (prompt, threshold), in logits. A data
+        container ``weight`` (one per comparison, default 1) scales each comparison's
+        log-likelihood: 0 leaves it out (its theta then follows the prior).
+
+    Raises
+    ------
+    SettingsError
+        See :func:`check_cutpoints`.
+    """
+    check_cutpoints(cutpoints, n_categories)
+    n_comp, n_prompt = codes.shape
+    coords = {
+        "comparison": comparison_ids if comparison_ids is not None else np.arange(n_comp).astype(str),
+        "prompt": prompt_ids if prompt_ids is not None else np.arange(n_prompt).astype(str),
+        "threshold": np.arange(1, n_categories),
+    }
+    ii, jj, kk = observations(codes)
+    with pm.Model(coords=coords) as model:
+        weight = pm.Data("weight", np.ones(n_comp), dims="comparison")
+        theta = pm.Normal("theta", 0.0, THETA_SD, dims="comparison")
+        log_alpha = pm.Normal("log_alpha", 0.0, LOG_ALPHA_SD, dims="prompt")
+        alpha = pm.Deterministic("alpha", pt.exp(log_alpha), dims="prompt")
+        if cutpoints == "antisymmetric":
+            half = (n_categories - 1) // 2
+            b_pos = pm.Normal(
+                "b_pos", 0.0, B_SD, shape=(n_prompt, half), transform=_POSITIVE_ORDERED,
+                initval=np.tile(np.arange(1, half + 1) * 0.7, (n_prompt, 1)),
+            )
+            b = pm.Deterministic("b", pt.concatenate([-b_pos[:, ::-1], b_pos], axis=1),
+                                 dims=("prompt", "threshold"))
+        else:
+            b = pm.Normal(
+                "b", 0.0, B_SD, dims=("prompt", "threshold"), transform=transforms.ordered,
+                initval=np.tile(np.linspace(-1.5, 1.5, n_categories - 1), (n_prompt, 1)),
+            )
+        # b padded with placeholders so that b_pad[j, k] is the lower and b_pad[j, k+1] the upper
+        # cutpoint of category k; the outer ones are replaced by +-_EDGE on the linear predictor.
+        zeros = pt.zeros((n_prompt, 1))
+        b_pad = pt.concatenate([zeros, b, zeros], axis=1)
+        slope, ability = alpha[jj], theta[ii]
+        hi = pt.switch(pt.eq(kk, 0), _EDGE, slope * (ability - b_pad[jj, kk]))
+        lo = pt.switch(pt.eq(kk, n_categories - 1), -_EDGE, slope * (ability - b_pad[jj, kk + 1]))
+        loglik = -pt.softplus(-hi) - pt.softplus(lo) + pt.log1mexp(lo - hi)
+        pm.Potential("loglik", pt.sum(weight[ii] * loglik))
+    return model

@@ -1,0 +1,79 @@
+"""Tables of a fitted GRM: abilities per comparison and discriminations per prompt (arviz HDIs)."""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+import pandas as pd
+
+from lib.irt.fit import GRMFit
+from lib.ratings import RatingMatrix, item_total_correlation
+
+HDI_PROB = 0.94
+"""arviz's default credible mass: an interval, not a 95% significance test."""
+
+
+def _hdi(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """HDI of (chain, draw, n) draws, per last axis; a single draw gives the point itself."""
+    if draws.shape[0] * draws.shape[1] < 2:
+        point = draws[0, 0]
+        return point, point
+    h = az.hdi(draws, hdi_prob=HDI_PROB)  # (n, 2)
+    return h[..., 0], h[..., 1]
+
+
+def ability_table(fit: GRMFit, rm: RatingMatrix) -> pd.DataFrame:
+    """One row per comparison (or person): posterior of theta.
+
+    Returns
+    -------
+    DataFrame
+        ``comparison, system_a, system_b, theta_mean, theta_sd, hdi_low, hdi_high, p_b_better``;
+        theta in logits, theta > 0 means system_b is better; ``p_b_better`` = P(theta > 0).
+        For a MAP fit sd is NaN, the HDI collapses to the point and p_b_better is 0 or 1.
+    """
+    th = fit.idata.posterior["theta"].transpose("chain", "draw", "comparison").to_numpy()
+    lo, hi = _hdi(th)
+    flat = th.reshape(-1, th.shape[-1])
+    return pd.DataFrame(
+        {
+            "comparison": rm.comparisons["comparison"].to_numpy(),
+            "system_a": rm.comparisons["system_a"].to_numpy(),
+            "system_b": rm.comparisons["system_b"].to_numpy(),
+            "theta_mean": flat.mean(axis=0),
+            "theta_sd": flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.nan,
+            "hdi_low": lo,
+            "hdi_high": hi,
+            "p_b_better": (flat > 0).mean(axis=0),
+        }
+    )
+
+
+def prompt_table(fit: GRMFit, rm: RatingMatrix) -> pd.DataFrame:
+    """One row per prompt (or redundancy group): posterior of alpha and data checks.
+
+    Returns
+    -------
+    DataFrame
+        ``prompt_id, alpha_mean, alpha_sd, alpha_hdi_low, alpha_hdi_high, n_comparisons,
+        item_total_corr, group`` and ``b_mean`` (posterior mean thresholds, logits, as a list);
+        ``group`` lists the original prompts averaged into this one, separated by ";".
+    """
+    al = fit.idata.posterior["alpha"].transpose("chain", "draw", "prompt").to_numpy()
+    b = fit.idata.posterior["b"].transpose("chain", "draw", "prompt", "threshold").to_numpy()
+    lo, hi = _hdi(al)
+    flat = al.reshape(-1, al.shape[-1])
+    members = rm.groups.groupby("group", sort=False)["prompt_id"].agg(";".join)
+    return pd.DataFrame(
+        {
+            "prompt_id": rm.prompt_ids,
+            "alpha_mean": flat.mean(axis=0),
+            "alpha_sd": flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.nan,
+            "alpha_hdi_low": lo,
+            "alpha_hdi_high": hi,
+            "n_comparisons": (~np.isnan(rm.u)).sum(axis=0),
+            "item_total_corr": item_total_correlation(rm.u),
+            "group": members.reindex(rm.prompt_ids).fillna(pd.Series(rm.prompt_ids, index=rm.prompt_ids)).to_numpy(),
+            "b_mean": list(np.round(b.mean(axis=(0, 1)), 4)),
+        }
+    )

@@ -1,0 +1,352 @@
+"""Net ratings u_ij per (comparison i, prompt j) from pairwise votes, and the checks around them.
+
+Sedoc & Ungar (2020), "Item Response Theory for Efficient Human Evaluation of Chatbots", section
+"Problem Setting": for each prompt, the wins minus losses of one system against the other, summed
+over annotators, is an ordered score (a net rating) that the graded response model explains.
+
+Orientation: a comparison is an unordered system pair; ``system_a`` is the alphabetically first
+system and ``system_b`` the second, it is labelled "B vs A", and u > 0 (theta > 0) means B was
+preferred.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+from lib.errors import SettingsError
+
+NET_RATING_MAX = 3
+"""Net ratings are kept on [-3, 3] (three annotators), the paper's scale, when counts vary."""
+
+MIN_SHARED_COMPARISONS = 5
+"""A prompt-prompt correlation over fewer comparisons than this is noise, not redundancy."""
+
+
+@dataclass
+class RatingMatrix:
+    """Ordered scores of I comparisons (or persons) on J prompts (or items).
+
+    Attributes
+    ----------
+    u : ndarray, shape (I, J), float64
+        Net ratings (or scores); NaN where the comparison was not judged on the prompt. Every
+        non-missing value is one of ``categories``.
+    comparisons : DataFrame, I rows
+        ``comparison`` (label, "B vs A" or the person id), ``system_a``, ``system_b``.
+    prompt_ids : ndarray, shape (J,), str
+        Prompt (item) ids; after redundancy merging a group's id is its first member's id.
+    categories : ndarray, shape (K,), int64
+        The ordered possible values, e.g. -3..3.
+    groups : DataFrame
+        ``prompt_id`` (every original prompt), ``group`` (the id of the column it ended in).
+    n_votes : ndarray, shape (I, J), int64
+        Number of votes behind each cell (0 where missing; 1 for response data).
+    """
+
+    u: np.ndarray
+    comparisons: pd.DataFrame
+    prompt_ids: np.ndarray
+    categories: np.ndarray
+    groups: pd.DataFrame
+    n_votes: np.ndarray
+
+    def codes(self) -> np.ndarray:
+        """Category index 0..K-1 of every cell, -1 where missing; shape (I, J), int64."""
+        idx = np.searchsorted(self.categories, np.nan_to_num(self.u, nan=self.categories[0]))
+        return np.where(np.isnan(self.u), -1, idx).astype(np.int64)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.u.shape
+
+
+def orient_votes(votes: pd.DataFrame) -> pd.DataFrame:
+    """Votes with ``system_a < system_b`` (alphabetically) and ``winner`` flipped to match.
+
+    Adds ``score``: +1 when B won, -1 when A won, 0 for a tie (the w_B - w_A of one vote).
+    """
+    out = votes.copy()
+    swap = out["system_a"] > out["system_b"]
+    out.loc[swap, ["system_a", "system_b"]] = out.loc[swap, ["system_b", "system_a"]].to_numpy()
+    out.loc[swap, "winner"] = out.loc[swap, "winner"].map({"a": "b", "b": "a", "tie": "tie"})
+    out["score"] = out["winner"].map({"b": 1, "a": -1, "tie": 0}).astype(np.int64)
+    out["comparison"] = out["system_b"] + " vs " + out["system_a"]
+    return out
+
+
+def select_criterion(votes: pd.DataFrame, criterion: str | None) -> pd.DataFrame:
+    """The votes of one criterion; ``None`` is allowed only when the data has a single one.
+
+    Raises
+    ------
+    SettingsError
+        If the criterion is unknown, or ``None`` while several criteria are present.
+    """
+    criteria = sorted(votes["criterion"].unique())
+    if criterion is None:
+        if len(criteria) > 1:
+            raise SettingsError(f"the data has several criteria ({', '.join(criteria)}): choose one")
+        return votes
+    if criterion not in criteria:
+        raise SettingsError(f"unknown criterion '{criterion}'; the data has: {', '.join(criteria)}")
+    return votes[votes["criterion"] == criterion]
+
+
+def net_ratings(
+    votes: pd.DataFrame,
+    criterion: str | None = None,
+    *,
+    merge_redundant: bool = True,
+    threshold: float = 0.6,
+) -> RatingMatrix:
+    """Net rating ``u_ij = sum_k (w_B - w_A)`` per comparison i and prompt j.
+
+    Rescaling rule (the paper's footnote 2 keeps u on [-3, 3]): when every judged cell has the
+    same number of votes n, u stays on [-n, n]; when counts vary, ``u = round(3 * net / n)``
+    (halves away from zero), so one vote of three and three of three weigh alike.
+
+    Parameters
+    ----------
+    votes : DataFrame
+        Canonical votes (``lib.formats.VOTE_COLUMNS``).
+    criterion : str, optional
+        Which criterion to use; required when the votes hold several.
+    merge_redundant, threshold
+        Group prompts whose net ratings correlate above ``threshold`` and average them
+        (see :func:`redundancy_groups`).
+
+    Returns
+    -------
+    RatingMatrix
+
+    Raises
+    ------
+    SettingsError
+        On an unknown or ambiguous criterion, or fewer than two prompts or one comparison.
+    """
+    v = orient_votes(select_criterion(votes, criterion))
+    if v.empty:
+        raise SettingsError("no votes to rate")
+    cells = v.groupby(["comparison", "prompt_id"], sort=True).agg(
+        net=("score", "sum"), n=("score", "size")
+    )
+    comps = (
+        v.drop_duplicates("comparison")[["comparison", "system_a", "system_b"]]
+        .sort_values("comparison")
+        .reset_index(drop=True)
+    )
+    net = cells["net"].unstack("prompt_id").reindex(comps["comparison"])
+    n = cells["n"].unstack("prompt_id").reindex(comps["comparison"]).fillna(0).astype(np.int64)
+    counts = np.unique(n.to_numpy()[n.to_numpy() > 0])
+    if len(counts) == 1:
+        top = int(counts[0])
+        u = net.to_numpy(dtype=np.float64)
+    else:
+        top = NET_RATING_MAX
+        u = _round_half_away(NET_RATING_MAX * net.to_numpy(dtype=np.float64) / np.where(n > 0, n, 1))
+    rm = RatingMatrix(
+        u=u,
+        comparisons=comps,
+        prompt_ids=net.columns.to_numpy(dtype=str),
+        categories=np.arange(-top, top + 1, dtype=np.int64),
+        groups=pd.DataFrame({"prompt_id": net.columns.astype(str), "group": net.columns.astype(str)}),
+        n_votes=n.to_numpy(),
+    )
+    return merge_groups(rm, redundancy_groups(rm.u, threshold)) if merge_redundant else rm
+
+
+def _round_half_away(x: np.ndarray) -> np.ndarray:
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+def redundancy_groups(u: np.ndarray, threshold: float = 0.6) -> np.ndarray:
+    """Group prompts whose net ratings correlate above ``threshold`` over comparisons.
+
+    The paper groups "covariate prompts using a simple correlation filter (> 0.6)". Two choices
+    make that work on real data: the correlation is taken on comparison-centred ratings (each
+    comparison's mean over prompts removed), because otherwise the systems' overall difference,
+    which every prompt shares, makes all prompts look alike; and pairs sharing fewer than
+    ``MIN_SHARED_COMPARISONS`` comparisons are never grouped. Groups are the connected components
+    of the "correlates above threshold" graph.
+
+    Parameters
+    ----------
+    u : ndarray, shape (I, J)
+        Net ratings, NaN where missing.
+
+    Returns
+    -------
+    ndarray, shape (J,), int64
+        Group label of each prompt (0..G-1, in order of first member).
+    """
+    centred = u - np.nanmean(u, axis=1, keepdims=True)
+    obs = ~np.isnan(centred)
+    x = np.where(obs, centred, 0.0)
+    shared = obs.T.astype(float) @ obs.astype(float)
+    # Pairwise-complete Pearson correlation through sums over shared comparisons.
+    sx = x.T @ obs
+    sxx = (x**2).T @ obs
+    sxy = x.T @ x
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = sxy - sx * sx.T / shared
+        var = (sxx - sx**2 / shared) * (sxx - sx**2 / shared).T
+        corr = cov / np.sqrt(var)
+    linked = (corr > threshold) & (shared >= MIN_SHARED_COMPARISONS)
+    np.fill_diagonal(linked, False)
+    _, labels = connected_components(csr_matrix(linked), directed=False)
+    _, first = np.unique(labels, return_index=True)
+    order = np.argsort(np.argsort(first))
+    return order[labels].astype(np.int64)
+
+
+def merge_groups(rm: RatingMatrix, labels: np.ndarray) -> RatingMatrix:
+    """Average each group's net ratings per comparison (rounded, halves away from zero).
+
+    Averaging keeps u on its scale, the paper's "most conservative possible choice".
+    """
+    n_groups = int(labels.max()) + 1 if labels.size else 0
+    if n_groups == rm.u.shape[1]:
+        return rm
+    members = [np.flatnonzero(labels == g) for g in range(n_groups)]
+    with warnings.catch_warnings():  # an all-missing comparison in a group stays NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        u = np.stack([np.nanmean(rm.u[:, m], axis=1) for m in members], axis=1)
+    ids = np.array([rm.prompt_ids[m[0]] for m in members], dtype=str)
+    return RatingMatrix(
+        u=_round_half_away(u),
+        comparisons=rm.comparisons,
+        prompt_ids=ids,
+        categories=rm.categories,
+        groups=pd.DataFrame({"prompt_id": rm.prompt_ids, "group": ids[labels]}),
+        n_votes=np.stack([rm.n_votes[:, m].sum(axis=1) for m in members], axis=1),
+    )
+
+
+def from_responses(responses: pd.DataFrame) -> RatingMatrix:
+    """Classic item-response data (``person, item, score``) as a rating matrix.
+
+    Persons take the place of comparisons and items of prompts; categories are the sorted
+    distinct scores.
+    """
+    wide = responses.pivot(index="person", columns="item", values="score")
+    cats = np.unique(responses["score"].to_numpy(dtype=np.int64))
+    persons = wide.index.astype(str)
+    return RatingMatrix(
+        u=wide.to_numpy(dtype=np.float64),
+        comparisons=pd.DataFrame({"comparison": persons, "system_a": "", "system_b": ""}),
+        prompt_ids=wide.columns.to_numpy(dtype=str),
+        categories=cats,
+        groups=pd.DataFrame({"prompt_id": wide.columns.astype(str), "group": wide.columns.astype(str)}),
+        n_votes=wide.notna().to_numpy().astype(np.int64),
+    )
+
+
+def from_absolute_ratings(
+    ratings: pd.DataFrame,
+    criterion: str | None = None,
+    *,
+    scale: tuple[float, float] | None = None,
+    merge_redundant: bool = True,
+    threshold: float = 0.6,
+) -> RatingMatrix:
+    """Pairwise net ratings from absolute ratings of several systems on the same prompts.
+
+    Rule: for each prompt and system pair (A < B alphabetically) the score difference
+    ``d = s_B - s_A`` on a scale [lo, hi] is mapped linearly onto [-3, 3] and rounded,
+    ``u = round(3 * d / (hi - lo))`` (halves away from zero); on a 1-5 scale a difference of
+    one point is u = 1 (0.75 rounded), of two points u = 2 (1.5), of four points u = 3.
+
+    Parameters
+    ----------
+    ratings : DataFrame
+        ``prompt_id, system, criterion, score`` (``lib.formats.read_ratings``).
+    scale : (lo, hi), optional
+        The rating scale; by default the smallest and largest score in the data.
+
+    Raises
+    ------
+    SettingsError
+        On an unknown or ambiguous criterion, fewer than two systems, or a zero-width scale.
+    """
+    r = select_criterion(ratings, criterion)
+    lo, hi = scale if scale is not None else (r["score"].min(), r["score"].max())
+    if not hi > lo:
+        raise SettingsError(f"the rating scale [{lo}, {hi}] has no width")
+    wide = r.pivot_table(index="prompt_id", columns="system", values="score", aggfunc="mean")
+    systems = sorted(wide.columns.astype(str))
+    if len(systems) < 2:
+        raise SettingsError("ratings of at least two systems are needed to form comparisons")
+    pairs = [(a, b) for i, a in enumerate(systems) for b in systems[i + 1 :]]
+    diff = np.stack([wide[b].to_numpy() - wide[a].to_numpy() for a, b in pairs])
+    u = _round_half_away(NET_RATING_MAX * diff / (hi - lo))
+    prompts = wide.index.astype(str)
+    rm = RatingMatrix(
+        u=u,
+        comparisons=pd.DataFrame(
+            {"comparison": [f"{b} vs {a}" for a, b in pairs], "system_a": [a for a, _ in pairs],
+             "system_b": [b for _, b in pairs]}
+        ),
+        prompt_ids=prompts.to_numpy(dtype=str),
+        categories=np.arange(-NET_RATING_MAX, NET_RATING_MAX + 1, dtype=np.int64),
+        groups=pd.DataFrame({"prompt_id": prompts, "group": prompts}),
+        n_votes=(~np.isnan(u)).astype(np.int64),
+    )
+    return merge_groups(rm, redundancy_groups(rm.u, threshold)) if merge_redundant else rm
+
+
+def item_total_correlation(u: np.ndarray) -> np.ndarray:
+    """Corrected item-total correlation of each prompt over comparisons.
+
+    The correlation between a prompt's net ratings and the sum of the comparison's net ratings on
+    all other prompts (the paper's sanity check that prompts measure the same ability).
+
+    Parameters
+    ----------
+    u : ndarray, shape (I, J), NaN where missing
+
+    Returns
+    -------
+    ndarray, shape (J,)
+        NaN where a prompt has fewer than three judged comparisons or no variance.
+    """
+    filled = np.nan_to_num(u)
+    total = filled.sum(axis=1, keepdims=True)
+    out = np.full(u.shape[1], np.nan)
+    for j in range(u.shape[1]):
+        ok = ~np.isnan(u[:, j])
+        rest = (total[:, 0] - filled[:, j])[ok]
+        x = u[ok, j]
+        if ok.sum() >= 3 and x.std() > 0 and rest.std() > 0:
+            out[j] = np.corrcoef(x, rest)[0, 1]
+    return out
+
+
+def fleiss_kappa(votes: pd.DataFrame) -> tuple[float, int]:
+    """Fleiss' kappa of the a / b / tie votes (statsmodels).
+
+    Subjects are (prompt, comparison, criterion) cells; Fleiss' kappa needs the same number of
+    raters per subject, so only cells with the most common number of votes are used.
+
+    Returns
+    -------
+    (kappa, n_subjects)
+        kappa is NaN when fewer than two subjects have two or more votes.
+    """
+    from statsmodels.stats.inter_rater import fleiss_kappa as _fleiss
+
+    v = orient_votes(votes)
+    table = v.groupby(["criterion", "comparison", "prompt_id"])["winner"].value_counts().unstack(fill_value=0)
+    table = table.reindex(columns=["a", "b", "tie"], fill_value=0)
+    n = table.sum(axis=1)
+    if n.empty or n.mode().iloc[0] < 2:
+        return float("nan"), 0
+    keep = table[n == n.mode().iloc[0]]
+    if len(keep) < 2:
+        return float("nan"), len(keep)
+    return float(_fleiss(keep.to_numpy())), len(keep)

@@ -1,0 +1,213 @@
+"""Revision edits from an LLM through the openai SDK (any OpenAI-compatible server).
+
+Per draft: structured output with the :class:`~lib.revision.schema.RevisionEdits` JSON schema;
+a server that rejects JSON-schema output (e.g. llama-cpp-python answers 500) is asked again in
+JSON mode with the schema in the prompt, and the answer validated; invalid JSON gets one re-ask.
+The path used is recorded per draft (``json_schema``, ``json_object``, ``+reask``). The SDK
+retries 429 and 5xx answers with backoff. Temperature is 0. Drafts run on a bounded thread pool;
+finished drafts are cached on disk by (model, prompt version, draft, reference) so a rerun never
+bills twice, and a failing draft is reported with its reason while the others are kept.
+The API key is only passed to the SDK: it is never stored, cached or logged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from lib.revision.prompts import PromptTemplate, build_messages
+from lib.revision.schema import RevisionEdit, RevisionEdits
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_REJECTED = frozenset({400, 415, 422, 500, 501})
+"""HTTP statuses after which JSON-schema output is taken as unsupported (after the SDK's retries)."""
+
+
+def cache_dir() -> Path:
+    """``$EVAL_CACHE_DIR/revision`` (default ``.cache/revision`` in the repository root)."""
+    return Path(os.environ.get("EVAL_CACHE_DIR") or ROOT / ".cache") / "revision"
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Connection to an OpenAI-compatible server. ``api_key`` is excluded from ``repr``."""
+
+    model: str
+    base_url: str | None = None
+    api_key: str = field(default="", repr=False)
+    concurrency: int = 4
+    max_retries: int = 3
+    timeout: float = 120.0
+
+
+@dataclass(frozen=True)
+class DraftTask:
+    """One draft to revise; ``reference`` is None in the reference-free setting."""
+
+    text_id: str
+    system: str
+    draft: str
+    reference: str | None = None
+
+
+@dataclass
+class DraftResult:
+    """Outcome for one draft: ``edits`` (None on failure), the ``path`` used, ``cached``, ``error``."""
+
+    text_id: str
+    system: str
+    edits: list[RevisionEdit] | None
+    path: str = ""
+    cached: bool = False
+    error: str | None = None
+
+
+class DraftFailed(Exception):
+    """A draft got no usable answer; the message says why."""
+
+
+def _response_format() -> dict[str, Any]:
+    return {"type": "json_schema",
+            "json_schema": {"name": "revision_edits", "strict": True,
+                            "schema": RevisionEdits.model_json_schema()}}
+
+
+class EditProposer:
+    """Ask an LLM for revision edits of many drafts.
+
+    Parameters
+    ----------
+    settings : LLMSettings
+    template : PromptTemplate
+        :data:`lib.revision.prompts.REFERENCE_BASED` or ``REFERENCE_FREE``.
+    cache : Path, optional
+        Directory of cached answers (default :func:`cache_dir`).
+    use_cache : bool
+        False neither reads nor writes the cache.
+    http_client : httpx2.Client, optional
+        Passed to the SDK (tests use ``httpx2.MockTransport``).
+    """
+
+    def __init__(self, settings: LLMSettings, template: PromptTemplate, *, cache: Path | None = None,
+                 use_cache: bool = True, http_client: Any = None) -> None:
+        import openai
+
+        self.settings = settings
+        self.template = template
+        self.cache = (cache or cache_dir()) if use_cache else None
+        self._client = openai.OpenAI(api_key=settings.api_key or "not-needed", base_url=settings.base_url,
+                                     max_retries=settings.max_retries, timeout=settings.timeout,
+                                     http_client=http_client)
+        self._schema_ok = True  # turned off for the whole run once the server rejects it
+        self._lock = threading.Lock()
+
+    def cache_key(self, task: DraftTask) -> str:
+        """SHA-256 of (model, prompt version, draft, reference)."""
+        raw = json.dumps([self.settings.model, self.template.version, task.draft, task.reference])
+        return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+    def _ask(self, messages: list[dict[str, str]], mode: str) -> str:
+        fmt = _response_format() if mode == "json_schema" else {"type": "json_object"}
+        completion = self._client.chat.completions.create(
+            model=self.settings.model, messages=messages, temperature=0, response_format=fmt)
+        choice = completion.choices[0]
+        if choice.finish_reason == "length":
+            raise DraftFailed("answer truncated at the token limit (finish_reason=length)")
+        if not choice.message.content:
+            refusal = getattr(choice.message, "refusal", None)
+            raise DraftFailed(f"empty answer{f' (refusal: {refusal})' if refusal else ''}")
+        return choice.message.content
+
+    def _edits(self, task: DraftTask) -> tuple[list[RevisionEdit], str]:
+        import openai
+
+        mode = "json_schema" if self._schema_ok else "json_object"
+        messages = build_messages(self.template, task.draft, task.reference, json_mode=mode == "json_object")
+        try:
+            content = self._ask(messages, mode)
+        except openai.APIStatusError as err:
+            if mode != "json_schema" or err.status_code not in SCHEMA_REJECTED:
+                raise
+            with self._lock:
+                self._schema_ok = False
+            mode = "json_object"
+            messages = build_messages(self.template, task.draft, task.reference, json_mode=True)
+            content = self._ask(messages, mode)
+        try:
+            return RevisionEdits.model_validate_json(content).edits, mode
+        except ValidationError as err:
+            problem = err.errors()[0]
+            detail = f"{problem['msg']} at {'/'.join(str(p) for p in problem['loc']) or 'top level'}"
+        reask = messages + [
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": f"That answer is not valid ({detail}). Reply again with only the "
+                                        "JSON object, following the schema exactly."}]
+        content = self._ask(reask, mode)
+        try:
+            return RevisionEdits.model_validate_json(content).edits, mode + "+reask"
+        except ValidationError as err:
+            raise DraftFailed(f"invalid JSON after one re-ask: {err.errors()[0]['msg']}") from err
+
+    def propose(self, task: DraftTask) -> DraftResult:
+        """Edits for one draft, from the cache when present; failures are returned, not raised."""
+        path = self.cache / f"{self.cache_key(task)}.json" if self.cache else None
+        if path is not None and path.exists():
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            edits = [RevisionEdit.model_validate(e) for e in stored["edits"]]
+            return DraftResult(task.text_id, task.system, edits, stored["path"], cached=True)
+        try:
+            edits, used = self._edits(task)
+        except Exception as err:  # noqa: BLE001 - every failure is reported per draft
+            return DraftResult(task.text_id, task.system, None, error=f"{type(err).__name__}: {err}")
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps({"model": self.settings.model, "prompt_version": self.template.version,
+                                       "path": used, "edits": [e.model_dump() for e in edits]}), encoding="utf-8")
+            os.replace(tmp, path)
+        return DraftResult(task.text_id, task.system, edits, used)
+
+    def run(self, tasks: Sequence[DraftTask],
+            progress: Callable[[int, int], None] | None = None) -> list[DraftResult]:
+        """Edits for all drafts on at most ``settings.concurrency`` threads, in input order.
+
+        ``progress(done, total)`` is called from the calling thread after each draft.
+        """
+        results: list[DraftResult | None] = [None] * len(tasks)
+        with ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency)) as pool:
+            futures = {pool.submit(self.propose, t): k for k, t in enumerate(tasks)}
+            for done, fut in enumerate(as_completed(futures), start=1):
+                results[futures[fut]] = fut.result()
+                if progress is not None:
+                    progress(done, len(tasks))
+        return [r for r in results if r is not None]
+
+
+def results_to_tables(results: Sequence[DraftResult], editor: str) -> tuple[Any, Any]:
+    """Tidy edits (:data:`~lib.revision.schema.EDIT_COLUMNS` plus ``path``) and failures.
+
+    Returns
+    -------
+    (DataFrame, DataFrame)
+        Edits of the drafts that succeeded; ``text_id, system, error`` of those that failed.
+    """
+    import pandas as pd
+
+    from lib.revision.schema import EDIT_COLUMNS
+
+    rows = [{"text_id": r.text_id, "system": r.system, "editor": editor, "edit_index": k,
+             **e.model_dump(), "path": r.path + (" (cached)" if r.cached else "")}
+            for r in results if r.edits is not None for k, e in enumerate(r.edits)]
+    edits = pd.DataFrame(rows, columns=[*EDIT_COLUMNS, "path"])
+    failures = pd.DataFrame([(r.text_id, r.system, r.error) for r in results if r.edits is None],
+                            columns=["text_id", "system", "error"])
+    return edits, failures

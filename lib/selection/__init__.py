@@ -1,0 +1,35 @@
+"""Prompt-subset selection with the GRM (Sedoc & Ungar 2020, sec. 6.2 "Evaluation Set Selection").
+
+Modules: :mod:`.bank` (calibrated item parameters), :mod:`.strategies` (static orders and adaptive
+rules), :mod:`.calibration` (leave-one-comparison-out calibration, fast MAP or full posterior),
+:mod:`.curve` (the SE-vs-k curve of Fig. 2 and prompts needed for a target SE), :mod:`.adaptive`
+(computerized adaptive testing and the what-if walk-through), :mod:`.subset` (the exported subset).
+"""
+
+from lib.selection.adaptive import WhatIf, cat_path, what_if
+from lib.selection.bank import ItemParams
+from lib.selection.calibration import (
+    MODES,
+    FastCalibration,
+    FullCalibration,
+    check_mode,
+    posterior_sampler,
+    system_groups,
+)
+from lib.selection.curve import (
+    SUMMARY_COLUMNS,
+    LooCurve,
+    default_k_grid,
+    default_target_se,
+    loo_curve,
+    prompts_needed,
+)
+from lib.selection.strategies import STRATEGIES, Strategy, check_strategies
+from lib.selection.subset import select_subset
+
+__all__ = [
+    "MODES", "STRATEGIES", "SUMMARY_COLUMNS", "FastCalibration", "FullCalibration", "ItemParams",
+    "LooCurve", "Strategy", "WhatIf", "cat_path", "check_mode", "check_strategies", "default_k_grid",
+    "default_target_se", "loo_curve", "posterior_sampler", "prompts_needed", "select_subset",
+    "system_groups", "what_if",
+]

@@ -1,0 +1,103 @@
+"""AppTest of the "Human cost" page on the bundled synthetic example study."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lib.cost.analysis import analyse
+from lib.cost.costs import Weights
+from lib.cost.schema import read_study
+from lib.formats import read_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "cost.py")
+EXAMPLE = ROOT / "data" / "cost_example" / "study.csv"
+
+
+@pytest.fixture(scope="module")
+def expected():
+    study = read_study(read_csv(EXAMPLE, EXAMPLE.name), file=EXAMPLE.name)
+    return study, analyse(study)
+
+
+def _run() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    return at.run()
+
+
+def test_page_opens_on_example_without_upload(expected):
+    study, res = expected
+    at = _run()
+    assert not at.exception
+    assert not at.error
+    assert any("synthetic" in w.value.lower() for w in at.warning)
+    assert len(at.get("plotly_chart")) >= 3  # effort, cost curves, gap (the correlation tab too)
+    loss = at.dataframe[0].value
+    pd.testing.assert_frame_equal(loss.reset_index(drop=True), res.loss_table, check_dtype=False)
+    assert at.selectbox(key="cost_with_example").value == "with_model"
+    assert at.selectbox(key="cost_col_usefulness_example").value == "usefulness"
+    labels = {b.proto.label for b in at.get("download_button")}
+    assert {f"Download {f}" for f in ("loss_table.csv", "effort_medians.csv", "cost_curve.csv", "spearman.csv")} <= labels
+
+
+def test_weights_change_break_even(expected):
+    study, _ = expected
+    at = _run()
+    for key in ("alpha", "beta", "gamma", "delta"):
+        at.select_slider(key=f"cost_w_{key}").set_value(0.01)
+    at.run()
+    assert not at.exception and not at.error
+    want = analyse(study, weights=Weights(0.01, 0.01, 0.01, 0.01)).cost_terms
+    terms = next(df.value for df in at.dataframe if "break_even_n" in df.value.columns)
+    assert terms.break_even_n.astype("Int64").tolist() == want.break_even_n.tolist()
+
+
+def test_bad_mapping_shows_error_not_traceback():
+    at = _run()
+    # Age (19-65) is not a 1-5 Likert score: the page must say which file, rows and column.
+    at.selectbox(key="cost_col_usefulness_example").set_value("age")
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert "study.csv" in message and "column 'age'" in message and "1-5" in message and "row" in message
+
+
+def test_with_label_switch_flips_conditions():
+    at = _run()
+    at.selectbox(key="cost_with_example").set_value("without_model")
+    at.run()
+    # Times of the model steps are now on the "without" rows: a precise error, no crash.
+    assert not at.exception
+    assert "only applies to condition 'without_model'" in at.error[0].value
+
+
+def _upload(content: bytes, name: str = "mine.csv") -> AppTest:
+    at = _run()
+    at.radio(key="cost_source").set_value("Upload a CSV").run()
+    at.file_uploader(key="cost_upload").set_value((name, content, "text/csv"))
+    return at.run()
+
+
+def test_upload_with_other_column_names_is_mapped_by_guess():
+    df = pd.read_csv(EXAMPLE).rename(columns={"condition": "Group", "usefulness": "Likert", "instance": "h"})
+    df["Group"] = df["Group"].map({"with_model": "GPT-3", "without_model": "Human"})
+    at = _upload(df.to_csv(index=False).encode())
+    assert not at.exception and not at.error
+    fid = next(w.key for w in at.selectbox if w.key and w.key.startswith("cost_with_"))
+    assert at.selectbox(key=fid).value == "GPT-3"
+    assert at.dataframe[0].value.condition.tolist()[:2] == ["GPT-3", "Human"]
+
+
+def test_bad_upload_shows_precise_error():
+    df = pd.read_csv(EXAMPLE)
+    df.loc[4, "usefulness"] = 9
+    at = _upload(df.to_csv(index=False).encode(), "bad.csv")
+    assert not at.exception
+    assert at.error[0].value == "bad.csv, row 5, column 'usefulness': usefulness must be on the Likert scale 1-5"
+    at = _upload(b"\xff\xfe not utf-8", "latin.csv")
+    assert not at.exception and "latin.csv" in at.error[0].value and "UTF-8" in at.error[0].value

@@ -1,0 +1,80 @@
+"""AppTest of pages/revision.py on the bundled LAMP edits, with no API key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "revision.py")
+
+
+@pytest.fixture
+def at(monkeypatch, tmp_path):
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
+    return AppTest.from_file(PAGE, default_timeout=120).run()
+
+
+def frames(at):
+    return [d.value for d in at.dataframe]
+
+
+def test_human_edits_show_revision_distance_per_model_writer_and_categories(at):
+    assert not at.exception and not at.error
+    tables = frames(at)
+    by_model = next(t for t in tables if "system" in t.columns and "token_edit_distance" in t.columns)
+    assert set(by_model["system"]) == {"gpt4o", "claude3.5-sonnet", "llama370B"}
+    assert by_model["n"].sum() == 150  # 50 paragraphs x 3 writers
+    by_writer = next(t for t in tables if "editor" in t.columns and "mean" in t.columns)
+    assert set(by_writer["editor"]) == {"W3", "W12", "W16"}
+    # the three writers' totals are the 1,093 LAMP edits
+    assert (by_writer["mean"] * by_writer["n"]).sum() == pytest.approx(1093, abs=0.2)  # means shown to 3 dp
+    category = next(t for t in tables if "Total" in t.columns)
+    assert "Cliche" in category.columns
+    assert category["Total"].tolist() == pytest.approx(by_model["mean"].tolist(), abs=0.006)  # 2 vs 3 dp
+    assert len(at.metric) == 1 and "%" in at.metric[0].delta
+    assert any(c.value.startswith("Key: none") for c in at.caption)
+
+
+def test_side_by_side_renders_escaped_highlights(at):
+    body = at.html[0].proto.body
+    assert "<mark" in body and 'title="#1' in body
+    assert "<ins" in at.html[1].proto.body
+
+
+def test_diff_based_edits_and_agreement_with_writers(at):
+    at.radio(key="revision_source").set_value("Diff-based (towards a reference)").run()
+    at.selectbox(key="revision_candidate").set_value("diff-based").run()
+    assert not at.exception and not at.error
+    agreement = next(t for t in frames(at) if "f1" in t.columns)
+    w3 = agreement.query("reference == 'W3' and system == 'all'").iloc[0]
+    # diff-based edits towards W3's own post-edit text nearly coincide with W3's spans
+    assert w3["recall"] > 0.9 and "category_agreement" not in agreement.columns
+
+
+def test_uploaded_edits_are_escaped_and_unknown_drafts_are_an_error(at):
+    at.radio(key="revision_source").set_value("Uploaded edits").run()
+    edit = {"text_id": "lamp-01", "system": "gpt4o", "action_name": "<b>bold</b>",
+            "revision_description": "<script>alert(1)</script>", "revision_level": "word",
+            "revision_intention": "Cliche", "original_snippet": "Maria's evenings",
+            "revised_snippet": "<img src=x onerror=alert(2)>"}
+    at.file_uploader(key="revision_edits_file").set_value(
+        ("e.jsonl", json.dumps(edit).encode(), "application/json")).run()
+    assert not at.exception and not at.error
+    left, right = at.html[0].proto.body, at.html[1].proto.body
+    assert "<script" not in left + right and "<img" not in right
+    assert "&lt;img src=x onerror=alert(2)&gt;" in right and "&lt;script&gt;" in left
+    wrong = dict(edit, text_id="nope")
+    at.file_uploader(key="revision_edits_file").set_value(
+        ("e.jsonl", (json.dumps(edit) + "\n" + json.dumps(wrong)).encode(), "application/json")).run()
+    assert not at.exception and "row 2" in at.error[0].value and "text_id" in at.error[0].value
+
+
+def test_llm_source_waits_for_a_model_without_calling_anything(at):
+    at.radio(key="revision_source").set_value("LLM (OpenAI-compatible)").run()
+    assert not at.exception and not at.error
+    assert any("Set a model" in i.value for i in at.info)

@@ -1,0 +1,344 @@
+"""Format readers: conversions on small hand-computed cases and every input error."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+
+from lib.errors import FormatError
+from lib.formats import (
+    FORMATS,
+    ROLES,
+    VOTE_COLUMNS,
+    guess_columns,
+    read_csv,
+    read_judgments,
+    read_ratings,
+    read_responses,
+    resolve_columns,
+)
+
+
+def table(text: str) -> pd.DataFrame:
+    return read_csv(text.encode("utf-8"), "t.csv")
+
+
+def votes_of(text: str, fmt: str, columns: dict[str, str] | None = None) -> list[tuple[str, ...]]:
+    votes = read_judgments(table(text), fmt, columns, file="t.csv").votes
+    assert list(votes.columns) == VOTE_COLUMNS
+    assert all(pd.api.types.is_string_dtype(votes[c]) for c in VOTE_COLUMNS)
+    return [tuple(row) for row in votes.itertuples(index=False)]
+
+
+def raises(match: str, fn, *args, **kwargs) -> FormatError:
+    with pytest.raises(FormatError, match=match) as info:
+        fn(*args, **kwargs)
+    return info.value
+
+
+# ------------------------------------------------------------------------------------ pairwise
+
+
+def test_pairwise_letter_codes_any_case_and_tie_synonyms():
+    votes = votes_of(
+        "prompt_id,system_a,system_b,annotator,choice\n"
+        "p1,x,y,r1,A\np1,x,y,r2,b\np1,x,y,r3,Tie\np2,x,y,r1,draw\np2,x,y,r2,equal\np2,y,x,r3,=\n",
+        "pairwise",
+    )
+    assert votes == [
+        ("p1", "x", "y", "r1", "a", "overall"),
+        ("p1", "x", "y", "r2", "b", "overall"),
+        ("p1", "x", "y", "r3", "tie", "overall"),
+        ("p2", "x", "y", "r1", "tie", "overall"),
+        ("p2", "x", "y", "r2", "tie", "overall"),
+        ("p2", "y", "x", "r3", "tie", "overall"),
+    ]
+
+
+def test_pairwise_digit_codes_and_system_names():
+    digits = votes_of("item,model_a,model_b,rater,winner\n1,x,y,r,1\n2,x,y,r,2\n3,x,y,r,0\n", "pairwise")
+    assert [v[4] for v in digits] == ["a", "b", "tie"]
+    names = votes_of("item,model_a,model_b,rater,winner\n1,x,y,r,y\n2,y,x,r,y\n3,x,y,r,X\n", "pairwise")
+    assert [v[4] for v in names] == ["b", "a", "a"]
+
+
+def test_pairwise_arena_codes_and_exact_names_before_case_folding():
+    votes = votes_of(
+        "item,model_a,model_b,judge,winner\n1,x,y,r,model_a\n2,x,y,r,MODEL_B\n3,x,y,r,tie (bothbad)\n4,m,M,r,M\n5,m,M,r,m\n",
+        "pairwise",
+    )
+    assert [v[4] for v in votes] == ["a", "b", "tie", "b", "a"]
+
+
+def test_pairwise_criterion_and_texts():
+    j = read_judgments(
+        table(
+            "prompt,system_a,system_b,annotator,choice,criterion,prompt_text,response_a,response_b\n"
+            "p1,x,y,r,A,fluency,Say hi,hi,hello\n"
+            "p1,x,y,r,B,coherence,Say hi,hi,hello\n"
+        ),
+        "pairwise",
+        file="t.csv",
+    )
+    assert list(j.votes.criterion) == ["fluency", "coherence"]
+    assert j.prompt_texts.to_dict("records") == [{"prompt_id": "p1", "prompt_text": "Say hi"}]
+    assert sorted(map(tuple, j.responses.to_numpy())) == [("p1", "x", "hi"), ("p1", "y", "hello")]
+    assert j.source == "t.csv"
+
+
+def test_pairwise_unknown_choice_lists_allowed_values():
+    err = raises(
+        "unknown choice value 'C'",
+        votes_of,
+        "prompt,system_a,system_b,annotator,choice\np1,x,y,r,A\np2,x,y,r,C\n",
+        "pairwise",
+    )
+    assert err.file == "t.csv" and err.rows == [2] and err.column == "choice"
+    for allowed in ("A, B, tie", "1, 2, 0", "system_a / system_b"):
+        assert allowed in str(err)
+
+
+def test_pairwise_system_compared_with_itself():
+    err = raises("compared with itself", votes_of, "prompt,system_a,system_b,annotator,choice\np1,x,y,r,A\np2,x,x,r,A\n", "pairwise")
+    assert (err.file, err.rows, err.column) == ("t.csv", [2], "system_b")
+    assert str(err).startswith("t.csv, row 2, column 'system_b':")
+
+
+def test_pairwise_single_system_overall():
+    err = raises("only one system", votes_of, "prompt,system_a,system_b,annotator,choice\np1,x,x,r,A\n", "pairwise")
+    assert err.file == "t.csv" and err.column == "system_b"
+
+
+def test_pairwise_duplicated_votes_count_swapped_pairs():
+    err = raises(
+        "duplicated votes",
+        votes_of,
+        "prompt,system_a,system_b,annotator,choice\np1,x,y,r,A\np1,x,y,s,A\np1,y,x,r,B\n",
+        "pairwise",
+    )
+    assert err.rows == [1, 3] and err.file == "t.csv" and err.column == "annotator"
+
+
+def test_missing_value_in_required_column():
+    err = raises("missing value for role 'annotator'", votes_of, "prompt,system_a,system_b,annotator,choice\np1,x,y,,A\np1,x,y,r,B\n", "pairwise")
+    assert (err.file, err.rows, err.column) == ("t.csv", [1], "annotator")
+
+
+# ------------------------------------------------------------------------------------ best-worst
+
+
+def test_bestworst_three_systems_gives_every_pair():
+    votes = votes_of(
+        "participant,case,system,judgment\nu,c1,x,middle\nu,c1,y,least\nu,c1,z,most\n",
+        "bestworst",
+    )
+    # most z beats x and y; x (middle) beats least y; pairs in row order.
+    assert votes == [
+        ("c1", "x", "y", "u", "a", "overall"),
+        ("c1", "x", "z", "u", "b", "overall"),
+        ("c1", "y", "z", "u", "b", "overall"),
+    ]
+
+
+def test_bestworst_four_systems_leaves_middle_pair_unknown():
+    votes = votes_of(
+        "annotator,prompt,system,judgment\nu,p,w,BEST\nu,p,x,\nu,p,y,Middle\nu,p,z,worst\n",
+        "bestworst",
+    )
+    assert votes == [
+        ("p", "w", "x", "u", "a", "overall"),
+        ("p", "w", "y", "u", "a", "overall"),
+        ("p", "w", "z", "u", "a", "overall"),
+        ("p", "x", "z", "u", "a", "overall"),
+        ("p", "y", "z", "u", "a", "overall"),
+    ]
+
+
+def test_bestworst_trials_split_by_criterion_and_trial_column():
+    text = (
+        "participant,page,case,criterion,system,judgment\n"
+        "u,1,c,fluency,x,MOST\nu,1,c,fluency,y,LEAST\n"
+        "u,1,c,consistency,x,least\nu,1,c,consistency,y,most\n"
+        "u,2,c,fluency,x,least\nu,2,c,fluency,y,most\n"
+    )
+    votes = votes_of(text, "bestworst")
+    assert votes == [
+        ("c", "x", "y", "u", "a", "fluency"),
+        ("c", "x", "y", "u", "b", "consistency"),
+        ("c", "x", "y", "u", "b", "fluency"),
+    ]
+    # Without a trial column the two fluency judgments of case c collide.
+    err = raises("system 'x', 'y' listed more than once", votes_of, text, "bestworst", {"trial": ""})
+    assert err.rows == [1, 2, 5, 6] and err.column == "system" and "map a 'trial' column" in str(err)
+
+
+def test_bestworst_needs_one_most_and_one_least():
+    err = raises(
+        "exactly one MOST and one LEAST, found 2 MOST and 0 LEAST",
+        votes_of,
+        "annotator,prompt,system,judgment\nu,p,x,most\nu,p,y,most\nu,p,z,middle\nv,p,x,most\nv,p,y,least\n",
+        "bestworst",
+    )
+    assert (err.file, err.rows, err.column) == ("t.csv", [1, 2, 3], "judgment")
+
+
+def test_bestworst_unknown_judgment_value():
+    err = raises("unknown judgment value 'good'", votes_of, "annotator,prompt,system,judgment\nu,p,x,good\nu,p,y,least\n", "bestworst")
+    assert (err.rows, err.column) == ([1], "judgment")
+
+
+def test_trial_with_one_system():
+    err = raises("shows only one system", votes_of, "annotator,prompt,system,rank\nu,p,x,1\nu,p,y,2\nv,q,x,1\n", "ranking")
+    assert (err.rows, err.column) == ([3], "system")
+
+
+# ------------------------------------------------------------------------------------ ranking
+
+
+def test_ranking_with_ties():
+    votes = votes_of("writer,item,condition,rank\nw,i,x,2\nw,i,y,1\nw,i,z,2\n", "ranking")
+    assert votes == [
+        ("i", "x", "y", "w", "b", "overall"),
+        ("i", "x", "z", "w", "tie", "overall"),
+        ("i", "y", "z", "w", "a", "overall"),
+    ]
+
+
+def test_ranking_non_numeric_rank():
+    err = raises("rank must be a number, found 'first'", votes_of, "annotator,prompt,system,rank\nu,p,x,1\nu,p,y,first\n", "ranking")
+    assert (err.file, err.rows, err.column) == ("t.csv", [2], "rank")
+
+
+def test_ranking_single_system_overall():
+    err = raises("only one system \\('x'\\)", votes_of, "annotator,prompt,system,rank\nu,p,x,1\nv,p,x,1\n", "ranking")
+    assert err.column == "system"
+
+
+def test_judgment_format_rejects_other_formats():
+    raises("not a judgment format", read_judgments, table("person,item,score\np,i,1\n"), "responses", file="t.csv")
+
+
+# ------------------------------------------------------------------------------------ responses, ratings
+
+
+def test_responses_integer_scores():
+    out = read_responses(table("person,item,score\np1,i1,0\np1,i2,2\np2,i1,1.0\n"), file="t.csv")
+    assert out.to_dict("list") == {"person": ["p1", "p1", "p2"], "item": ["i1", "i2", "i1"], "score": [0, 2, 1]}
+    assert out.score.dtype == "int64" and pd.api.types.is_string_dtype(out.item)
+
+
+@pytest.mark.parametrize(
+    ("text", "match", "rows"),
+    [
+        ("person,item,score\np1,i1,0\np1,i2,1.5\n", "ordered integer", [2]),
+        ("person,item,score\np1,i1,0\np1,i2,high\n", "must be a number", [2]),
+        ("person,item,score\np1,i1,0\np1,i1,1\n", "more than one score", [1, 2]),
+    ],
+)
+def test_responses_errors(text, match, rows):
+    err = raises(match, read_responses, table(text), file="t.csv")
+    assert err.rows == rows and err.column in {"score", "item"}
+
+
+def test_ratings_averaged_over_annotators():
+    out = read_ratings(
+        table("prompt,system,rater,score\np1,x,r1,4\np1,x,r2,5\np1,y,r1,2\np1,y,r2,3\np2,x,r1,1\np2,y,r1,1\n"),
+        file="t.csv",
+    )
+    assert out.to_dict("list") == {
+        "prompt_id": ["p1", "p1", "p2", "p2"],
+        "system": ["x", "y", "x", "y"],
+        "criterion": ["overall"] * 4,
+        "score": [4.5, 2.5, 1.0, 1.0],
+    }
+
+
+def test_ratings_same_annotator_twice_and_non_numeric():
+    err = raises("same annotator scored", read_ratings, table("prompt,system,rater,score\np,x,r,4\np,x,r,5\np,y,r,1\n"), file="t.csv")
+    assert (err.rows, err.column) == ([1, 2], "rater")
+    err = raises("score must be a number", read_ratings, table("prompt,system,score\np,x,4\np,y,n/a\n"), file="t.csv")
+    assert (err.rows, err.column) == ([2], "score")
+
+
+# ------------------------------------------------------------------------------------ reading files
+
+
+def test_blank_lines_and_filtered_frames_keep_file_row_numbers():
+    df = table("prompt,system_a,system_b,annotator,choice,criterion\np1,x,y,r,A,c1\n\np1,x,y,r,A,c2\n,,,,,\np2,x,y,r,Q,c2\n")
+    assert len(df) == 3
+    err = raises("unknown choice value 'Q'", read_judgments, df, "pairwise", file="t.csv")
+    assert err.rows == [5]
+    err = raises("unknown choice value 'Q'", read_judgments, df[df.criterion == "c2"], "pairwise", file="t.csv")
+    assert err.rows == [5]
+
+
+def test_read_csv_missing_path(tmp_path):
+    raises("no such file", read_csv, tmp_path / "nope.csv", "nope.csv")
+
+
+def test_read_csv_sources_and_bom(tmp_path):
+    data = "\ufeffa,b\n007,x\n".encode("utf-8")
+    path = tmp_path / "f.csv"
+    path.write_bytes(data)
+    for source in (data, path, str(path), io.BytesIO(data)):
+        df = read_csv(source, "f.csv")
+        assert list(df.columns) == ["a", "b"] and df.loc[0, "a"] == "007"
+
+
+@pytest.mark.parametrize(
+    ("data", "match", "rows"),
+    [
+        (b"", "the file is empty", None),
+        (b"  \n\n", "the file is empty", None),
+        (b"a,b\n", "no data rows", None),
+        (b"a,b\n1,2\nx,\xe9t\xe9\n", "not UTF-8 text: byte 0xe9 at byte offset 10 \\(line 3", [2]),
+        (b"a,b\n1,2\n1,2,3\n", "cannot parse as CSV", [2]),
+    ],
+)
+def test_read_csv_errors(data, match, rows):
+    err = raises(match, read_csv, data, "up.csv")
+    assert err.file == "up.csv" and err.rows == rows
+
+
+# ------------------------------------------------------------------------------------ columns
+
+
+def test_roles_cover_every_format():
+    assert set(ROLES) == set(FORMATS)
+    assert ROLES["pairwise"][0] == ("prompt", "system_a", "system_b", "annotator", "choice")
+
+
+@pytest.mark.parametrize(
+    ("columns", "fmt", "expected"),
+    [
+        (["Item ID", "Model A", "Model B", "Worker", "Preference"], "pairwise",
+         {"prompt": "Item ID", "system_a": "Model A", "system_b": "Model B", "annotator": "Worker", "choice": "Preference"}),
+        (["instruction_id", "rater", "model", "best_worst"], "bestworst",
+         {"prompt": "instruction_id", "annotator": "rater", "system": "model", "judgment": "best_worst"}),
+        (["respondent", "question", "rating"], "responses", {"person": "respondent", "item": "question", "score": "rating"}),
+    ],
+)
+def test_guess_columns_synonyms(columns, fmt, expected):
+    assert guess_columns(columns, fmt) == expected
+
+
+def test_resolve_columns_user_mapping_wins_over_guesses():
+    df = table("prompt,system_a,system_b,rater,label,winner\np,x,y,r,A,B\n")
+    assert guess_columns(df.columns, "pairwise")["choice"] == "winner"
+    mapping = resolve_columns(df, "pairwise", {"choice": "label"}, file="t.csv")
+    assert mapping == {"prompt": "prompt", "system_a": "system_a", "system_b": "system_b", "annotator": "rater", "choice": "label"}
+    # An empty name unsets an optional role that would otherwise be guessed.
+    df = table("prompt,system_a,system_b,rater,winner,criterion\np,x,y,r,A,c\n")
+    assert "criterion" not in resolve_columns(df, "pairwise", {"criterion": ""}, file="t.csv")
+
+
+def test_resolve_columns_errors_name_the_file_and_column():
+    df = table("prompt,system_a,system_b,rater,winner\np,x,y,r,A\n")
+    err = raises("column 'nope' \\(mapped to role 'choice'\\) is not in the file", resolve_columns, df, "pairwise", {"choice": "nope"}, file="t.csv")
+    assert err.file == "t.csv" and err.column == "nope"
+    err = raises("no column for required role annotator", resolve_columns, table("prompt,system_a,system_b,choice\np,x,y,A\n"), "pairwise", None, file="t.csv")
+    assert err.file == "t.csv" and "prompt, system_a, system_b, choice" in str(err)
+    raises("unknown role 'winner'", resolve_columns, df, "pairwise", {"winner": "label"}, file="t.csv")
+    raises("unknown format 'triples'", resolve_columns, df, "triples", None, file="t.csv")

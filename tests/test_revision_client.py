@@ -1,0 +1,178 @@
+"""LLM edit client without network: httpx2.MockTransport through the SDK, and a real local server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx2
+import pytest
+
+from lib.revision.client import DraftTask, EditProposer, LLMSettings, results_to_tables
+from lib.revision.prompts import REFERENCE_BASED, REFERENCE_FREE
+
+DRAFT = "The cat sat on the mat. It was very very happy."
+EDIT = {"action_name": "delete", "revision_description": "Remove the repeated intensifier.",
+        "revision_level": "word", "revision_intention": "Unnecessary/Redundant Exposition",
+        "original_snippet": "very very happy", "revised_snippet": "happy"}
+FAST = {"retry-after-ms": "1"}  # the SDK honours it, so retries take no real time
+
+
+def completion(content: str, finish_reason: str = "stop") -> dict:
+    return {"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": finish_reason,
+                         "message": {"role": "assistant", "content": content}}]}
+
+
+def good() -> httpx2.Response:
+    return httpx2.Response(200, json=completion(json.dumps({"edits": [EDIT]})))
+
+
+def proposer(handler, tmp_path, *, template=REFERENCE_FREE, model="m", use_cache=True, max_retries=2):
+    seen: list[dict] = []
+
+    def record(request: httpx2.Request) -> httpx2.Response:
+        seen.append(json.loads(request.content))
+        return handler(request, len(seen))
+
+    client = httpx2.Client(transport=httpx2.MockTransport(record))
+    settings = LLMSettings(model=model, base_url="http://llm.test/v1", api_key="sk-secret-123",
+                           concurrency=2, max_retries=max_retries)
+    return EditProposer(settings, template, cache=tmp_path, use_cache=use_cache, http_client=client), seen
+
+
+def test_structured_output_sends_schema_at_temperature_zero(tmp_path):
+    p, seen = proposer(lambda req, n: good(), tmp_path)
+    result = p.propose(DraftTask("t1", "A", DRAFT))
+    assert result.error is None and result.path == "json_schema"
+    assert [e.model_dump() for e in result.edits] == [EDIT]
+    body = seen[0]
+    assert body["temperature"] == 0
+    assert body["response_format"]["type"] == "json_schema"
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert set(schema["$defs"]["RevisionEdit"]["required"]) == set(EDIT)
+    assert DRAFT in body["messages"][-1]["content"]
+
+
+def test_reference_based_prompt_carries_the_reference(tmp_path):
+    p, seen = proposer(lambda req, n: good(), tmp_path, template=REFERENCE_BASED)
+    p.propose(DraftTask("t1", "A", DRAFT, reference="The cat was happy."))
+    assert "###Human-written Text: The cat was happy." in seen[0]["messages"][-1]["content"]
+
+
+def test_json_mode_fallback_when_server_rejects_schema(tmp_path):
+    def handler(req, n):
+        if json.loads(req.content)["response_format"]["type"] == "json_schema":
+            return httpx2.Response(500, json={"error": {"message": "json_schema unsupported"}}, headers=FAST)
+        return good()
+
+    p, seen = proposer(handler, tmp_path, max_retries=1)
+    results = [p.propose(DraftTask("t1", "A", DRAFT)), p.propose(DraftTask("t2", "A", DRAFT + " More."))]
+    assert [r.path for r in results] == ["json_object", "json_object"]
+    assert all(r.edits[0].original_snippet == "very very happy" for r in results)
+    # one try plus one SDK retry, then JSON mode; the rejection is remembered for the next draft
+    assert [b["response_format"]["type"] for b in seen] == ["json_schema", "json_schema", "json_object", "json_object"]
+    fallback = next(b for b in seen if b["response_format"]["type"] == "json_object")
+    assert "JSON schema" in fallback["messages"][0]["content"]
+
+
+def test_rate_limit_then_success_is_retried_by_the_sdk(tmp_path):
+    def handler(req, n):
+        return httpx2.Response(429, json={"error": {"message": "slow down"}}, headers=FAST) if n == 1 else good()
+
+    p, seen = proposer(handler, tmp_path)
+    result = p.propose(DraftTask("t1", "A", DRAFT))
+    assert len(seen) == 2 and result.error is None and len(result.edits) == 1
+
+
+def test_truncated_answer_fails_that_draft_only(tmp_path):
+    def handler(req, n):
+        draft = json.loads(req.content)["messages"][-1]["content"]
+        if "truncate me" in draft:
+            return httpx2.Response(200, json=completion('{"edits": [{"action_name": "del', "length"))
+        return good()
+
+    p, _ = proposer(handler, tmp_path)
+    results = p.run([DraftTask("t1", "A", DRAFT), DraftTask("t2", "A", "truncate me please")])
+    assert results[0].error is None and results[0].edits
+    assert results[1].edits is None and "truncated" in results[1].error
+    edits, failures = results_to_tables(results, "LLM: m")
+    assert list(edits["text_id"]) == ["t1"] and list(failures["text_id"]) == ["t2"]
+
+
+def test_invalid_json_then_good_reask(tmp_path):
+    def handler(req, n):
+        return httpx2.Response(200, json=completion('{"edits": [oops')) if n == 1 else good()
+
+    p, seen = proposer(handler, tmp_path)
+    result = p.propose(DraftTask("t1", "A", DRAFT))
+    assert result.path == "json_schema+reask" and len(result.edits) == 1
+    reask = seen[1]["messages"]
+    assert reask[-2] == {"role": "assistant", "content": '{"edits": [oops'}
+    assert "not valid" in reask[-1]["content"]
+
+
+def test_invalid_json_twice_is_a_failure(tmp_path):
+    p, seen = proposer(lambda req, n: httpx2.Response(200, json=completion('{"edits": 3}')), tmp_path)
+    result = p.propose(DraftTask("t1", "A", DRAFT))
+    assert len(seen) == 2 and result.edits is None and "after one re-ask" in result.error
+
+
+def test_cache_avoids_a_second_bill_and_keys_on_model_and_prompt(tmp_path):
+    p, seen = proposer(lambda req, n: good(), tmp_path)
+    p.propose(DraftTask("t1", "A", DRAFT))
+    again = p.propose(DraftTask("t1", "A", DRAFT))
+    assert len(seen) == 1 and again.cached and again.path == "json_schema"
+    stored = next(tmp_path.glob("*.json")).read_text()
+    assert "sk-secret-123" not in stored and "sk-secret-123" not in repr(p.settings)
+    other, seen2 = proposer(lambda req, n: good(), tmp_path, model="other")
+    other.propose(DraftTask("t1", "A", DRAFT))
+    ref, seen3 = proposer(lambda req, n: good(), tmp_path, template=REFERENCE_BASED)
+    ref.propose(DraftTask("t1", "A", DRAFT, reference="ref"))
+    assert len(seen2) == 1 and len(seen3) == 1
+
+
+class _ChatServer(BaseHTTPRequestHandler):
+    """Minimal OpenAI chat-completions endpoint: proposes deleting the draft's first word."""
+
+    calls: list[dict] = []
+
+    def do_POST(self):  # noqa: N802 - http.server API
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).calls.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+        draft = body["messages"][-1]["content"].split("###AI-generated Text: ", 1)[1]
+        first = draft.split()[0]
+        edit = dict(EDIT, original_snippet=first, revised_snippet="")
+        payload = json.dumps(completion(json.dumps({"edits": [edit]}))).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+
+@pytest.fixture
+def chat_server():
+    _ChatServer.calls = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ChatServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_real_local_http_server(chat_server, tmp_path):
+    settings = LLMSettings(model="local", base_url=chat_server, api_key="sk-local", concurrency=3)
+    p = EditProposer(settings, REFERENCE_FREE, cache=tmp_path)
+    drafts = [DraftTask(f"t{k}", "A", f"Word{k} and more text.") for k in range(5)]
+    progress = []
+    results = p.run(drafts, progress=lambda done, total: progress.append((done, total)))
+    assert [r.edits[0].original_snippet for r in results] == [f"Word{k}" for k in range(5)]
+    assert progress[-1] == (5, 5) and len(progress) == 5
+    assert {c["path"] for c in _ChatServer.calls} == {"/v1/chat/completions"}
+    assert {c["auth"] for c in _ChatServer.calls} == {"Bearer sk-local"}

@@ -1,0 +1,93 @@
+"""Revision Distance, Table 2 relative change, Table 3 categories, agreement with human edits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lib.errors import SettingsError
+from lib.revision.lamp import WRITERS, load_lamp, normalize_category
+from lib.revision.locate import locate_edits
+from lib.revision.metrics import (category_table, compare_models, relative_change, revision_distance,
+                                  span_agreement, summarize, token_edit_distance)
+
+
+def frame(rows):
+    cols = ["text_id", "system", "editor", "edit_index", "original_snippet", "revised_snippet", "revision_intention"]
+    out = pd.DataFrame(rows, columns=cols)
+    for c in ("action_name", "revision_description", "revision_level"):
+        out[c] = "x"
+    return out
+
+
+DRAFTS = pd.DataFrame({"text_id": ["1", "2"], "system": ["A", "B"],
+                       "draft": ["alpha beta gamma delta", "one two three four"]})
+
+
+def test_revision_distance_counts_edits_and_zero_edit_drafts():
+    edits = frame([("1", "A", "e", 0, "beta", "BETA", "c1"), ("1", "A", "e", 1, "nowhere", "x", "c2")])
+    located = locate_edits(edits, DRAFTS)
+    evaluated = DRAFTS.assign(editor="e")
+    rd = revision_distance(located, evaluated)
+    assert rd["revision_distance"].tolist() == [2, 0] and rd["unlocated"].tolist() == [1, 0]
+    assert rd["token_edit_distance"].tolist() == [1, 0]
+    table = category_table(located, rd, by="system")
+    assert table.loc["A", "Total"] == 2 and table.loc["B", "Total"] == 0
+    assert table.loc["A", "c1"] == 1 and table.loc["A", "c2"] == 1
+
+
+def test_relative_change_reproduces_table_2():
+    assert relative_change(3.20, 2.79) == pytest.approx(14.7, abs=0.05)  # easy-writing D_Revision
+    assert relative_change(3.93, 3.73) == pytest.approx(5.4, abs=0.05)  # challenge task (Table 3 totals)
+    assert relative_change(19.52, 22.06, lower_is_better=False) == pytest.approx(11.5, abs=0.05)  # ROUGE-2
+
+
+def test_summary_interval_and_bootstrap_comparison():
+    rng = np.random.default_rng(1)
+    per = pd.DataFrame({"system": ["A"] * 200 + ["B"] * 200,
+                        "revision_distance": np.r_[rng.poisson(4, 200), rng.poisson(3, 200)]})
+    s = summarize(per, ["system"]).set_index("system")
+    se = per.groupby("system")["revision_distance"].std() / np.sqrt(200)
+    assert s.loc["A", "ci_high"] - s.loc["A", "mean"] == pytest.approx(1.972 * se["A"], rel=1e-3)
+    cmp = compare_models(per, "A", "B", n_boot=1000, seed=0)
+    assert cmp["ci_low"] < cmp["change_pct"] < cmp["ci_high"] and cmp["ci_low"] > 0
+    with pytest.raises(SettingsError, match="'C'"):
+        compare_models(per, "A", "C")
+
+
+def test_token_edit_distance_is_word_level():
+    assert token_edit_distance("a b c d", "a x c d e") == 2
+
+
+def test_span_agreement_counts_overlaps_and_categories():
+    edits = frame([("1", "A", "llm", 0, "alpha", "A", "Cliche"), ("1", "A", "llm", 1, "delta", "D", "cliche"),
+                   ("1", "A", "W1", 0, "alpha beta", "AB", "Cliche"), ("1", "A", "W1", 1, "gamma", "G", "Other"),
+                   ("1", "A", "W1", 2, "delta", "G", "Tense")])
+    located = locate_edits(edits, DRAFTS)
+    row = span_agreement(located, "llm", ["W1"]).set_index("system").loc["all"]
+    assert (row["precision"], row["recall"]) == (1.0, pytest.approx(2 / 3))
+    assert row["f1"] == pytest.approx(0.8) and row["category_agreement"] == 0.5
+
+
+def test_lamp_writers_agree_with_themselves_perfectly_and_partly_with_each_other():
+    lamp = load_lamp()
+    located = locate_edits(lamp.edits, lamp.drafts)
+    self_agree = span_agreement(located.assign(editor=located["editor"].replace({"W3": "copy"})).pipe(
+        lambda c: pd.concat([c, located[located["editor"] == "W3"]])), "copy", ["W3"])
+    row = self_agree.set_index("system").loc["all"]
+    assert (row["precision"], row["recall"]) == (1, 1)
+    assert row["category_agreement"] > 0.99  # < 1 only where a writer's own edits overlap (ties)
+    between = span_agreement(located, "W12", WRITERS).query("system == 'all'")
+    assert set(between["reference"]) == {"W3", "W16"}
+    assert ((between["f1"] > 0.1) & (between["f1"] < 0.95)).all()
+
+
+def test_lamp_tables():
+    lamp = load_lamp()
+    assert len(lamp.edits) == 1093 and lamp.evaluated.groupby("editor").size().to_dict() == {"W12": 50, "W16": 50, "W3": 50}
+    assert set(lamp.drafts["system"]) == {"gpt4o", "claude3.5-sonnet", "llama370B"}
+    assert normalize_category("Unnecessary/ Redundant Exposition") == "Unnecessary/Redundant Exposition"
+    assert lamp.edits["revision_intention"].str.contains("/ ").sum() == 0
+    rd = revision_distance(locate_edits(lamp.edits, lamp.drafts), lamp.evaluated)
+    assert rd["revision_distance"].sum() == 1093
