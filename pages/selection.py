@@ -1,4 +1,184 @@
+"""Prompt selection: how few prompts still tell two systems apart (Sedoc & Ungar 2020, Fig. 2)."""
+
+import hashlib
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("selection")
-st.info("Work in progress.")
+from lib.errors import InputError
+from lib.plots.selection import se_curve, what_if_chart
+from lib.selection import (
+    STRATEGIES,
+    default_k_grid,
+    default_target_se,
+    loo_curve,
+    make_calibration,
+    prompts_needed,
+    select_subset,
+    what_if,
+)
+from pages.common import current_input
+
+FULL_SETTINGS = {"chains": 2, "draws": 500, "tune": 500}
+
+
+def data_key(rm) -> str:
+    """Hash of what the selection depends on (codes and labels), for the caches."""
+    h = hashlib.sha256(rm.codes().tobytes())
+    h.update("|".join(rm.comparisons["comparison"].astype(str)).encode())
+    h.update("|".join(rm.prompt_ids).encode())
+    return h.hexdigest()[:20]
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def curve(key: str, mode: str, cutpoints: str, strategies: tuple, ks: tuple, n_random: int,
+          theta0: float, _rm):
+    """Calibration and leave-one-out curve, cached by data and settings (the bar lives inside so
+    that cache hits replay nothing but its removal)."""
+    bar = st.progress(0.0, text="calibrating")
+
+    def report(fraction: float, message: str) -> None:
+        bar.progress(min(fraction, 1.0), text=message)
+
+    cal = make_calibration(_rm, mode, cutpoints=cutpoints, progress=report, **FULL_SETTINGS)
+    result = loo_curve(_rm.codes(), cal, list(strategies), list(ks), n_random=n_random,
+                       theta0=theta0, progress=report)
+    bar.empty()
+    return result, cal
+
+
+def parse_ks(text: str, n_prompts: int) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in text.replace(" ", "").split(",") if x})
+    except ValueError:
+        raise InputError(f"k values must be whole numbers separated by commas (got '{text}')") from None
+    if not ks or ks[0] < 1 or ks[-1] > n_prompts:
+        raise InputError(f"k values must lie between 1 and the number of prompts ({n_prompts})")
+    return ks
+
+
+st.title("Prompt selection")
+st.caption(
+    "How few prompts can be judged and still tell two systems apart? For each comparison the prompts "
+    "are calibrated on the other comparisons, each strategy picks k prompts, and the held-out "
+    "ability is estimated from its own net ratings on them (EAP): its posterior SD is the SE "
+    "(Sedoc & Ungar 2020, sec. 6.2, Fig. 2). Choose the data set on the **Data** page; "
+    "*HANNA story ratings* (55 comparisons x 96 prompts) is closest to the paper's design."
+)
+data = current_input()
+if data is None:
+    st.stop()
+rm = data.matrix
+n_comp, n_prompts = rm.shape
+merged = rm.groups["prompt_id"].nunique() - n_prompts
+st.write(f"**{data.source}**{f' ({data.criterion})' if data.criterion else ''}: "
+         f"{n_comp} comparisons x {n_prompts} prompts"
+         + (f" ({merged} redundant prompts merged into their groups)" if merged > 0 else ""))
+if n_comp < 3:
+    st.warning("Leave-one-out selection needs at least 3 comparisons; choose another data set on the "
+               "Data page.")
+    st.stop()
+cutpoints = "free" if data.fmt == "responses" else "antisymmetric"
+
+with st.expander("Settings", expanded=True):
+    c = st.columns([3, 2, 2])
+    chosen = c[0].multiselect("Strategies", list(STRATEGIES), default=list(STRATEGIES),
+                              format_func=lambda s: STRATEGIES[s].label, key="selection_strategies")
+    mode = c[1].radio(
+        "Calibration", ["fast", "full"], key="selection_mode", horizontal=True,
+        help="fast: leave-one-out MAP rescaled to sd(theta) = 1 (seconds). full: posterior draws "
+             "of the items, left out by PSIS, so item uncertainty widens the SE (minutes).",
+    )
+    target_in = c[2].number_input("Target SE (0 = 10% above the SE with every prompt)", 0.0, 5.0, 0.0,
+                                  0.01, key="selection_target")
+    c = st.columns([3, 2, 2])
+    ks_text = c[0].text_input("k grid (prompts)", ", ".join(map(str, default_k_grid(n_prompts))),
+                              key="selection_ks")
+    n_random = int(c[1].number_input("Random draws", 1, 500, 50, key="selection_random"))
+    theta0 = c[2].number_input("theta0 for max_info", -4.0, 4.0, 0.0, 0.1, key="selection_theta0",
+                               help="0 = near-equal systems")
+
+try:
+    ks = parse_ks(ks_text, n_prompts)
+    if not chosen:
+        raise InputError("choose at least one strategy")
+except InputError as err:
+    st.error(str(err))
+    st.stop()
+
+key = data_key(rm)
+run = mode == "fast" or st.button("Run full calibration", type="primary", key="selection_run_full",
+                                   help="NUTS fits of all comparisons and of each system group")
+if mode == "full":
+    run = run or st.session_state.get("selection_full_done") == (key, tuple(chosen), tuple(ks))
+if not run:
+    st.info("The full calibration samples the posterior (a few minutes); press the button to start.")
+    st.stop()
+
+try:
+    result, cal = curve(key, mode, cutpoints, tuple(chosen), tuple(ks), n_random, float(theta0), rm)
+except InputError as err:
+    st.error(str(err))
+    st.stop()
+if mode == "full":
+    st.session_state["selection_full_done"] = (key, tuple(chosen), tuple(ks))
+    if result.khat_max is not None and result.khat_max > 0.7:
+        st.warning(f"Pareto k-hat up to {result.khat_max:.2f} (> 0.7): some leave-one-out weights "
+                   "are unreliable; compare with the fast mode.")
+
+target = target_in if target_in > 0 else default_target_se(result.summary)
+st.plotly_chart(se_curve(result.summary, result.mode, target), key="selection_curve_chart")
+needed = prompts_needed(result.summary, target)
+st.subheader(f"Prompts needed for SE <= {target:.3f}")
+st.dataframe(needed.assign(strategy=needed["strategy"].map(lambda s: STRATEGIES[s].label)),
+             hide_index=True, key="selection_needed")
+st.caption("Missing k: the strategy does not reach the target on the k grid. Adaptive strategies "
+           "choose prompts per comparison as the ratings come in, so they have no fixed subset.")
+
+c = st.columns(3)
+c[0].download_button("selection_curve.csv", result.summary.to_csv(index=False), "selection_curve.csv",
+                     mime="text/csv", key="selection_dl_curve")
+c[1].download_button("prompts_needed.csv", needed.to_csv(index=False), "prompts_needed.csv",
+                     mime="text/csv", key="selection_dl_needed")
+static = [s for s in chosen if not STRATEGIES[s].adaptive]
+if static:
+    pick = c[2].selectbox("Subset of", static, format_func=lambda s: STRATEGIES[s].label,
+                          key="selection_subset_strategy")
+    k_row = needed.loc[needed["strategy"] == pick, "k_needed"].iloc[0]
+    k_sub = n_prompts if pd.isna(k_row) else int(k_row)
+    texts = data.judgments.prompt_texts if data.judgments is not None else None
+    try:
+        subset = select_subset(cal, pick, k_sub, prompt_ids=rm.prompt_ids, groups=rm.groups,
+                               texts=texts, theta0=float(theta0))
+        c[2].download_button(f"subset_{pick}.csv ({k_sub} prompts)", subset.to_csv(index=False),
+                             f"subset_{pick}.csv", mime="text/csv", key="selection_dl_subset")
+        with st.expander(f"Selected subset: {STRATEGIES[pick].label}, k = {k_sub}"):
+            st.dataframe(subset, hide_index=True, key="selection_subset_table")
+    except InputError as err:
+        c[2].warning(str(err))
+
+st.subheader("Adaptive what-if")
+st.caption("Step through adaptive selection prompt by prompt for one comparison (items calibrated "
+           "without it) or for a new comparison simulated at a chosen true ability, next to a random "
+           "order; each stops when its SE reaches the target.")
+c = st.columns(3)
+rule = c[0].selectbox("Adaptive rule", [s for s in STRATEGIES if STRATEGIES[s].adaptive],
+                      format_func=lambda s: STRATEGIES[s].label, key="selection_rule")
+HYPOTHETICAL = "A new comparison (simulated)"
+which = c[1].selectbox("Comparison", [HYPOTHETICAL, *rm.comparisons["comparison"]], key="selection_which")
+true_theta = c[2].slider("True ability (new comparison)", -3.0, 3.0, 0.5, 0.1, key="selection_true",
+                         disabled=which != HYPOTHETICAL)
+if which == HYPOTHETICAL:
+    wi = what_if(cal.whole, rule, prompt_ids=rm.prompt_ids, categories=rm.categories,
+                 true_theta=true_theta, target_se=target)
+else:
+    i = int(np.flatnonzero(rm.comparisons["comparison"].to_numpy() == which)[0])
+    wi = what_if(cal.loo(i), rule, prompt_ids=rm.prompt_ids, categories=rm.categories,
+                 codes_row=rm.codes()[i], target_se=target)
+st.plotly_chart(what_if_chart(wi, target), key="selection_whatif_chart")
+stops = ", ".join(f"{STRATEGIES[o].label if o in STRATEGIES else 'random order'}: "
+                  f"{s if s is not None else 'not reached'}" for o, s in wi.stop.items())
+st.write(f"Prompts until SE <= {target:.3f}: {stops}.")
+st.download_button("what_if.csv", wi.path.to_csv(index=False), "what_if.csv", mime="text/csv",
+                   key="selection_dl_whatif")

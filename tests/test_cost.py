@@ -395,3 +395,22 @@ def test_figures_carry_the_tables(effort_study):
     assert heat.data[0].zmin == -1
     gap = plots.loss_vs_difficulty(res.difficulty)
     assert len(gap.data) == 8  # 2 tasks x 2 conditions x (line + easiest marker)
+
+
+def test_figures_escape_names_from_the_file():
+    rows = _rows("<b>t</b>", [3] * 6, [4] * 6, **{k: (v[0][:6] if v[0] else None, v[1][:6] if v[1] else None)
+                                                  for k, v in NUMERIC.items()})
+    study = _study(rows, covariates={})
+    res = analyse(study)
+    bars = plots.effort_bars(res.effort_medians, res.effort_tests, study.with_label, study.without_label)
+    assert list(bars.data[0].x[0]) == ["&lt;b&gt;t&lt;/b&gt;"]
+    gap = plots.loss_vs_difficulty(res.difficulty)
+    assert gap.layout.annotations[0].text == "&lt;b&gt;t&lt;/b&gt;"
+    curves = plots.cost_curves(res.cost_curve, res.cost_terms)
+    assert curves.layout.annotations[0].text == "&lt;b&gt;t&lt;/b&gt;"
+
+
+def test_guessed_covariates_are_participant_level():
+    df = _base().assign(age=[20, 20, 20, 30, 30, 30], seconds=[1, 2, 3, 4, 5, 6])
+    study = read_study(df, file="s.csv")
+    assert study.covariates == ["age"]  # 'seconds' changes within a participant: not a covariate

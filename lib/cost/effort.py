@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from lib.cost.schema import Study
 
 COMPONENTS = ("D_H", "W_H", "U_H", "V_H", "G_H")
-WITH_COMPONENTS = ("D_H", "W_H", "U_H", "V_H")
 COMPONENT_ROLE = {"D_H": "prompt_time_s", "W_H": "prompt_time_s", "U_H": "unwrap_time_s",
                   "V_H": "validate_time_s", "G_H": "solve_time_s"}
 EFFORT_COLUMNS = ["task", "condition", "component", "median_s"]

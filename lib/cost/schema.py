@@ -166,9 +166,11 @@ def guess_covariates(df: pd.DataFrame, mapping: Mapping[str, str]) -> dict[str, 
     -------
     dict
         ``{column: None}`` for numeric columns and ``{column: levels}`` for text columns whose
-        values all belong to one of ``KNOWN_ORDERS`` (e.g. CEFR English levels A1 < ... < C2).
+        values all belong to one of ``KNOWN_ORDERS`` (e.g. CEFR English levels A1 < ... < C2);
+        only columns constant within each participant (when a participant column is mapped).
     """
     used = set(mapping.values()) | set(CANONICAL)
+    people = _text(df[mapping["participant"]]) if mapping.get("participant") in df.columns else None
     found: dict[str, list[str] | None] = {}
     for col in df.columns:
         if col in used:
@@ -177,6 +179,10 @@ def guess_covariates(df: pd.DataFrame, mapping: Mapping[str, str]) -> dict[str, 
         filled = text[text != ""]
         if len(filled) == 0:
             continue
+        if people is not None:
+            per_person = pd.DataFrame({"p": people, "v": text})[text != ""].groupby("p").v.nunique()
+            if (per_person > 1).any():
+                continue
         if pd.to_numeric(pd.Series(filled), errors="coerce").notna().all():
             found[col] = None
             continue
@@ -377,7 +383,10 @@ def read_study(
         if col not in df.columns:
             raise InputError(f"covariate column '{col}' is not in the file", file=file, column=col)
         if col in CANONICAL or col in mapping.values():
-            raise SettingsError(f"covariate column '{col}' is a study column; rename it in the file to use it as a covariate")
+            raise SettingsError(
+                f"covariate column '{col}' is mapped to a role or clashes with a study column name; "
+                "rename it in the file to use it as a covariate"
+            )
         out[col] = _covariate(_text(df[col]), order, rows, col, file)
         per_participant = out.groupby("participant")[col].nunique(dropna=True)
         changing = per_participant.index[per_participant > 1]

@@ -18,6 +18,10 @@ DEFAULT_GRID = np.linspace(-6.0, 6.0, 241)
 """Theta grid for quadrature: step 0.05, fine against posterior SDs down to about 0.05."""
 
 
+LOG_FLOOR = -700.0
+"""Smallest per-rating log-likelihood used in sums (exp(-700) ~ 1e-304)."""
+
+
 def _log1mexp(x: np.ndarray) -> np.ndarray:
     """log(1 - exp(x)) for x <= 0, accurate at both ends (Maechler 2012)."""
     with np.errstate(divide="ignore"):
@@ -173,7 +177,9 @@ def item_loglik(
     observed = codes_row >= 0
     index = np.where(observed, codes_row, 0)
     picked = logp[..., np.arange(len(codes_row)), index]  # (..., G, J)
-    picked = np.where(observed, picked, 0.0)
+    # A category impossible under the estimate (tied thresholds) gets log p = -700, not -inf, so
+    # that sums over chosen prompts (mask x log-likelihood) stay finite.
+    picked = np.where(observed, np.maximum(picked, LOG_FLOOR), 0.0)
     return np.swapaxes(picked, -1, -2)
 
 

@@ -1,8 +1,13 @@
 """Figures of the human-cost analysis (Casares et al. 2022, Figs. 3-5 and the cost curves of
-Eqs. 2-3), built from the tables of :mod:`lib.cost`. Text from the user's file (task and condition
-labels) only reaches plotly as data, which plotly renders as text."""
+Eqs. 2-3), built from the tables of :mod:`lib.cost`.
+
+Plotly interprets a subset of HTML in labels, so names from the user's file (tasks, conditions,
+covariates) are HTML-escaped; plotly shows the escaped entities as the original characters.
+"""
 
 from __future__ import annotations
+
+from html import escape
 
 import numpy as np
 import pandas as pd
@@ -40,6 +45,7 @@ def effort_bars(medians: pd.DataFrame, tests: pd.DataFrame, with_label: str, wit
         One bar trace per component on a two-level x axis (task, condition), ``barmode="stack"``.
     """
     tasks = list(pd.unique(tests.task))
+    shown = [escape(str(t)) for t in tasks]
     fig = go.Figure()
     for comp, name in COMPONENT_NAMES.items():
         part = medians[medians.component == comp].set_index("task").median_s
@@ -47,7 +53,7 @@ def effort_bars(medians: pd.DataFrame, tests: pd.DataFrame, with_label: str, wit
             continue
         label = without_label if comp == "G_H" else with_label
         fig.add_bar(
-            x=[tasks, [label] * len(tasks)],
+            x=[shown, [escape(str(label))] * len(tasks)],
             y=[part.get(t, np.nan) for t in tasks],
             name=name,
             hovertemplate="%{x}<br>" + comp + " median %{y:.1f} s<extra></extra>",
@@ -62,6 +68,8 @@ def effort_bars(medians: pd.DataFrame, tests: pd.DataFrame, with_label: str, wit
         yaxis_title="median effort (s)",
         title="Effort with and without the model (medians per component)",
         legend_title="component",
+        height=520,
+        margin=dict(b=120),  # room for the two-level axis labels
     )
     return fig
 
@@ -77,7 +85,7 @@ def cost_curves(curve: pd.DataFrame, terms: pd.DataFrame) -> go.Figure:
         :func:`lib.cost.costs.cost_terms` (for ``break_even_n``).
     """
     tasks = list(pd.unique(curve.task))
-    fig = make_subplots(rows=1, cols=max(1, len(tasks)), subplot_titles=[str(t) for t in tasks])
+    fig = make_subplots(rows=1, cols=max(1, len(tasks)), subplot_titles=[escape(str(t)) for t in tasks])
     even = terms.set_index("task").break_even_n
     marked = False
     for i, task in enumerate(tasks, start=1):
@@ -108,15 +116,17 @@ def loss_vs_difficulty(table: pd.DataFrame) -> go.Figure:
         :func:`lib.cost.loss.loss_by_difficulty`.
     """
     tasks = list(pd.unique(table.task))
-    fig = make_subplots(rows=1, cols=max(1, len(tasks)), subplot_titles=[str(t) for t in tasks], shared_yaxes=True)
+    fig = make_subplots(rows=1, cols=max(1, len(tasks)), subplot_titles=[escape(str(t)) for t in tasks],
+                        shared_yaxes=True)
     colors = {}
     palette = ["#d62728", "#1f77b4"]
     for i, task in enumerate(tasks, start=1):
         for cond, c in table[table.task == task].groupby("condition", sort=False):
             color = colors.setdefault(cond, palette[len(colors) % 2])
-            fig.add_scatter(x=c.instance, y=c.mean_loss, mode="lines+markers", name=str(cond), legendgroup=str(cond),
+            name = escape(str(cond))
+            fig.add_scatter(x=c.instance, y=c.mean_loss, mode="lines+markers", name=name, legendgroup=name,
                             showlegend=i == 1, line=dict(color=color), row=1, col=i,
-                            hovertemplate="h = %{x}<br>mean loss %{y:.2f}<extra>" + str(cond) + "</extra>")
+                            hovertemplate="h = %{x}<br>mean loss %{y:.2f}<extra>" + name + "</extra>")
             easy = c[c.easiest]
             fig.add_scatter(x=easy.instance, y=easy.mean_loss, mode="markers+text",
                             text=[f"{v:.2f}" for v in easy.mean_loss], textposition="top center",
@@ -143,8 +153,9 @@ def spearman_heatmap(table: pd.DataFrame) -> go.Figure:
     p = table.pivot(index="var_y", columns="var_x", values="p_value").reindex(index=order, columns=order)
     n = table.pivot(index="var_y", columns="var_x", values="n").reindex(index=order, columns=order)
     text = np.where(rho.isna(), "", rho.round(2).astype(str) + np.where(p < 0.05, "*", ""))
+    names = [escape(str(v)) for v in order]
     fig = go.Figure(go.Heatmap(
-        z=rho.to_numpy(), x=order, y=order, zmin=-1, zmax=1, colorscale="RdBu_r",
+        z=rho.to_numpy(), x=names, y=names, zmin=-1, zmax=1, colorscale="RdBu_r",
         text=text, texttemplate="%{text}", customdata=np.dstack([p.to_numpy(), n.to_numpy()]),
         hovertemplate="%{x} vs %{y}<br>rho %{z:.2f}<br>p %{customdata[0]:.3g}, n %{customdata[1]}<extra></extra>",
         colorbar=dict(title="rho"),

@@ -13,6 +13,7 @@ from lib.selection.calibration import (
     FastCalibration,
     FullCalibration,
     check_mode,
+    make_calibration,
     posterior_sampler,
     system_groups,
 )
@@ -30,6 +31,6 @@ from lib.selection.subset import select_subset
 __all__ = [
     "MODES", "STRATEGIES", "SUMMARY_COLUMNS", "FastCalibration", "FullCalibration", "ItemParams",
     "LooCurve", "Strategy", "WhatIf", "cat_path", "check_mode", "check_strategies", "default_k_grid",
-    "default_target_se", "loo_curve", "posterior_sampler", "prompts_needed", "select_subset",
+    "default_target_se", "loo_curve", "make_calibration", "posterior_sampler", "prompts_needed", "select_subset",
     "system_groups", "what_if",
 ]

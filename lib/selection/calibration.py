@@ -87,6 +87,7 @@ def _has_systems(comparisons: pd.DataFrame | None) -> bool:
         comparisons is not None
         and {"system_a", "system_b"} <= set(comparisons.columns)
         and comparisons[["system_a", "system_b"]].notna().all().all()
+        and (comparisons[["system_a", "system_b"]].astype(str) != "").all().all()  # response data
     )
 
 
@@ -264,3 +265,35 @@ def check_mode(mode: str) -> str:
     if mode not in MODES:
         raise SettingsError(f"unknown calibration mode '{mode}'; choose fast or full")
     return mode
+
+
+def make_calibration(
+    rm, mode: str = "fast", *, cutpoints: str = "antisymmetric", chains: int = 2, draws: int = 500,
+    tune: int = 500, seed: int = 0, progress=None,
+):
+    """The leave-one-out calibration of a rating matrix in the chosen mode.
+
+    Parameters
+    ----------
+    rm : lib.ratings.RatingMatrix
+    mode : {"fast", "full"}
+    cutpoints : {"antisymmetric", "free"}
+    chains, draws, tune, seed
+        NUTS settings of the full mode's posterior fits (all comparisons, then each system group).
+    progress : callable, optional
+        ``progress(fraction, message)`` of the full mode's fits.
+
+    Raises
+    ------
+    SettingsError
+        Unknown mode or cutpoints, or antisymmetric cutpoints with an even number of categories.
+    """
+    from lib.irt.model import check_cutpoints
+
+    check_mode(mode)
+    check_cutpoints(cutpoints, len(rm.categories))
+    if mode == "fast":
+        return FastCalibration(rm.codes(), len(rm.categories), rm.comparisons, cutpoints=cutpoints)
+    sample = posterior_sampler(cutpoints=cutpoints, chains=chains, draws=draws, tune=tune, seed=seed,
+                               progress=progress)
+    return FullCalibration(rm, sample, cutpoints=cutpoints)

@@ -1,0 +1,123 @@
+"""``python -m lib select``: how few prompts still tell systems apart (leave-one-out SE curve)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from lib.cli import add_columns_option, parse_columns
+from lib.errors import SettingsError
+from lib.formats import FORMATS
+
+STRATEGY_NAMES = ("random", "top_alpha", "max_info", "group", "cat_info", "cat_epv")
+
+
+def _int_list(text: str | None, option: str) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise SettingsError(f"{option} takes whole numbers separated by commas (got '{text}')") from None
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "select",
+        help="leave-one-out SE curve of prompt-selection strategies",
+        description="For each comparison, calibrate the prompts on the other comparisons, select k "
+        "prompts by each strategy and estimate the held-out ability from them (Sedoc & Ungar 2020, "
+        "Fig. 2). Writes selection_curve.csv, prompts_needed.csv and subset_<strategy>.csv to --out.",
+    )
+    p.add_argument("--input", required=True, help="CSV of judgments, ratings or responses")
+    p.add_argument("--format", required=True, choices=list(FORMATS))
+    p.add_argument("--criterion", default=None, help="criterion to use when the file has several")
+    add_columns_option(p)
+    p.add_argument("--strategies", default=",".join(STRATEGY_NAMES),
+                   help=f"comma-separated, from {', '.join(STRATEGY_NAMES)} (default: all)")
+    p.add_argument("--mode", choices=["fast", "full"], default="fast",
+                   help="fast: leave-one-out MAP rescaled to sd(theta)=1; full: posterior draws "
+                        "of the items with PSIS leave-one-out (minutes)")
+    p.add_argument("--target-se", type=float, default=None,
+                   help="SE to reach (default: 10%% above the SE with every prompt)")
+    p.add_argument("--k", default=None, help="comma-separated subset sizes (default: about 12 "
+                                             "roughly geometric steps from 5 to all prompts)")
+    p.add_argument("--random-draws", type=int, default=50, help="random orders per comparison")
+    p.add_argument("--theta0", type=float, default=0.0, help="ability where max_info ranks prompts")
+    p.add_argument("--cutpoints", choices=["antisymmetric", "free"], default=None,
+                   help="default: antisymmetric for votes and ratings, free for responses")
+    p.add_argument("--chains", type=int, default=2, help="full mode: NUTS chains")
+    p.add_argument("--draws", type=int, default=500, help="full mode: draws per chain")
+    p.add_argument("--tune", type=int, default=500, help="full mode: tuning iterations per chain")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-merge", action="store_true", help="do not average redundant prompts")
+    p.add_argument("--out", required=True, help="output folder (created)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from lib.formats import read_csv
+    from lib.inputs import analysis_input
+    from lib.selection import (
+        STRATEGIES,
+        check_strategies,
+        default_k_grid,
+        default_target_se,
+        loo_curve,
+        make_calibration,
+        prompts_needed,
+        select_subset,
+    )
+
+    strategies = check_strategies([s.strip() for s in args.strategies.split(",") if s.strip()])
+    ks = _int_list(args.k, "--k")
+    if args.target_se is not None and not args.target_se > 0:
+        raise SettingsError(f"--target-se must be positive (got {args.target_se})")
+    path = Path(args.input)
+    data = analysis_input(
+        read_csv(path, path.name), args.format, parse_columns(args.columns), file=path.name,
+        criterion=args.criterion, merge_redundant=not args.no_merge,
+    )
+    rm = data.matrix
+    cutpoints = args.cutpoints or ("free" if args.format == "responses" else "antisymmetric")
+
+    def report(fraction: float, message: str) -> None:
+        print(f"[{fraction:4.0%}] {message}", flush=True)
+
+    print(f"{rm.shape[0]} comparisons x {rm.shape[1]} prompts; calibrating ({args.mode} mode)", flush=True)
+    cal = make_calibration(rm, args.mode, cutpoints=cutpoints, chains=args.chains, draws=args.draws,
+                           tune=args.tune, seed=args.seed, progress=report)
+    curve = loo_curve(rm.codes(), cal, strategies, ks if ks else default_k_grid(rm.shape[1]),
+                      n_random=args.random_draws, theta0=args.theta0, seed=args.seed, progress=report)
+    target = args.target_se if args.target_se is not None else default_target_se(curve.summary)
+    needed = prompts_needed(curve.summary, target)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    curve.summary.to_csv(out / "selection_curve.csv", index=False)
+    needed.to_csv(out / "prompts_needed.csv", index=False)
+    texts = data.judgments.prompt_texts if data.judgments is not None else None
+    written = ["selection_curve.csv", "prompts_needed.csv"]
+    for row in needed.itertuples():
+        if STRATEGIES[row.strategy].adaptive:
+            print(f"note: {row.strategy} is adaptive (prompts chosen per comparison): no fixed subset")
+            continue
+        reached = not pd.isna(row.k_needed)
+        k = int(row.k_needed) if reached else rm.shape[1]
+        if not reached:
+            print(f"note: {row.strategy} does not reach SE {target:.3g}; its subset lists all prompts")
+        try:
+            subset = select_subset(cal, row.strategy, k, prompt_ids=rm.prompt_ids, groups=rm.groups,
+                                   texts=texts, theta0=args.theta0, seed=args.seed)
+        except SettingsError as err:
+            print(f"note: no subset for {row.strategy}: {err}")
+            continue
+        subset.to_csv(out / f"subset_{row.strategy}.csv", index=False)
+        written.append(f"subset_{row.strategy}.csv")
+    if curve.khat_max is not None and curve.khat_max > 0.7:
+        print(f"warning: Pareto k-hat up to {curve.khat_max:.2f} (> 0.7): some leave-one-out "
+              "weights are unreliable; the fast mode or more draws may be safer")
+    print(needed.to_string(index=False))
+    print(f"wrote {out}/" + ", ".join(written))
+    return 0

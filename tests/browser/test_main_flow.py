@@ -1,0 +1,21 @@
+"""Real browser: open the app on the default data, fit it, find the ability chart and the prompts."""
+
+from __future__ import annotations
+
+
+def test_open_fit_default_data_and_see_abilities(page, app_url):
+    page.goto(app_url)
+    page.get_by_role("heading", name="Data").wait_for(timeout=120_000)
+    page.get_by_text("1809").first.wait_for()  # votes of the default LAMP rankings
+    page.locator("[data-testid='stSidebarNav']").get_by_text("Abilities").click()
+    page.get_by_role("heading", name="Abilities").wait_for()
+    # A MAP fit keeps the browser test short; the full posterior is tested in tests/test_irt_fit.py.
+    page.locator("[data-testid='stSelectbox']").filter(has_text="Sampler").click()
+    page.get_by_role("option", name="map: MAP point", exact=False).click()
+    page.get_by_role("button", name="Fit", exact=True).click()
+    page.get_by_text("MAP ability (preview").first.wait_for(timeout=180_000)
+    assert page.locator(".js-plotly-plot").count() >= 1
+    assert page.get_by_text("Human-edited vs AI-generated").first.is_visible()
+    page.locator("[data-testid='stSidebarNav']").get_by_text("Prompts").click()
+    page.get_by_text("Category response curves").first.wait_for(timeout=60_000)
+    assert not page.locator("[data-testid='stException']").count()

@@ -1,0 +1,193 @@
+"""Prompt selection: strategies on a hand-made bank, the leave-one-out curve on the paper's
+synthetic design (20 comparisons x 200 prompts, known parameters), prompts needed, subsets, CLI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lib.errors import SettingsError
+from lib.irt.readouts import DEFAULT_GRID, category_probs, item_information
+from lib.irt.simulate import simulate_grm
+from lib.ratings import RatingMatrix
+from lib.selection import (
+    FastCalibration,
+    FullCalibration,
+    ItemParams,
+    check_strategies,
+    loo_curve,
+    posterior_sampler,
+    prompts_needed,
+    select_subset,
+    what_if,
+)
+from lib.selection.strategies import next_prompt, static_order
+
+CATEGORIES = np.arange(-3, 4)
+
+
+def rating_matrix(codes: np.ndarray) -> RatingMatrix:
+    """A rating matrix of net ratings -3..3 from category codes (no systems: simulated comparisons)."""
+    n_comp, n_prompts = codes.shape
+    ids = np.array([f"p{j}" for j in range(n_prompts)])
+    return RatingMatrix(
+        u=np.where(codes >= 0, codes - 3.0, np.nan),
+        comparisons=pd.DataFrame({"comparison": [f"c{i}" for i in range(n_comp)], "system_a": "", "system_b": ""}),
+        prompt_ids=ids, categories=CATEGORIES,
+        groups=pd.DataFrame({"prompt_id": ids, "group": ids}), n_votes=(codes >= 0).astype(np.int64),
+    )
+
+
+# ------------------------------------------------------------------ tiny hand-made bank
+# prompt 0: sharp (alpha 3) around 0; prompt 1: weak (alpha 0.5); prompt 2: alpha 2 around theta 2.
+ALPHA = np.array([3.0, 0.5, 2.0])
+B = np.array([[-1.0, -0.5, -0.2, 0.2, 0.5, 1.0], [-1.0, -0.5, -0.2, 0.2, 0.5, 1.0],
+              [1.0, 1.5, 1.8, 2.2, 2.5, 3.0]])
+
+
+def test_static_orders_on_a_hand_made_bank():
+    assert list(static_order("top_alpha", ALPHA, B)) == [0, 2, 1]
+    # at theta0 = 2 the prompt placed there beats the sharper prompt placed at 0
+    assert static_order("max_info", ALPHA, B, theta0=2.0)[0] == 2
+    assert static_order("max_info", ALPHA, B, theta0=0.0)[0] == 0
+    perm = static_order("random", ALPHA, B, rng=np.random.default_rng(0))
+    assert sorted(perm) == [0, 1, 2]
+    with pytest.raises(SettingsError, match="unknown strategy 'best'"):
+        check_strategies(["top_alpha", "best"])
+
+
+def test_adaptive_rules_follow_the_running_posterior():
+    probs = category_probs(DEFAULT_GRID, ALPHA, B)
+    info = item_information(DEFAULT_GRID, ALPHA, B)
+    remaining = np.ones(3, bool)
+    prior = np.exp(-0.5 * DEFAULT_GRID**2)
+    prior /= prior.sum()
+    high = np.exp(-0.5 * ((DEFAULT_GRID - 2.0) / 0.3) ** 2)
+    high /= high.sum()
+    for rule in ("cat_info", "cat_epv"):
+        assert next_prompt(rule, prior, DEFAULT_GRID, probs, info, remaining) == 0
+        assert next_prompt(rule, high, DEFAULT_GRID, probs, info, remaining) == 2
+        assert next_prompt(rule, high, DEFAULT_GRID, probs, info, np.array([True, True, False])) in (0, 1)
+
+
+def test_what_if_stops_where_the_se_first_reaches_the_target():
+    bank = ItemParams.point(np.tile(ALPHA, 10), np.tile(B, (10, 1)))
+    ids = np.array([f"p{j}" for j in range(30)])
+    wi = what_if(bank, "cat_epv", prompt_ids=ids, categories=CATEGORIES, true_theta=1.5, target_se=0.4, seed=2)
+    for order, part in wi.path.groupby("order"):
+        assert len(part) == 30 and part["prompt_id"].is_unique
+        first = int(np.flatnonzero(part["theta_sd"].to_numpy() <= 0.4)[0]) + 1
+        assert wi.stop[order] == first
+        assert ((part["theta_lo"] <= part["theta_mean"]) & (part["theta_mean"] <= part["theta_hi"])).all()
+    # the adaptive order reaches the target no later than the random one
+    assert wi.stop["cat_epv"] <= wi.stop["random"]
+    with pytest.raises(SettingsError, match="not both"):
+        what_if(bank, "cat_epv", prompt_ids=ids, categories=CATEGORIES, target_se=0.4)
+
+
+def test_prompts_needed_reads_the_smallest_k_reaching_the_target():
+    summary = pd.DataFrame({
+        "strategy": ["random"] * 3 + ["top_alpha"] * 3, "k": [5, 10, 20] * 2,
+        "se_mean": [0.5, 0.4, 0.3, 0.35, 0.3, 0.25], "se_lo": 0.0, "se_hi": 1.0, "abs_err_mean": 0.0,
+    })
+    out = prompts_needed(summary, 0.3)
+    assert list(out.columns) == ["strategy", "target_se", "k_needed"]
+    assert out.set_index("strategy")["k_needed"].to_dict() == {"random": 20, "top_alpha": 10}
+    assert pd.isna(prompts_needed(summary, 0.2)["k_needed"]).all()
+    with pytest.raises(SettingsError):
+        prompts_needed(summary, 0.0)
+
+
+# ------------------------------------------------------------------ paper design, known parameters
+@pytest.fixture(scope="module")
+def paper():
+    return simulate_grm(20, 200, seed=11)
+
+
+def test_informed_strategies_reach_random_se_at_50_with_half_the_prompts(paper):
+    cal = FastCalibration(paper.codes, 7)
+    strategies = ["random", "top_alpha", "max_info", "cat_info", "cat_epv"]
+    curve = loo_curve(paper.codes, cal, strategies, [10, 15, 20, 25, 50, 100], n_random=20, seed=0)
+    s = curve.summary
+    assert list(s.columns) == ["strategy", "k", "se_mean", "se_lo", "se_hi", "abs_err_mean"]
+    target = float(s.query("strategy == 'random' and k == 50")["se_mean"].iloc[0])
+    needed = prompts_needed(s, target).set_index("strategy")["k_needed"]
+    for name in strategies[1:]:
+        assert needed[name] <= 25, (name, needed.to_dict())
+    # rescaled MAP keeps the SE honest against the truth too (loose: fast mode ignores item error)
+    est = curve.estimates.assign(truth=paper.theta[curve.estimates["comparison"]])
+    rmse = np.sqrt(((est["theta_mean"] - est["truth"]) ** 2).mean())
+    assert 0.6 < np.sqrt((est["theta_sd"] ** 2).mean()) / rmse < 1.5
+
+
+def test_full_mode_se_matches_the_actual_error_within_25_percent(paper, tmp_path, monkeypatch):
+    """Full mode: the mean posterior variance of the held-out ability must match its squared error
+    against the true theta (calibration). Pooled over 20 comparisons, 4 k values and 2 strategies
+    the RMSE's sampling error is about 1/sqrt(2 x 20 x 2) ~ 11%, well inside 25%."""
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
+    sample = posterior_sampler(chains=2, draws=100, tune=200, seed=1, max_draws=100)
+    cal = FullCalibration(rating_matrix(paper.codes), sample)
+    assert cal.whole.n_draws == 100
+    curve = loo_curve(paper.codes, cal, ["random", "top_alpha"], [10, 25, 50, 100], n_random=3, seed=0)
+    est = curve.estimates.assign(truth=paper.theta[curve.estimates["comparison"]])
+    rmse = np.sqrt(((est["theta_mean"] - est["truth"]) ** 2).mean())
+    rms_se = np.sqrt((est["theta_sd"] ** 2).mean())
+    assert abs(rms_se / rmse - 1) < 0.25, (rms_se, rmse)
+    assert curve.mode == "full" and curve.khat_max is not None
+
+
+# ------------------------------------------------------------------ systems, groups, subsets, CLI
+@pytest.fixture(scope="module")
+def hanna_small():
+    from lib.datasets import DATASETS, load_table
+    from lib.formats import read_ratings
+
+    ds = DATASETS["hanna_means"]
+    ratings = read_ratings(load_table("hanna_means"), ds.columns, file="hanna")
+    keep = ratings["system"].isin(sorted(ratings["system"].unique())[:6]) & ratings["prompt_id"].astype(int).lt(30)
+    return ratings[keep & ratings["criterion"].eq("Relevance")]
+
+
+def test_group_strategy_and_subset_export_on_real_systems(hanna_small):
+    from lib.ratings import from_absolute_ratings
+
+    rm = from_absolute_ratings(hanna_small, "Relevance", merge_redundant=False)
+    cal = FastCalibration(rm.codes(), 7, rm.comparisons)
+    assert set(cal.groups.dropna()) == {"better", "weaker"}
+    # 6 systems: 3 better (3 comparisons), 3 weaker (3), 9 across
+    assert cal.groups.value_counts().to_dict() == {"better": 3, "weaker": 3}
+    curve = loo_curve(rm.codes(), cal, ["top_alpha", "group"], [5, 10, 30], seed=0)
+    assert set(curve.summary["strategy"]) == {"top_alpha", "group"}
+    subset = select_subset(cal, "group", 5, prompt_ids=rm.prompt_ids, groups=rm.groups)
+    assert subset.groupby("system_group").size().to_dict() == {"better": 5, "weaker": 5}
+    top = select_subset(cal, "top_alpha", 4, prompt_ids=rm.prompt_ids)
+    alpha = cal.whole.mean()[0]
+    assert list(top["prompt_id"]) == list(rm.prompt_ids[np.argsort(-alpha)[:4]])
+    assert list(top.columns) == ["rank", "prompt_id", "alpha", "information"]
+    with pytest.raises(SettingsError, match="no fixed subset"):
+        select_subset(cal, "cat_epv", 4, prompt_ids=rm.prompt_ids)
+
+
+def test_select_command_writes_the_three_kinds_of_file(hanna_small, tmp_path, capsys):
+    from lib.cli import main
+
+    src = tmp_path / "ratings.csv"
+    hanna_small.rename(columns={"prompt_id": "story", "score": "mean"}).to_csv(src, index=False)
+    out = tmp_path / "out"
+    status = main(["select", "--input", str(src), "--format", "ratings", "--criterion", "Relevance",
+                   "--columns", "prompt=story,score=mean", "--strategies", "random,top_alpha,cat_info",
+                   "--k", "5,10,30", "--random-draws", "5", "--target-se", "0.5", "--no-merge",
+                   "--out", str(out)])
+    assert status == 0
+    curve = pd.read_csv(out / "selection_curve.csv")
+    assert list(curve.columns) == ["strategy", "k", "se_mean", "se_lo", "se_hi", "abs_err_mean"]
+    assert set(curve["strategy"]) == {"random", "top_alpha", "cat_info"} and set(curve["k"]) == {5, 10, 30}
+    needed = pd.read_csv(out / "prompts_needed.csv")
+    assert list(needed.columns) == ["strategy", "target_se", "k_needed"]
+    assert (out / "subset_random.csv").exists() and (out / "subset_top_alpha.csv").exists()
+    assert not (out / "subset_cat_info.csv").exists()
+    assert "cat_info is adaptive" in capsys.readouterr().out
+    assert main(["select", "--input", str(src), "--format", "ratings", "--criterion", "Relevance",
+                 "--columns", "prompt=story,score=mean", "--strategies", "best", "--out", str(out)]) == 2
+    assert "unknown strategy 'best'" in capsys.readouterr().err
