@@ -41,6 +41,7 @@ def default_criterion(key: str) -> str | None:
 
 def current_input() -> AnalysisInput | None:
     """The analysis input in use: the Data page's choice, else the default bundled data set."""
+    init_state()  # a page opened by URL before app.py's first run still finds its defaults
     data = st.session_state.get("analysis_input")
     if data is not None:
         return data
