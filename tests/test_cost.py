@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from lib.commands import cost as cost_command
+from lib.cli import main
 from lib.cost.analysis import analyse
 from lib.cost.compare import MANN_WHITNEY, T_TEST, holm
 from lib.cost.correlation import participant_terms, spearman
@@ -350,10 +349,7 @@ def test_bundled_example_is_the_scripts_output():
 
 
 def _cli(argv):
-    parser = argparse.ArgumentParser()
-    cost_command.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["cost", *argv])
-    return args.run(args)
+    return main(["cost", *argv])
 
 
 def test_cli_writes_the_four_tables(tmp_path):
@@ -375,11 +371,11 @@ def test_cli_writes_the_four_tables(tmp_path):
     assert curve.c_h.to_numpy() == pytest.approx(want.cost_curve.c_h.to_numpy())
 
 
-def test_cli_bad_input_raises_input_error(tmp_path):
-    with pytest.raises(InputError, match="no such file"):
-        _cli(["--input", str(tmp_path / "missing.csv"), "--out", str(tmp_path)])
-    with pytest.raises(SettingsError, match="--weights"):
-        _cli(["--input", str(EXAMPLE), "--weights", "1,2", "--out", str(tmp_path)])
+def test_cli_bad_input_exits_2_with_the_message(tmp_path, capsys):
+    assert _cli(["--input", str(tmp_path / "missing.csv"), "--out", str(tmp_path)]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert _cli(["--input", str(EXAMPLE), "--weights", "1,2", "--out", str(tmp_path)]) == 2
+    assert "--weights" in capsys.readouterr().err
 
 
 def test_figures_carry_the_tables(effort_study):

@@ -62,5 +62,5 @@ def test_map_with_zero_weight_leaves_a_comparison_at_the_prior():
     w = np.ones(8)
     w[2] = 0.0
     point = fit_map(sim.codes, 7, weights=w)
-    assert abs(point.theta[2]) < 1e-4
+    assert abs(point.theta[2]) < 1e-3  # L-BFGS tolerance
     assert abs(fit_map(sim.codes, 7).theta[2]) > 1e-2

@@ -14,18 +14,12 @@ from lib.errors import FormatError
 from lib.revision.io import read_drafts, read_edits
 
 
-@pytest.fixture
-def revise_only(monkeypatch):
-    # other subcommands may not exist yet in this checkout; dispatch exercises only ours
-    monkeypatch.setattr(cli, "COMMANDS", ("revise",))
-
-
 def write_drafts(path, reference_name="gold"):
     pd.DataFrame({"id": ["1", "2"], "model": ["A", "B"], "draft": ["The cat sat on the mat.", "Hello there world."],
                   reference_name: ["The black cat sat on the mat.", "Hello there world."]}).to_csv(path, index=False)
 
 
-def test_diff_engine_writes_the_two_files(tmp_path, revise_only, capsys):
+def test_diff_engine_writes_the_two_files(tmp_path, capsys):
     write_drafts(tmp_path / "d.csv")
     code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff", "--reference-column", "gold",
                      "--columns", "text_id=id,system=model", "--out", str(tmp_path / "out")])
@@ -40,14 +34,14 @@ def test_diff_engine_writes_the_two_files(tmp_path, revise_only, capsys):
     assert rd["revision_distance"].tolist() == [1, 0]
 
 
-def test_missing_reference_is_exit_2_with_the_column_named(tmp_path, revise_only, capsys):
+def test_missing_reference_is_exit_2_with_the_column_named(tmp_path, capsys):
     write_drafts(tmp_path / "d.csv")
     code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff",
                      "--columns", "text_id=id,system=model", "--out", str(tmp_path / "out")])
     assert code == 2 and "missing column 'reference'" in capsys.readouterr().err
 
 
-def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, revise_only, monkeypatch, capsys):
+def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, monkeypatch, capsys):
     write_drafts(tmp_path / "d.csv")
     edit = {"action_name": "a", "revision_description": "d", "revision_level": "word", "revision_intention": "i",
             "original_snippet": "cat", "revised_snippet": "dog"}

@@ -25,10 +25,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cutpoints", choices=["antisymmetric", "free"], default=None,
                    help="default: antisymmetric for votes and ratings, free for responses")
     p.add_argument("--sampler", choices=["numpyro", "pymc", "nutpie", "map"], default="numpyro")
-    p.add_argument("--chains", type=int, default=4)
-    p.add_argument("--draws", type=int, default=1000)
-    p.add_argument("--tune", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--chains", type=int, help="default 4")
+    p.add_argument("--draws", type=int, help="draws per chain, default 1000")
+    p.add_argument("--tune", type=int, help="tuning iterations per chain, default 500")
+    p.add_argument("--seed", type=int)
     p.add_argument("--no-merge", action="store_true", help="do not average redundant prompts")
     p.add_argument("--out", required=True, help="output folder (created)")
     p.set_defaults(run=run)
@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
         criterion=args.criterion, merge_redundant=not args.no_merge,
     )
     cutpoints = args.cutpoints or ("free" if args.format == "responses" else "antisymmetric")
-    settings = FitSettings(cutpoints=cutpoints, sampler=args.sampler, chains=args.chains,
-                           draws=args.draws, tune=args.tune, seed=args.seed)
+    given = {k: getattr(args, k) for k in ("chains", "draws", "tune", "seed") if getattr(args, k) is not None}
+    settings = FitSettings(cutpoints=cutpoints, sampler=args.sampler, **given)
     fit = fit_grm(data.matrix, settings, use_cache=False,
                   progress=lambda f, msg: print(f"[{f:4.0%}] {msg}", flush=True))
     out = Path(args.out)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -26,6 +27,17 @@ from lib.irt.model import build_grm, check_cutpoints
 from lib.ratings import RatingMatrix
 
 SAMPLERS = ("numpyro", "pymc", "nutpie", "map")
+
+MAX_PARALLEL_CHAINS = 8
+"""numpyro runs chains in parallel only across JAX devices, and the CPU is one device unless XLA
+is told to split it before JAX is first imported. Split it so up to 8 chains run side by side:
+4 chains on the 2-core machines sample 3x faster than numpyro's vectorised chains
+(``bench/bench_samplers.py``)."""
+
+if "jax" not in sys.modules and "host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={MAX_PARALLEL_CHAINS}"
+    ).strip()
 
 RHAT_MAX = 1.01
 """Above this R-hat the chains disagree (Vehtari et al. 2021): the fit is flagged."""
@@ -54,7 +66,7 @@ class FitSettings:
     sampler: str = "numpyro"
     chains: int = 4
     draws: int = 1000
-    tune: int = 1000
+    tune: int = 500
     seed: int = 0
 
     def validate(self) -> None:
@@ -99,38 +111,46 @@ class GRMFit:
 
 @lru_cache(maxsize=8)
 def _map_solver(codes_bytes: bytes, shape: tuple[int, int], n_categories: int, cutpoints: str):
-    """Compile the model's log density and gradient once per data set (LOO refits reuse them)."""
-    import pymc as pm
-    from pymc.blocking import DictToArrayBijection, RaveledVars
+    """Compile log density and gradient once per data set, as one function of a flat vector.
+
+    Refits with other weights (leave-one-out) reuse the compiled function and start from the
+    all-data MAP point, which is computed first so results do not depend on the call order.
+    """
+    import pytensor
+    import pytensor.tensor as pt
+    from pymc.pytensorf import join_nonshared_inputs
+    from scipy.optimize import minimize
 
     codes = np.frombuffer(codes_bytes, dtype=np.int64).reshape(shape)
     model = build_grm(codes, n_categories, cutpoints=cutpoints)
     start = model.initial_point()
-    x0 = DictToArrayBijection.map(start)
-    logp = DictToArrayBijection.mapf(model.compile_logp(jacobian=False), start)
-    rvs = [model.values_to_rvs[v] for v in model.value_vars]
-    dlogp = DictToArrayBijection.mapf(model.compile_dlogp(rvs, jacobian=False), start)
+    logp = model.logp(jacobian=False)
+    grad = pt.concatenate([g.ravel() for g in pt.grad(logp, model.value_vars)])
     # theta, alpha and b written in terms of the (transformed) value variables.
     by_name = {v.name: v for v in model.unobserved_value_vars}
-    outs = model.compile_fn([by_name["theta"], by_name["alpha"], by_name["b"]],
-                            inputs=model.value_vars, point_fn=False, on_unused_input="ignore")
+    outs, flat = join_nonshared_inputs(
+        start, [logp, grad, by_name["theta"], by_name["alpha"], by_name["b"]], model.value_vars
+    )
+    value_and_grad = pytensor.function([flat], outs[:2])
+    params = pytensor.function([flat], outs[2:], on_unused_input="ignore")
+    weight = model["weight"]
+
+    def cost(x: np.ndarray) -> tuple[float, np.ndarray]:
+        value, gradient = value_and_grad(x)
+        return -float(value), -gradient
+
+    def optimum(weights: np.ndarray, x0: np.ndarray) -> np.ndarray:
+        weight.set_value(weights)
+        return minimize(cost, x0, jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
+
+    x_start = np.concatenate([np.ravel(start[v.name]) for v in model.value_vars])
+    x_all = optimum(np.ones(shape[0]), x_start)
 
     def solve(weights: np.ndarray) -> GRMPoint:
-        from scipy.optimize import minimize
-
-        model.set_data("weight", weights)
-        info = x0.point_map_info
-
-        def cost(x: np.ndarray) -> tuple[float, np.ndarray]:
-            raveled = RaveledVars(x, info)
-            return -float(logp(raveled)), -np.asarray(dlogp(raveled))
-
-        res = minimize(cost, x0.data, jac=True, method="L-BFGS-B", options={"maxiter": 5000})
-        point = DictToArrayBijection.rmap(RaveledVars(res.x, info), start)
-        theta, alpha, b = outs(*[point[v.name] for v in model.value_vars])
+        x = x_all if np.all(weights == 1) else optimum(weights, x_all)
+        theta, alpha, b = params(x)
         return GRMPoint(theta=np.asarray(theta), alpha=np.asarray(alpha), b=np.asarray(b))
 
-    _ = pm  # imported for its side effects on pytensor configuration
     return solve
 
 
@@ -212,7 +232,7 @@ def fit_grm(
     ----------
     rm : RatingMatrix
     settings : FitSettings, optional
-        Defaults: antisymmetric cutpoints, numpyro NUTS, 4 chains x 1000 draws (1000 tuning).
+        Defaults: antisymmetric cutpoints, numpyro NUTS, 4 chains x 1000 draws (500 tuning).
     progress : callable, optional
         ``progress(fraction, message)``; PyMC's sampler reports every draw, the others report
         their stages.
@@ -289,9 +309,8 @@ def _sample(rm: RatingMatrix, settings: FitSettings, report: Progress) -> az.Inf
 
         kwargs = {"callback": callback, "cores": min(settings.chains, os.cpu_count() or 1)}
     elif settings.sampler == "numpyro":
-        # One vectorised XLA program for all chains: the 2-core machines gain nothing from
-        # JAX's multi-device parallel chains, which would also need XLA flags set before import.
-        kwargs = {"nuts_sampler_kwargs": {"chain_method": "vectorized"}}
+        parallel = settings.chains <= MAX_PARALLEL_CHAINS
+        kwargs = {"nuts_sampler_kwargs": {"chain_method": "parallel" if parallel else "sequential"}}
     report(0.02, f"compiling and sampling with {settings.sampler} "
                  f"({settings.chains} chains x {settings.tune}+{settings.draws} iterations)")
     with model:
