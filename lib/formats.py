@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lib.columns import resolve_roles
 from lib.errors import FormatError
 
 FORMATS = ("pairwise", "bestworst", "ranking", "responses", "ratings")
@@ -264,32 +265,8 @@ def resolve_columns(
     """
     _check_format(fmt)
     required, optional = ROLES[fmt]
-    user = dict(columns or {})
-    for role in user:
-        if role not in required + optional:
-            raise FormatError(
-                f"unknown role '{role}' for the {fmt} format; roles are {', '.join(required + optional)}",
-                file=file,
-            )
-    taken = {c for c in user.values() if c}
-    mapping = {r: c for r, c in guess_columns(list(df.columns), fmt).items() if r not in user and c not in taken}
-    mapping.update({r: c for r, c in user.items() if c})
-    available = ", ".join(map(str, df.columns))
-    for role, col in mapping.items():
-        if col not in df.columns:
-            raise FormatError(
-                f"column '{col}' (mapped to role '{role}') is not in the file; its columns are {available}",
-                file=file,
-                column=col,
-            )
-    missing = [r for r in required if r not in mapping]
-    if missing:
-        raise FormatError(
-            f"no column for required role{'s' if len(missing) > 1 else ''} {', '.join(missing)} of the "
-            f"{fmt} format; name the column(s) with ROLE=COLUMN (the file's columns are {available})",
-            file=file,
-        )
-    return mapping
+    return resolve_roles(list(df.columns), required, optional, guess_columns(list(df.columns), fmt),
+                         columns, file=file, what=f"the {fmt} format")
 
 
 # --------------------------------------------------------------------------------------- helpers

@@ -52,7 +52,7 @@ Z = stats.norm.ppf((np.arange(30) + 0.5) / 30)  # exactly normal-shaped samples
 
 
 @pytest.fixture(scope="module")
-def tests_study():
+def study_with_known_tests():
     """Three tasks whose pre-tests have known outcomes (Table 1 procedure)."""
     rows = (
         _rows("normal", 3.5 + 0.5 * Z, 2.5 + 0.5 * Z)  # normal, equal variances -> t-test
@@ -102,8 +102,8 @@ def test_loss_table_means_counts_and_order(effort_study):
     assert table.condition.tolist() == ["gpt", "human", "gpt", "human"]
 
 
-def test_choice_of_test_follows_shapiro_and_levene(tests_study):
-    t = loss_tests(tests_study).set_index("task")
+def test_choice_of_test_follows_shapiro_and_levene(study_with_known_tests):
+    t = loss_tests(study_with_known_tests).set_index("task")
     assert t.loc["normal", "test"] == T_TEST
     assert t.loc["normal", "shapiro_p_with"] > 0.05 and t.loc["normal", "levene_p"] > 0.05
     assert t.loc["skewed", "test"] == MANN_WHITNEY and t.loc["skewed", "shapiro_p_with"] <= 0.05
@@ -122,15 +122,15 @@ def test_holm_correction_by_hand():
     assert np.isnan(holm(np.array([0.01, 0.04, 0.03, np.nan]))[3])
 
 
-def test_holm_across_tasks_in_tables(tests_study):
-    t = loss_tests(tests_study)
+def test_holm_across_tasks_in_tables(study_with_known_tests):
+    t = loss_tests(study_with_known_tests)
     p = t.p_value.to_numpy()
     order = np.argsort(p)
     by_hand = np.maximum.accumulate(np.minimum(1, p[order] * (len(p) - np.arange(len(p)))))
     expected = np.empty_like(p)
     expected[order] = by_hand
     assert t.p_holm.to_numpy() == pytest.approx(expected)
-    table = loss_table(tests_study)
+    table = loss_table(study_with_known_tests)
     assert table.groupby("task", sort=False).p_holm.first().to_numpy() == pytest.approx(expected)
 
 
@@ -291,7 +291,7 @@ def test_covariate_errors():
 def test_settings_errors():
     with pytest.raises(SettingsError, match="'model' is not a condition"):
         read_study(_base(), file="s.csv", with_label="model")
-    with pytest.raises(SettingsError, match="unknown role 'speed'"):
+    with pytest.raises(InputError, match="unknown role 'speed'"):
         read_study(_base(), {"speed": "usefulness"}, file="s.csv")
     with pytest.raises(InputError, match="column 'nope'.*not in the file"):
         read_study(_base(), {"usefulness": "nope"}, file="s.csv")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from lib.columns import resolve_roles
 from lib.cost.loss import likert_to_loss
 from lib.errors import InputError, SettingsError
 
@@ -228,34 +229,11 @@ def resolve_columns(df: pd.DataFrame, columns: Mapping[str, str] | None, *, file
 
     Raises
     ------
-    SettingsError
-        Unknown role.
-    InputError
-        A mapped column that is not in the file, or a required role without a column.
+    FormatError
+        Unknown role, a mapped column that is not in the file, or a required role without a column.
     """
-    user = dict(columns or {})
-    for role in user:
-        if role not in ROLES:
-            raise SettingsError(f"unknown role '{role}'; roles are {', '.join(ROLES)}")
-    taken = {c for c in user.values() if c}
-    mapping = {r: c for r, c in guess_columns(list(df.columns)).items() if r not in user and c not in taken}
-    mapping.update({r: c for r, c in user.items() if c})
-    available = ", ".join(map(str, df.columns))
-    for role, col in mapping.items():
-        if col not in df.columns:
-            raise InputError(
-                f"column '{col}' (mapped to role '{role}') is not in the file; its columns are {available}",
-                file=file,
-                column=col,
-            )
-    missing = [r for r in REQUIRED if r not in mapping]
-    if missing:
-        raise InputError(
-            f"no column for required role{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
-            f"name it with ROLE=COLUMN (the file's columns are {available})",
-            file=file,
-        )
-    return mapping
+    return resolve_roles(list(df.columns), REQUIRED, OPTIONAL, guess_columns(list(df.columns)),
+                         columns, file=file, what="the study table")
 
 
 def _numbers(text: np.ndarray, rows: np.ndarray, what: str, column: str, file: str) -> np.ndarray:

@@ -19,3 +19,17 @@ def test_open_fit_default_data_and_see_abilities(page, app_url):
     page.locator("[data-testid='stSidebarNav']").get_by_text("Prompts").click()
     page.get_by_text("Category response curves").first.wait_for(timeout=60_000)
     assert not page.locator("[data-testid='stException']").count()
+
+
+def test_a_bad_upload_gets_a_message_naming_file_row_and_column(page, app_url, tmp_path):
+    bad = tmp_path / "my votes.csv"
+    bad.write_text("prompt,system_a,system_b,annotator,choice\np1,x,y,r1,A\np2,x,y,r1,maybe\n")
+    page.goto(app_url)
+    page.get_by_role("heading", name="Data").wait_for(timeout=120_000)
+    page.get_by_text("Upload a CSV").click()
+    page.locator("input[type='file']").set_input_files(str(bad))
+    error = page.locator("[data-testid='stAlert']").filter(has_text="Cannot use this data")
+    error.wait_for(timeout=60_000)
+    text = error.inner_text()
+    assert "my votes.csv" in text and "row 2" in text and "'choice'" in text and "maybe" in text
+    assert not page.locator("[data-testid='stException']").count()
