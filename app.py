@@ -22,6 +22,9 @@ PAGES = {
 
 page = st.navigation(PAGES)
 
+page.run()
+
+# Shared chrome after the page, so it shows what the page just did (data chosen, fit made).
 with st.sidebar:
     data = st.session_state.get("analysis_input")
     fit = st.session_state.get("fit")
@@ -33,5 +36,3 @@ with st.sidebar:
         d = fit.diagnostics
         st.caption(f"**Fit:** {d.sampler}, {d.chains}x{d.draws}"
                    + (" ⚠️ check diagnostics" if d.warnings else " ✓"))
-
-page.run()

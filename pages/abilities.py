@@ -6,7 +6,7 @@ from dataclasses import asdict
 import streamlit as st
 
 from lib.errors import InputError
-from lib.irt.fit import SAMPLERS, FitSettings, cache_dir, fit_grm, load_cached
+from lib.irt.fit import SAMPLERS, FitSettings, cache_dir, fit_grm
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from pages.common import current_fit, current_input
@@ -70,19 +70,19 @@ data = current_input()
 if data is not None:
     settings, clicked = settings_form(data)
     fit = current_fit(data)
-    try:
-        if clicked:
+    if clicked:
+        try:
             fit = run_fit(data, settings)
-        elif fit is None:
-            fit = load_cached(data.matrix, settings)
-    except InputError as err:
-        st.error(f"Cannot fit: {err}")
-        fit = None
-    st.session_state["fit"] = fit
+        except InputError as err:
+            st.error(f"Cannot fit: {err}")
+        st.session_state["fit"] = fit
     if fit is None:
         st.info("No fit for this data and these settings yet: press **Fit**. A MAP preview takes "
                 "seconds; the full posterior (numpyro, 4 chains) about a minute.")
     else:
+        s = fit.settings
+        st.caption(f"Showing the fit with {s.sampler}, {s.cutpoints} cutpoints, {s.chains} chains x "
+                   f"{s.draws} draws ({s.tune} tuning), seed {s.seed}.")
         show_diagnostics(fit)
         table = ability_table(fit, data.matrix)
         is_map = fit.diagnostics.sampler == "map"

@@ -56,10 +56,12 @@ def current_input() -> AnalysisInput | None:
 
 
 def current_fit(data: AnalysisInput):
-    """The session's fit if it was made on this data, else None (a fit belongs to its data)."""
-    from lib.irt.fit import fit_key
+    """The session's fit if it was made on this data, else the last cached fit of this data,
+    else None (a fit belongs to its data)."""
+    from lib.irt.fit import fit_key, load_latest
 
     fit = st.session_state.get("fit")
     if fit is None or fit.cache_key != fit_key(data.matrix, fit.settings):
-        return None
+        fit = load_latest(data.matrix)
+        st.session_state["fit"] = fit
     return fit

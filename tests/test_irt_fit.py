@@ -10,7 +10,7 @@ import pytest
 import xarray as xr
 
 from lib.formats import read_responses
-from lib.irt.fit import FitSettings, diagnose, fit_grm, load_cached
+from lib.irt.fit import FitSettings, diagnose, fit_grm, load_cached, load_latest
 from lib.irt.simulate import simulate_grm
 from lib.irt.summary import ability_table, prompt_table
 from lib.ratings import RatingMatrix, from_responses
@@ -98,6 +98,7 @@ def test_fits_are_cached_on_disk_by_data_and_settings(cache):
     assert messages == ["loaded from cache"]
     np.testing.assert_allclose(again.idata.posterior["theta"], first.idata.posterior["theta"])
     assert load_cached(rm, FitSettings(sampler="map", seed=1)) is None
+    assert load_latest(rm).cache_key == first.cache_key  # reopening the app shows the last fit
     table = ability_table(again, rm)
     assert list(table.columns) == ["comparison", "system_a", "system_b", "theta_mean", "theta_sd",
                                    "hdi_low", "hdi_high", "p_b_better"]

@@ -198,13 +198,18 @@ def cache_dir() -> Path:
     return Path(root) / "fits"
 
 
-def fit_key(rm: RatingMatrix, settings: FitSettings) -> str:
-    """Hash of the data (codes, labels, categories) and the settings; names the cache entry."""
+def data_key(rm: RatingMatrix) -> str:
+    """Hash of the data a fit depends on: codes, comparison and prompt labels, categories."""
     h = hashlib.sha256()
     h.update(rm.codes().tobytes())
     h.update(json.dumps([rm.comparisons["comparison"].tolist(), rm.prompt_ids.tolist(),
-                         rm.categories.tolist(), asdict(settings)]).encode())
+                         rm.categories.tolist()]).encode())
     return h.hexdigest()[:20]
+
+
+def fit_key(rm: RatingMatrix, settings: FitSettings) -> str:
+    """Hash of the data and the settings; names the cache entry."""
+    return hashlib.sha256(json.dumps([data_key(rm), asdict(settings)]).encode()).hexdigest()[:20]
 
 
 def load_cached(rm: RatingMatrix, settings: FitSettings) -> GRMFit | None:
@@ -217,6 +222,14 @@ def load_cached(rm: RatingMatrix, settings: FitSettings) -> GRMFit | None:
     idata.load()  # read everything now so the file is not held open
     diag = Diagnostics(**json.loads(meta.read_text()))
     return GRMFit(idata=idata, diagnostics=diag, settings=settings, cache_key=key)
+
+
+def load_latest(rm: RatingMatrix) -> GRMFit | None:
+    """The most recent cached fit of this data, whatever its settings, or None."""
+    pointer = cache_dir() / f"latest-{data_key(rm)}.json"
+    if not pointer.exists():
+        return None
+    return load_cached(rm, FitSettings(**json.loads(pointer.read_text())))
 
 
 def fit_grm(
@@ -265,6 +278,7 @@ def fit_grm(
     fit = GRMFit(idata=idata, diagnostics=diag, settings=settings, cache_key=fit_key(rm, settings))
     if use_cache:
         save(fit)
+        (cache_dir() / f"latest-{data_key(rm)}.json").write_text(json.dumps(asdict(settings)))
     report(1.0, "done")
     return fit
 

@@ -38,7 +38,8 @@ def ability_density(theta_draws: np.ndarray, labels: list[str]) -> go.Figure:
     """
     fig = go.Figure()
     lo, hi = np.quantile(theta_draws, [0.001, 0.999])
-    grid = np.linspace(min(lo, -1.0), max(hi, 1.0), 300)
+    pad = 0.15 * (hi - lo)  # room for the tails the quantiles cut
+    grid = np.linspace(min(lo - pad, -1.0), max(hi + pad, 1.0), 300)
     for i, label in enumerate(labels):
         draws = theta_draws[:, i]
         density = gaussian_kde(draws)(grid) if draws.std() > 0 else np.zeros_like(grid)

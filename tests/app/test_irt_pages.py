@@ -67,3 +67,12 @@ def test_prompts_page_without_fit_says_what_to_do(at):
     at.switch_page("pages/prompts.py").run()
     assert not at.exception
     assert any("Abilities" in i.value for i in at.info)
+
+
+def test_reopening_the_app_shows_the_last_fit_at_once(at):
+    fit_map(at)
+    again = AppTest.from_file(APP, default_timeout=180).run()  # a new session, same disk cache
+    again.switch_page("pages/abilities.py").run()
+    assert not again.exception
+    assert len(again.dataframe) == 1
+    assert any("Showing the fit with map" in c.value for c in again.caption)
