@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages.common import init_state
+from pages.common import current_fit, init_state
 
 st.set_page_config(page_title="Efficient human evaluation", layout="wide")
 init_state()
@@ -27,7 +27,7 @@ page.run()
 # Shared chrome after the page, so it shows what the page just did (data chosen, fit made).
 with st.sidebar:
     data = st.session_state.get("analysis_input")
-    fit = st.session_state.get("fit")
+    fit = current_fit(data) if data is not None else None
     st.caption(f"**Data:** {data.source if data else 'default (' + st.session_state['dataset'] + ')'}"
                + (f" · {data.criterion}" if data and data.criterion else ""))
     if fit is None:

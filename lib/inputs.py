@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from lib.datasets import DATASETS, load_judgments, load_table
+from lib.errors import SettingsError
 from lib.formats import JUDGMENT_FORMATS, Judgments, read_judgments, read_ratings, read_responses
 from lib.ratings import RatingMatrix, from_absolute_ratings, from_responses, net_ratings
 
@@ -68,8 +69,6 @@ def analysis_input(
         rm = from_absolute_ratings(ratings, criterion, merge_redundant=merge_redundant)
         return AnalysisInput(rm, fmt, file, criterion, ratings=ratings)
     if fmt not in JUDGMENT_FORMATS:
-        from lib.errors import SettingsError
-
         raise SettingsError(f"unknown format '{fmt}'")
     j = judgments or read_judgments(df, fmt, columns, file=file)
     rm = net_ratings(j.votes, criterion, merge_redundant=merge_redundant)
@@ -80,7 +79,8 @@ def bundled_input(key: str, criterion: str | None = None, *, merge_redundant: bo
     """The rating matrix of a bundled data set (``lib.datasets.DATASETS``), texts attached."""
     ds = DATASETS[key]
     judgments = load_judgments(key) if ds.fmt in JUDGMENT_FORMATS else None
-    return analysis_input(
+    data = analysis_input(
         load_table(key), ds.fmt, ds.columns, file=ds.path.name, criterion=criterion,
         merge_redundant=merge_redundant, judgments=judgments,
     )
+    return replace(data, source=ds.title)

@@ -129,41 +129,45 @@ st.write(
 for message in res.warnings:
     st.warning(message)
 
+# p-values span many orders of magnitude: scientific notation keeps them readable.
+P_COLUMNS = {c: st.column_config.NumberColumn(c, format="%.2e")
+             for c in ("p_value", "p_holm", "shapiro_p_with", "shapiro_p_without", "levene_p")}
+
 tab_loss, tab_effort, tab_cost, tab_gap, tab_corr = st.tabs(
     ["Loss (Table 1)", "Effort (Fig. 4)", "Cost and break-even n", "Understanding gap (Fig. 5)", "Correlations (Fig. 3)"]
 )
 with tab_loss:
     st.markdown("Mean loss L = 1 - (s - 1)/4 per task and condition; Shapiro-Wilk and Levene choose "
                 "t-test or Mann-Whitney U, p-values Holm-corrected across tasks.")
-    st.dataframe(res.loss_table, hide_index=True, key="cost_loss_table")
+    st.dataframe(res.loss_table, hide_index=True, column_config=P_COLUMNS, key="cost_loss_table")
     _download(res.loss_table, "loss_table.csv")
     with st.expander("Pre-tests"):
-        st.dataframe(res.loss_tests, hide_index=True)
+        st.dataframe(res.loss_tests, hide_index=True, column_config=P_COLUMNS)
         _download(res.loss_tests, "loss_tests.csv")
 with tab_effort:
     st.plotly_chart(plots.effort_bars(res.effort_medians, res.effort_tests, study.with_label, study.without_label),
                     key="cost_fig_effort")
     st.caption("First instance of a task = D_H + W_H, later instances W_H only; medians in seconds.")
-    st.dataframe(res.effort_medians, hide_index=True)
+    st.dataframe(res.effort_medians, hide_index=True, column_config=P_COLUMNS)
     _download(res.effort_medians, "effort_medians.csv")
-    st.dataframe(res.effort_tests, hide_index=True)
+    st.dataframe(res.effort_tests, hide_index=True, column_config=P_COLUMNS)
     _download(res.effort_tests, "effort_tests.csv")
 with tab_cost:
     if res.cost_curve.empty:
         st.info("No task has all the terms of Eqs. 2-3 (see the warnings above).")
     else:
         st.plotly_chart(plots.cost_curves(res.cost_curve, res.cost_terms), key="cost_fig_curves")
-    st.dataframe(res.cost_terms, hide_index=True, key="cost_terms_table")
+    st.dataframe(res.cost_terms, hide_index=True, column_config=P_COLUMNS, key="cost_terms_table")
     st.caption("break_even_n: smallest n with C_H,M(n) < C_H(n); empty = the model never pays at these weights.")
     _download(res.cost_terms, "cost_terms.csv")
     _download(res.cost_curve, "cost_curve.csv")
 with tab_gap:
     st.plotly_chart(plots.loss_vs_difficulty(res.difficulty), key="cost_fig_gap")
-    st.dataframe(res.difficulty, hide_index=True)
+    st.dataframe(res.difficulty, hide_index=True, column_config=P_COLUMNS)
     _download(res.difficulty, "loss_by_difficulty.csv")
 with tab_corr:
     scope = st.selectbox("Tasks", ["all tasks (averaged)", *study.tasks], key="cost_corr_scope")
     table = res.spearman if scope.startswith("all tasks") else spearman(study, scope)
     st.plotly_chart(plots.spearman_heatmap(table), key="cost_fig_corr")
-    st.dataframe(table, hide_index=True)
+    st.dataframe(table, hide_index=True, column_config=P_COLUMNS)
     _download(table, "spearman.csv")
