@@ -11,6 +11,9 @@ from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from pages.common import current_fit, current_input
 
+MAX_DENSITIES = 30
+"""More density curves than this in one chart are unreadable."""
+
 SAMPLER_HELP = {
     "numpyro": "NUTS in JAX (default, fastest full posterior)",
     "pymc": "PyMC's own NUTS (progress per draw)",
@@ -86,7 +89,10 @@ if data is not None:
         show_diagnostics(fit)
         table = ability_table(fit, data.matrix)
         is_map = fit.diagnostics.sampler == "map"
-        if not is_map:
+        if not is_map and len(table) > MAX_DENSITIES:
+            st.caption(f"{len(table)} comparisons (or persons): too many density curves to read; "
+                       "see the forest plot and the table.")
+        elif not is_map:
             th = fit.idata.posterior["theta"].transpose("chain", "draw", "comparison").to_numpy()
             st.plotly_chart(ability_density(th.reshape(-1, th.shape[-1]), list(table["comparison"])),
                             key="abil_density")

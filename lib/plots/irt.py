@@ -71,7 +71,7 @@ def ability_forest(table: pd.DataFrame, *, point_only: bool = False) -> go.Figur
     title = "MAP ability (preview: no interval, shrunk towards 0)" if point_only else \
         "Ability per comparison: posterior mean and 94% HDI"
     fig.update_layout(title=title, xaxis_title="theta (logits)", yaxis_title="comparison (B vs A)",
-                      height=max(300, 40 * len(t) + 120))
+                      height=max(300, (40 if len(t) <= 30 else 14) * len(t) + 120))
     return fig
 
 

@@ -76,3 +76,12 @@ def test_reopening_the_app_shows_the_last_fit_at_once(at):
     assert not again.exception
     assert len(again.dataframe) == 1
     assert any("Showing the fit with map" in c.value for c in again.caption)
+
+
+@pytest.mark.parametrize("key", ["pandalm_pairwise", "hanna_means", "science_mirt", "lsat7"])
+def test_data_page_reads_every_bundled_data_set(at, key):
+    at.radio(key="dataset").set_value(key).run()
+    assert not at.exception and not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics.get("prompts", metrics.get("items"))) > 1
+    assert at.session_state["analysis_input"].matrix.shape[0] >= 2
