@@ -111,7 +111,8 @@ with st.sidebar:
                            ("gamma", "gamma: wrapping + unwrapping W_H + U_H"), ("delta", "delta: validating V_H"))
     )
     n_max = st.slider("n instances (cost curves)", 1, 200, 20, key="cost_n")
-    sources = ["self"] + (["external"] if columns.get("external_loss") else [])
+    # The paper's Fig. 5 plots the external L_E (self-assessed L_H only in its appendix).
+    sources = (["external"] if columns.get("external_loss") else []) + ["self"]
     loss_source = st.radio("Loss against difficulty", sources, key="cost_loss_source",
                            format_func=lambda s: {"self": "self-assessed L_H", "external": "external L_E"}[s])
 

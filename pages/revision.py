@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -132,8 +133,14 @@ else:
     concurrency = st.slider("Drafts in flight", 1, 16, 4, key="revision_concurrency")
     todo = references if template.needs_reference else references.assign(reference=None)
     if template.needs_reference:
-        todo = todo[todo["reference"].notna()]
-    run_key = json.dumps([base_url, model, template.version, len(todo)])
+        todo = todo[todo["reference"].notna() & (todo["reference"].astype(str).str.strip() != "")]
+        if todo.empty:
+            st.warning("The reference-based prompt needs a reference text: upload drafts with a `reference` "
+                       "column, or choose the reference-free prompt.")
+            st.stop()
+    # results belong to these exact drafts and references (e.g. another LAMP writer's text is a new run)
+    texts = pd.util.hash_pandas_object(todo[["text_id", "system", "draft", "reference"]], index=False)
+    run_key = (base_url, model, template.version, hashlib.sha256(texts.to_numpy().tobytes()).hexdigest())
     if st.button(f"Propose edits for {len(todo)} drafts", type="primary", key="revision_run", disabled=not model):
         proposer = EditProposer(LLMSettings(model=model, base_url=base_url or None, api_key=api_key,
                                             concurrency=concurrency), template)
@@ -152,17 +159,21 @@ else:
     if len(failures):
         st.warning(f"{len(failures)} draft(s) failed; the others are kept.")
         st.dataframe(failures, hide_index=True)
-    st.caption("Answer path per draft: " + ", ".join(f"{k}: {v}" for k, v in
-                                                     edits.drop_duplicates(["text_id", "system"])["path"]
-                                                     .value_counts().items()))
     failed = set(zip(failures["text_id"], failures["system"]))
     evaluated = todo[[(t, s) not in failed for t, s in zip(todo["text_id"], todo["system"])]][
         ["text_id", "system", "draft"]].assign(editor=f"LLM: {model}")
+    if evaluated.empty:
+        st.error("No draft was revised; see the reasons above.")
+        st.stop()
+    st.caption("Answer path per draft: " + ", ".join(f"{k}: {v}" for k, v in
+                                                     edits.drop_duplicates(["text_id", "system"])["path"]
+                                                     .value_counts().items()))
 
 try:
     located = located_edits(edits.drop(columns=["path"], errors="ignore"), drafts)
 except InputError as err:
-    fail(InputError(err.problem, file="edits", rows=err.rows, column=err.column))
+    fail(InputError(err.problem, file=up_edits.name if source == UPLOAD else "edits", rows=err.rows,
+                    column=err.column))
 per_draft = per_draft_scores(located, evaluated)
 unlocated = located[~located["located"]]
 if len(unlocated):
@@ -205,6 +216,8 @@ with tab_rd:
     st.markdown(f"**Edits per draft by category** (Table 3; `revision_intention`), per {group}")
     st.dataframe(table.round(2))
     st.plotly_chart(category_figure(table, f"Edit categories per {group}"), key="revision_fig_cat")
+    with st.expander("Revision Distance per draft"):
+        st.dataframe(per_draft, hide_index=True)
     st.download_button("Download Revision Distance per draft (CSV)", per_draft.to_csv(index=False),
                        "revision_distance.csv", key="revision_dl_rd")
 
@@ -242,7 +255,8 @@ with tab_agree:
         st.caption("Span overlap: a candidate edit is correct when it overlaps a writer's edit (precision); a "
                    "writer's edit is found when a candidate edit overlaps it (recall). Category agreement: "
                    "share of matched edits with the same category. Writer vs writer is the human baseline.")
-        agreement = span_agreement(combined, candidate, WRITERS).round(3)
+        revised = per_draft if source == HUMAN else pd.concat([per_draft, lamp_evaluated])
+        agreement = span_agreement(combined, revised, candidate, WRITERS).round(3)
         if candidate == DIFF_EDITOR:  # diff-based edits carry no category
             agreement = agreement.drop(columns="category_agreement")
         st.dataframe(agreement, hide_index=True)

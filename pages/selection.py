@@ -1,19 +1,20 @@
 """Prompt selection: how few prompts still tell two systems apart (Sedoc & Ungar 2020, Fig. 2)."""
 
-import hashlib
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from lib.errors import InputError
+from lib.irt.fit import data_key
 from lib.plots.selection import se_curve, what_if_chart
 from lib.selection import (
+    PSIS_KHAT_LIMIT,
     STRATEGIES,
     default_k_grid,
     default_target_se,
     loo_curve,
     make_calibration,
+    parse_k_grid,
     prompts_needed,
     select_subset,
     what_if,
@@ -23,19 +24,11 @@ from pages.common import current_input
 FULL_SETTINGS = {"chains": 2, "draws": 500, "tune": 500}
 
 
-def data_key(rm) -> str:
-    """Hash of what the selection depends on (codes and labels), for the caches."""
-    h = hashlib.sha256(rm.codes().tobytes())
-    h.update("|".join(rm.comparisons["comparison"].astype(str)).encode())
-    h.update("|".join(rm.prompt_ids).encode())
-    return h.hexdigest()[:20]
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
-def curve(key: str, mode: str, cutpoints: str, strategies: tuple, ks: tuple, n_random: int,
-          theta0: float, _rm):
-    """Calibration and leave-one-out curve, cached by data and settings (the bar lives inside so
-    that cache hits replay nothing but its removal)."""
+def cached_curve(key: str, mode: str, cutpoints: str, strategies: tuple, ks: tuple, n_random: int,
+                 theta0: float, _rm):
+    """Calibration and leave-one-out curve, cached by data (``key``) and settings (the bar lives
+    inside so that cache hits replay nothing but its removal)."""
     bar = st.progress(0.0, text="calibrating")
 
     def report(fraction: float, message: str) -> None:
@@ -46,16 +39,6 @@ def curve(key: str, mode: str, cutpoints: str, strategies: tuple, ks: tuple, n_r
                        theta0=theta0, progress=report)
     bar.empty()
     return result, cal
-
-
-def parse_ks(text: str, n_prompts: int) -> list[int]:
-    try:
-        ks = sorted({int(x) for x in text.replace(" ", "").split(",") if x})
-    except ValueError:
-        raise InputError(f"k values must be whole numbers separated by commas (got '{text}')") from None
-    if not ks or ks[0] < 1 or ks[-1] > n_prompts:
-        raise InputError(f"k values must lie between 1 and the number of prompts ({n_prompts})")
-    return ks
 
 
 st.title("Prompt selection")
@@ -82,9 +65,13 @@ if n_comp < 3:
 cutpoints = "free" if data.fmt == "responses" else "antisymmetric"
 
 with st.expander("Settings", expanded=True):
+    st.markdown("**Strategies**")
+    c = st.columns(3)
+    chosen = [name for n, (name, strategy) in enumerate(STRATEGIES.items())
+              if c[n % 3].checkbox(strategy.label, True, key=f"selection_use_{name}")]
     c = st.columns([3, 2, 2])
-    chosen = c[0].multiselect("Strategies", list(STRATEGIES), default=list(STRATEGIES),
-                              format_func=lambda s: STRATEGIES[s].label, key="selection_strategies")
+    ks_text = c[0].text_input("k grid (prompts)", ", ".join(map(str, default_k_grid(n_prompts))),
+                              key="selection_ks")
     mode = c[1].radio(
         "Calibration", ["fast", "full"], key="selection_mode", horizontal=True,
         help="fast: leave-one-out MAP rescaled to sd(theta) = 1 (seconds). full: posterior draws "
@@ -92,40 +79,37 @@ with st.expander("Settings", expanded=True):
     )
     target_in = c[2].number_input("Target SE (0 = 10% above the SE with every prompt)", 0.0, 5.0, 0.0,
                                   0.01, key="selection_target")
-    c = st.columns([3, 2, 2])
-    ks_text = c[0].text_input("k grid (prompts)", ", ".join(map(str, default_k_grid(n_prompts))),
-                              key="selection_ks")
-    n_random = int(c[1].number_input("Random draws", 1, 500, 50, key="selection_random"))
-    theta0 = c[2].number_input("theta0 for max_info", -4.0, 4.0, 0.0, 0.1, key="selection_theta0",
+    c = st.columns(3)
+    n_random = int(c[0].number_input("Random draws", 1, 500, 50, key="selection_random"))
+    theta0 = c[1].number_input("theta0 for max_info", -4.0, 4.0, 0.0, 0.1, key="selection_theta0",
                                help="0 = near-equal systems")
 
 try:
-    ks = parse_ks(ks_text, n_prompts)
+    ks = parse_k_grid(ks_text, n_prompts)
     if not chosen:
         raise InputError("choose at least one strategy")
 except InputError as err:
     st.error(str(err))
     st.stop()
 
-key = data_key(rm)
-run = mode == "fast" or st.button("Run full calibration", type="primary", key="selection_run_full",
-                                   help="NUTS fits of all comparisons and of each system group")
-if mode == "full":
-    run = run or st.session_state.get("selection_full_done") == (key, tuple(chosen), tuple(ks))
-if not run:
-    st.info("The full calibration samples the posterior (a few minutes); press the button to start.")
-    st.stop()
+settings = (data_key(rm), mode, cutpoints, tuple(chosen), tuple(int(k) for k in ks), n_random, float(theta0))
+# The full calibration runs only on request; once run, the same settings show it again.
+if mode == "full" and st.session_state.get("selection_full_done") != settings:
+    if not st.button("Run full calibration", type="primary", key="selection_run_full",
+                     help="NUTS fits of all comparisons and of each system group"):
+        st.info("The full calibration samples the posterior (a few minutes); press the button to start.")
+        st.stop()
 
 try:
-    result, cal = curve(key, mode, cutpoints, tuple(chosen), tuple(ks), n_random, float(theta0), rm)
+    result, cal = cached_curve(*settings, rm)
 except InputError as err:
     st.error(str(err))
     st.stop()
 if mode == "full":
-    st.session_state["selection_full_done"] = (key, tuple(chosen), tuple(ks))
-    if result.khat_max is not None and result.khat_max > 0.7:
-        st.warning(f"Pareto k-hat up to {result.khat_max:.2f} (> 0.7): some leave-one-out weights "
-                   "are unreliable; compare with the fast mode.")
+    st.session_state["selection_full_done"] = settings
+    if result.khat_max is not None and result.khat_max > PSIS_KHAT_LIMIT:
+        st.warning(f"Pareto k-hat up to {result.khat_max:.2f} (> {PSIS_KHAT_LIMIT}): some leave-one-out "
+                   "weights are unreliable; compare with the fast mode.")
 
 target = target_in if target_in > 0 else default_target_se(result.summary)
 st.plotly_chart(se_curve(result.summary, result.mode, target), key="selection_curve_chart")
@@ -169,16 +153,19 @@ HYPOTHETICAL = "A new comparison (simulated)"
 which = c[1].selectbox("Comparison", [HYPOTHETICAL, *rm.comparisons["comparison"]], key="selection_which")
 true_theta = c[2].slider("True ability (new comparison)", -3.0, 3.0, 0.5, 0.1, key="selection_true",
                          disabled=which != HYPOTHETICAL)
-if which == HYPOTHETICAL:
-    wi = what_if(cal.whole, rule, prompt_ids=rm.prompt_ids, categories=rm.categories,
-                 true_theta=true_theta, target_se=target)
-else:
-    i = int(np.flatnonzero(rm.comparisons["comparison"].to_numpy() == which)[0])
-    wi = what_if(cal.loo(i), rule, prompt_ids=rm.prompt_ids, categories=rm.categories,
-                 codes_row=rm.codes()[i], target_se=target)
+try:
+    if which == HYPOTHETICAL:
+        wi = what_if(cal.whole, rule, prompt_ids=rm.prompt_ids, categories=rm.categories,
+                     true_theta=true_theta, target_se=target)
+    else:
+        i = int(np.flatnonzero(rm.comparisons["comparison"].to_numpy() == which)[0])
+        wi = what_if(cal.loo(i), rule, prompt_ids=rm.prompt_ids, categories=rm.categories,
+                     codes_row=rm.codes()[i], target_se=target)
+except InputError as err:
+    st.error(str(err))
+    st.stop()
 st.plotly_chart(what_if_chart(wi, target), key="selection_whatif_chart")
-stops = ", ".join(f"{STRATEGIES[o].label if o in STRATEGIES else 'random order'}: "
-                  f"{s if s is not None else 'not reached'}" for o, s in wi.stop.items())
+stops = ", ".join(f"{STRATEGIES[o].label}: {s if s is not None else 'not reached'}" for o, s in wi.stop.items())
 st.write(f"Prompts until SE <= {target:.3f}: {stops}.")
 st.download_button("what_if.csv", wi.path.to_csv(index=False), "what_if.csv", mime="text/csv",
                    key="selection_dl_whatif")

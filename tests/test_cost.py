@@ -134,7 +134,7 @@ def test_holm_across_tasks_in_tables(study_with_known_tests):
     assert table.groupby("task", sort=False).p_holm.first().to_numpy() == pytest.approx(expected)
 
 
-def test_loss_by_difficulty_marks_easiest(effort_study):
+def test_loss_by_difficulty_marks_easiest():
     rows = _rows("numeric", [5, 3, 1] * 3, [5, 5, 5] * 3)
     table = loss_by_difficulty(_study(rows, covariates={}))
     gpt = table[table.condition == "gpt"]
@@ -333,6 +333,34 @@ def test_real_study_loss_table_equals_spreadsheet_means():
         assert row.n == len(values) == 96
 
 
+def test_real_study_effort_medians_equal_spreadsheet_medians():
+    """HANNA scores stand in for times (the repo bundles no real timed study): GPT-2 scores as the
+    with-model unwrap time U_H, human-written ones as the solving time G_H. Expected medians come
+    from the csv module and ``statistics.median``, as a spreadsheet's MEDIAN would."""
+    import statistics
+
+    values: dict[tuple[str, str], list[float]] = {}
+    with HANNA.open(newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            if r["system"] in ("Human", "GPT-2"):
+                values.setdefault((r["criterion"], r["system"]), []).append(float(r["mean_human_score"]))
+    df = read_csv(HANNA, HANNA.name)
+    df = df[df.system.isin(["Human", "GPT-2"])]
+    gpt = df.system == "GPT-2"
+    df = df.assign(instance="1", unwrap=df.mean_human_score.where(gpt, ""),
+                   solve=df.mean_human_score.where(~gpt, ""))
+    study = read_study(df, {"condition": "system", "participant": "prompt_idx", "task": "criterion",
+                            "usefulness": "mean_human_score", "unwrap_time_s": "unwrap",
+                            "solve_time_s": "solve"}, with_label="GPT-2", covariates={}, file=HANNA.name)
+    medians, _ = effort_medians(study)
+    got = medians.set_index(["task", "component"]).median_s
+    assert len(got) == 12
+    for (criterion, system), v in values.items():
+        component = "U_H" if system == "GPT-2" else "G_H"
+        assert round(got[(criterion, component)], 2) == round(statistics.median(v), 2)
+        assert got[(criterion, component)] == pytest.approx(statistics.median(v), abs=1e-12)
+
+
 # ------------------------------------------------------------------------------ example, CLI, plots
 
 
@@ -384,6 +412,10 @@ def test_figures_carry_the_tables(effort_study):
     assert bars.layout.barmode == "stack"
     assert [tr.name.split()[0] for tr in bars.data] == ["D_H", "W_H", "U_H", "V_H", "G_H"]
     assert list(bars.data[0].y) == [115, 0]
+    # Each task's label carries its own Holm p-value, whatever order plotly draws the categories in.
+    p = res.effort_tests.set_index("task").p_holm
+    assert list(bars.data[0].x[0]) == [f"{t}<br>MW p_holm = {p[t]:.2g}" for t in ("numeric", "writing")]
+    assert p["numeric"] != p["writing"]
     curves = plots.cost_curves(res.cost_curve, res.cost_terms)
     star = [tr for tr in curves.data if tr.name == "break-even n"]
     assert [list(tr.x) for tr in star] == [[24], [1]]  # writing: D_H = 0, so it pays at once
@@ -399,7 +431,7 @@ def test_figures_escape_names_from_the_file():
     study = _study(rows, covariates={})
     res = analyse(study)
     bars = plots.effort_bars(res.effort_medians, res.effort_tests, study.with_label, study.without_label)
-    assert list(bars.data[0].x[0]) == ["&lt;b&gt;t&lt;/b&gt;"]
+    assert bars.data[0].x[0][0].startswith("&lt;b&gt;t&lt;/b&gt;<br>MW p_holm")
     gap = plots.loss_vs_difficulty(res.difficulty)
     assert gap.layout.annotations[0].text == "&lt;b&gt;t&lt;/b&gt;"
     curves = plots.cost_curves(res.cost_curve, res.cost_terms)

@@ -14,13 +14,14 @@ from lib.irt.readouts import (
     test_information as total_information,  # not collected as a test
 )
 
-RNG = np.random.default_rng(7)
 THETA = np.linspace(-3, 3, 13)
 
 
-def random_items(n_items: int, n_categories: int):
-    alpha = np.exp(RNG.normal(0, 0.5, n_items))
-    b = np.sort(RNG.normal(0, 1.5, (n_items, n_categories - 1)), axis=1)
+def random_items(n_items: int, n_categories: int, seed: int = 7):
+    """Discriminations (J,) and ordered thresholds (J, K-1) drawn like the model's priors."""
+    rng = np.random.default_rng(seed)
+    alpha = np.exp(rng.normal(0, 0.5, n_items))
+    b = np.sort(rng.normal(0, 1.5, (n_items, n_categories - 1)), axis=1)
     return alpha, b
 
 
@@ -54,7 +55,7 @@ def test_shapes_broadcast_over_draws_and_test_information_sums_items():
 
 def test_eap_ignores_missing_prompts_and_without_data_returns_the_prior():
     alpha, b = random_items(8, 7)
-    codes = RNG.integers(0, 7, 8)
+    codes = np.random.default_rng(8).integers(0, 7, 8)
     partial = codes.copy()
     partial[4:] = -1
     assert eap(partial, alpha, b) == pytest.approx(eap(codes[:4], alpha[:4], b[:4]), abs=1e-12)
@@ -62,18 +63,17 @@ def test_eap_ignores_missing_prompts_and_without_data_returns_the_prior():
     assert mean == pytest.approx(0, abs=1e-9) and sd == pytest.approx(1, abs=1e-3)
 
 
-def test_eap_with_all_prompts_matches_the_fitted_posterior_mean(tmp_path, monkeypatch):
+def test_eap_with_all_prompts_matches_the_fitted_posterior_mean(tmp_path, monkeypatch, codes_to_matrix):
     """E[theta_i | u] = E_items[ E[theta_i | u_i, items] ]: the EAP of each posterior draw of the
     items, averaged, must agree with the sampled posterior mean up to Monte Carlo error."""
     import arviz as az
 
     from lib.irt.fit import FitSettings, fit_grm
     from lib.irt.simulate import simulate_grm
-    from tests.test_selection import rating_matrix
 
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
     sim = simulate_grm(6, 30, seed=3)
-    fit = fit_grm(rating_matrix(sim.codes), FitSettings(chains=2, draws=300, tune=300, seed=1),
+    fit = fit_grm(codes_to_matrix(sim.codes), FitSettings(chains=2, draws=300, tune=300, seed=1),
                   use_cache=False)
     post = fit.idata.posterior
     alpha = post["alpha"].stack(s=("chain", "draw")).transpose("s", "prompt").to_numpy()

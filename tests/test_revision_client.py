@@ -77,6 +77,20 @@ def test_json_mode_fallback_when_server_rejects_schema(tmp_path):
     assert "JSON schema" in fallback["messages"][0]["content"]
 
 
+def test_a_draft_failing_in_both_modes_keeps_the_schema_for_the_next(tmp_path):
+    def handler(req, n):
+        if "too long" in json.loads(req.content)["messages"][-1]["content"]:
+            return httpx2.Response(400, json={"error": {"message": "context length exceeded"}})
+        return good()
+
+    p, seen = proposer(handler, tmp_path)
+    failed = p.propose(DraftTask("t1", "A", "too long"))
+    ok = p.propose(DraftTask("t2", "A", DRAFT))
+    assert failed.edits is None and "context length exceeded" in failed.error
+    assert ok.path == "json_schema"
+    assert [b["response_format"]["type"] for b in seen] == ["json_schema", "json_object", "json_schema"]
+
+
 def test_rate_limit_then_success_is_retried_by_the_sdk(tmp_path):
     def handler(req, n):
         return httpx2.Response(429, json={"error": {"message": "slow down"}}, headers=FAST) if n == 1 else good()

@@ -92,3 +92,11 @@ def test_read_edits_jsonl_and_csv():
         read_edits(io.BytesIO(b'{"text_id": 1}\n{oops\n'), "e.jsonl")
     with pytest.raises(FormatError, match="missing field 'system'"):
         read_edits(io.BytesIO(b'{"text_id": 1}\n'), "e.jsonl")
+
+
+def test_a_blank_named_reference_is_exit_2_before_any_llm_call(tmp_path, capsys):
+    pd.DataFrame({"text_id": ["1", "2"], "system": ["A", "A"], "draft": ["x y", "z w"],
+                  "gold": ["x", ""]}).to_csv(tmp_path / "d.csv", index=False)
+    code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "openai", "--model", "m",
+                     "--base-url", "http://127.0.0.1:9/v1", "--reference-column", "gold", "--out", str(tmp_path / "o")])
+    assert code == 2 and "row 2, column 'gold': empty reference" in capsys.readouterr().err

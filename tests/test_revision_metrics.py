@@ -65,20 +65,39 @@ def test_span_agreement_counts_overlaps_and_categories():
                    ("1", "A", "W1", 0, "alpha beta", "AB", "Cliche"), ("1", "A", "W1", 1, "gamma", "G", "Other"),
                    ("1", "A", "W1", 2, "delta", "G", "Tense")])
     located = locate_edits(edits, DRAFTS)
-    row = span_agreement(located, "llm", ["W1"]).set_index("system").loc["all"]
+    evaluated = DRAFTS.merge(pd.DataFrame({"editor": ["llm", "W1"]}), how="cross")
+    table = span_agreement(located, evaluated, "llm", ["W1"]).set_index("system")
+    row = table.loc["all"]
     assert (row["precision"], row["recall"]) == (1.0, pytest.approx(2 / 3))
     assert row["f1"] == pytest.approx(0.8) and row["category_agreement"] == 0.5
+    # draft 2 was revised by both with no edits: it counts as a draft but adds no edits
+    assert row["drafts"] == 2 and table.loc["B", "candidate_edits"] == 0
+
+
+def test_span_agreement_counts_a_draft_the_candidate_left_unedited():
+    edits = frame([("1", "A", "W1", 0, "alpha", "A", "Cliche"), ("2", "B", "W1", 0, "two", "2", "Cliche"),
+                   ("2", "B", "llm", 0, "two", "2", "Cliche"), ("2", "B", "llm", 1, "four", "4", "Tense")])
+    located = locate_edits(edits, DRAFTS)
+    evaluated = DRAFTS.merge(pd.DataFrame({"editor": ["llm", "W1"]}), how="cross")
+    row = span_agreement(located, evaluated, "llm", ["W1"]).set_index("system").loc["all"]
+    # the writer's edit of draft 1, which the LLM left as it was, is missed
+    assert (row["precision"], row["recall"], row["reference_edits"]) == (0.5, 0.5, 2)
+    assert row["f1"] == pytest.approx(0.5)
+    reverse = span_agreement(located, evaluated, "W1", ["llm"]).set_index("system")
+    assert (reverse.loc["A", "candidate_edits"], reverse.loc["A", "precision"]) == (1, 0.0)
+    assert np.isnan(reverse.loc["A", "recall"]) and np.isnan(reverse.loc["A", "f1"])  # nothing to find
 
 
 def test_lamp_writers_agree_with_themselves_perfectly_and_partly_with_each_other():
     lamp = load_lamp()
     located = locate_edits(lamp.edits, lamp.drafts)
-    self_agree = span_agreement(located.assign(editor=located["editor"].replace({"W3": "copy"})).pipe(
-        lambda c: pd.concat([c, located[located["editor"] == "W3"]])), "copy", ["W3"])
+    both = pd.concat([located[located["editor"] == "W3"].assign(editor="copy"), located])
+    evaluated = pd.concat([lamp.evaluated, lamp.evaluated.query("editor == 'W3'").assign(editor="copy")])
+    self_agree = span_agreement(both, evaluated, "copy", ["W3"])
     row = self_agree.set_index("system").loc["all"]
     assert (row["precision"], row["recall"]) == (1, 1)
     assert row["category_agreement"] > 0.99  # < 1 only where a writer's own edits overlap (ties)
-    between = span_agreement(located, "W12", WRITERS).query("system == 'all'")
+    between = span_agreement(located, lamp.evaluated, "W12", WRITERS).query("system == 'all'")
     assert set(between["reference"]) == {"W3", "W16"}
     assert ((between["f1"] > 0.1) & (between["f1"] < 0.95)).all()
 
@@ -91,3 +110,11 @@ def test_lamp_tables():
     assert lamp.edits["revision_intention"].str.contains("/ ").sum() == 0
     rd = revision_distance(locate_edits(lamp.edits, lamp.drafts), lamp.evaluated)
     assert rd["revision_distance"].sum() == 1093
+
+
+def test_span_agreement_with_no_overlap_is_zero_not_undefined():
+    edits = frame([("1", "A", "llm", 0, "alpha", "A", "Cliche"), ("1", "A", "W1", 0, "delta", "D", "Cliche")])
+    evaluated = DRAFTS.iloc[:1].merge(pd.DataFrame({"editor": ["llm", "W1"]}), how="cross")
+    row = span_agreement(locate_edits(edits, DRAFTS), evaluated, "llm", ["W1"]).iloc[-1]
+    assert (row["precision"], row["recall"], row["f1"]) == (0.0, 0.0, 0.0)
+    assert np.isnan(row["category_agreement"])

@@ -10,7 +10,6 @@ import pytest
 from lib.errors import SettingsError
 from lib.irt.readouts import DEFAULT_GRID, category_probs, item_information
 from lib.irt.simulate import simulate_grm
-from lib.ratings import RatingMatrix
 from lib.selection import (
     FastCalibration,
     FullCalibration,
@@ -25,18 +24,6 @@ from lib.selection import (
 from lib.selection.strategies import next_prompt, static_order
 
 CATEGORIES = np.arange(-3, 4)
-
-
-def rating_matrix(codes: np.ndarray) -> RatingMatrix:
-    """A rating matrix of net ratings -3..3 from category codes (no systems: simulated comparisons)."""
-    n_comp, n_prompts = codes.shape
-    ids = np.array([f"p{j}" for j in range(n_prompts)])
-    return RatingMatrix(
-        u=np.where(codes >= 0, codes - 3.0, np.nan),
-        comparisons=pd.DataFrame({"comparison": [f"c{i}" for i in range(n_comp)], "system_a": "", "system_b": ""}),
-        prompt_ids=ids, categories=CATEGORIES,
-        groups=pd.DataFrame({"prompt_id": ids, "group": ids}), n_votes=(codes >= 0).astype(np.int64),
-    )
 
 
 # ------------------------------------------------------------------ tiny hand-made bank
@@ -55,6 +42,13 @@ def test_static_orders_on_a_hand_made_bank():
     assert sorted(perm) == [0, 1, 2]
     with pytest.raises(SettingsError, match="unknown strategy 'best'"):
         check_strategies(["top_alpha", "best"])
+
+
+def test_command_lists_every_strategy():
+    from lib.commands.select import STRATEGY_NAMES
+    from lib.selection import STRATEGIES
+
+    assert STRATEGY_NAMES == tuple(STRATEGIES)
 
 
 def test_adaptive_rules_follow_the_running_posterior():
@@ -121,13 +115,13 @@ def test_informed_strategies_reach_random_se_at_50_with_half_the_prompts(paper):
     assert 0.6 < np.sqrt((est["theta_sd"] ** 2).mean()) / rmse < 1.5
 
 
-def test_full_mode_se_matches_the_actual_error_within_25_percent(paper, tmp_path, monkeypatch):
+def test_full_mode_se_matches_the_actual_error_within_25_percent(paper, tmp_path, monkeypatch, codes_to_matrix):
     """Full mode: the mean posterior variance of the held-out ability must match its squared error
     against the true theta (calibration). Pooled over 20 comparisons, 4 k values and 2 strategies
     the RMSE's sampling error is about 1/sqrt(2 x 20 x 2) ~ 11%, well inside 25%."""
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
     sample = posterior_sampler(chains=2, draws=100, tune=200, seed=1, max_draws=100)
-    cal = FullCalibration(rating_matrix(paper.codes), sample)
+    cal = FullCalibration(codes_to_matrix(paper.codes), sample)
     assert cal.whole.n_draws == 100
     curve = loo_curve(paper.codes, cal, ["random", "top_alpha"], [10, 25, 50, 100], n_random=3, seed=0)
     est = curve.estimates.assign(truth=paper.theta[curve.estimates["comparison"]])
@@ -135,6 +129,19 @@ def test_full_mode_se_matches_the_actual_error_within_25_percent(paper, tmp_path
     rms_se = np.sqrt((est["theta_sd"] ** 2).mean())
     assert abs(rms_se / rmse - 1) < 0.25, (rms_se, rmse)
     assert curve.mode == "full" and curve.khat_max is not None
+
+
+def test_informed_selection_beats_random_at_24_prompts_on_hanna():
+    """The issue's real-data check: hanna_means, one criterion, 55 comparisons x 96 prompts."""
+    from lib.inputs import bundled_input
+    from lib.selection import STRATEGIES, make_calibration
+
+    rm = bundled_input("hanna_means", "Relevance", merge_redundant=False).matrix
+    assert rm.shape == (55, 96)
+    curve = loo_curve(rm.codes(), make_calibration(rm, "fast"), list(STRATEGIES), [24], n_random=10, seed=0)
+    se = curve.summary.set_index("strategy")["se_mean"]
+    informed = se.drop("random")
+    assert (informed < se["random"]).all(), se.to_dict()
 
 
 # ------------------------------------------------------------------ systems, groups, subsets, CLI
@@ -188,6 +195,9 @@ def test_select_command_writes_the_three_kinds_of_file(hanna_small, tmp_path, ca
     assert (out / "subset_random.csv").exists() and (out / "subset_top_alpha.csv").exists()
     assert not (out / "subset_cat_info.csv").exists()
     assert "cat_info is adaptive" in capsys.readouterr().out
-    assert main(["select", "--input", str(src), "--format", "ratings", "--criterion", "Relevance",
-                 "--columns", "prompt=story,score=mean", "--strategies", "best", "--out", str(out)]) == 2
+    common = ["select", "--input", str(src), "--format", "ratings", "--criterion", "Relevance",
+              "--columns", "prompt=story,score=mean", "--out", str(out)]
+    assert main([*common, "--strategies", "best"]) == 2
     assert "unknown strategy 'best'" in capsys.readouterr().err
+    assert main([*common, "--k", "5,x"]) == 2
+    assert "whole numbers separated by commas (got '5,x')" in capsys.readouterr().err

@@ -40,12 +40,9 @@ def run(args: argparse.Namespace) -> int:
     from lib.cost.analysis import analyse
     from lib.cost.costs import parse_weights
     from lib.cost.schema import parse_covariates, read_study
-    from lib.errors import InputError
     from lib.formats import read_csv
 
     path = Path(args.input)
-    if not path.is_file():
-        raise InputError("no such file", file=str(path))
     weights = parse_weights(args.weights)
     study = read_study(
         read_csv(path, path.name),

@@ -47,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
     columns = parse_columns(args.columns)
     if args.reference_column:
         columns["reference"] = args.reference_column
-    drafts = read_drafts(args.drafts, columns=columns, need_reference=args.engine == "diff")
+    # a named reference column must be filled in every row: a blank one would fail only at the LLM
+    drafts = read_drafts(args.drafts, columns=columns,
+                         need_reference=args.engine == "diff" or "reference" in columns)
     failures = pd.DataFrame(columns=["text_id", "system", "error"])
     if args.engine == "diff":
         edits, editor = diff_edits_table(drafts), DIFF_EDITOR

@@ -10,15 +10,7 @@ from lib.errors import SettingsError
 from lib.formats import FORMATS
 
 STRATEGY_NAMES = ("random", "top_alpha", "max_info", "group", "cat_info", "cat_epv")
-
-
-def _int_list(text: str | None, option: str) -> list[int] | None:
-    if not text:
-        return None
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise SettingsError(f"{option} takes whole numbers separated by commas (got '{text}')") from None
+"""``lib.selection.STRATEGIES`` spelled out, so that ``--help`` needs no numpy/scipy import."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -61,18 +53,19 @@ def run(args: argparse.Namespace) -> int:
     from lib.formats import read_csv
     from lib.inputs import analysis_input
     from lib.selection import (
+        PSIS_KHAT_LIMIT,
         STRATEGIES,
         check_strategies,
         default_k_grid,
         default_target_se,
         loo_curve,
         make_calibration,
+        parse_k_grid,
         prompts_needed,
         select_subset,
     )
 
     strategies = check_strategies([s.strip() for s in args.strategies.split(",") if s.strip()])
-    ks = _int_list(args.k, "--k")
     if args.target_se is not None and not args.target_se > 0:
         raise SettingsError(f"--target-se must be positive (got {args.target_se})")
     path = Path(args.input)
@@ -81,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         criterion=args.criterion, merge_redundant=not args.no_merge,
     )
     rm = data.matrix
+    ks = parse_k_grid(args.k, rm.shape[1]) if args.k else default_k_grid(rm.shape[1])
     cutpoints = args.cutpoints or ("free" if args.format == "responses" else "antisymmetric")
 
     def report(fraction: float, message: str) -> None:
@@ -89,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{rm.shape[0]} comparisons x {rm.shape[1]} prompts; calibrating ({args.mode} mode)", flush=True)
     cal = make_calibration(rm, args.mode, cutpoints=cutpoints, chains=args.chains, draws=args.draws,
                            tune=args.tune, seed=args.seed, progress=report)
-    curve = loo_curve(rm.codes(), cal, strategies, ks if ks else default_k_grid(rm.shape[1]),
+    curve = loo_curve(rm.codes(), cal, strategies, ks,
                       n_random=args.random_draws, theta0=args.theta0, seed=args.seed, progress=report)
     target = args.target_se if args.target_se is not None else default_target_se(curve.summary)
     needed = prompts_needed(curve.summary, target)
@@ -115,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
             continue
         subset.to_csv(out / f"subset_{row.strategy}.csv", index=False)
         written.append(f"subset_{row.strategy}.csv")
-    if curve.khat_max is not None and curve.khat_max > 0.7:
-        print(f"warning: Pareto k-hat up to {curve.khat_max:.2f} (> 0.7): some leave-one-out "
+    if curve.khat_max is not None and curve.khat_max > PSIS_KHAT_LIMIT:
+        print(f"warning: Pareto k-hat up to {curve.khat_max:.2f} (> {PSIS_KHAT_LIMIT}): some leave-one-out "
               "weights are unreliable; the fast mode or more draws may be safer")
     print(needed.to_string(index=False))
     print(f"wrote {out}/" + ", ".join(written))

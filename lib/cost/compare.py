@@ -1,8 +1,9 @@
 """Two-group comparison as in Casares et al. 2022 (Table 1, Fig. 4) and Holm's correction.
 
-Table 1: Shapiro-Wilk tests each group for normality and Levene tests equal variances; a t-test
-is used when both hold, Mann-Whitney U otherwise. Fig. 4 uses Mann-Whitney U throughout (effort
-times are far from normal). p-values across tasks are Holm-corrected (Holm 1979).
+Table 1: Shapiro-Wilk tests each group for normality and Levene tests equal variances (scipy's
+default median-centred, Brown-Forsythe form, robust to the skew of Likert-derived losses); a
+t-test is used when both hold, Mann-Whitney U otherwise. Fig. 4 uses Mann-Whitney U throughout
+(effort times are far from normal). p-values across tasks are Holm-corrected (Holm 1979).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ def _shapiro(values: np.ndarray) -> float:
     return float(stats.shapiro(values).pvalue)
 
 
-def compare_groups(x: np.ndarray, y: np.ndarray, *, alpha: float = 0.05, force: str | None = None) -> Comparison:
+def compare_groups(
+    x: np.ndarray, y: np.ndarray, *, alpha: float = 0.05, mann_whitney_only: bool = False
+) -> Comparison:
     """Choose and run the test of Table 1 on two independent samples.
 
     Parameters
@@ -50,14 +53,14 @@ def compare_groups(x: np.ndarray, y: np.ndarray, *, alpha: float = 0.05, force: 
     alpha : float
         Level of the Shapiro-Wilk and Levene pre-tests: the t-test is chosen only if neither
         rejects (p > alpha for both groups' normality and for equal variances).
-    force : {None, "Mann-Whitney U"}
+    mann_whitney_only : bool
         Run Mann-Whitney U whatever the pre-tests say (Fig. 4); the pre-tests are still reported.
 
     Returns
     -------
     Comparison
         Two-sided test: Student's t-test (``scipy.stats.ttest_ind``, equal variances) or
-        Mann-Whitney U (``scipy.stats.mannwhitneyu``).
+        Mann-Whitney U (``scipy.stats.mannwhitneyu``); ``NO_TEST`` when a group is empty.
     """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -67,7 +70,7 @@ def compare_groups(x: np.ndarray, y: np.ndarray, *, alpha: float = 0.05, force: 
     spread = np.ptp(x) > 0 or np.ptp(y) > 0
     lev = float(stats.levene(x, y).pvalue) if len(x) > 1 and len(y) > 1 and spread else float("nan")
     normal = sx > alpha and sy > alpha  # NaN (not checkable) counts as not normal
-    if force is None and normal and lev > alpha:
+    if not mann_whitney_only and normal and lev > alpha:
         res = stats.ttest_ind(x, y, equal_var=True)
         return Comparison(T_TEST, float(res.statistic), float(res.pvalue), sx, sy, lev)
     res = stats.mannwhitneyu(x, y, alternative="two-sided")

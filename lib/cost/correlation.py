@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from lib.cost.effort import first_instance
+from lib.cost.effort import COMPONENT_ROLE, first_instance
 
 if TYPE_CHECKING:
     from lib.cost.schema import Study
@@ -62,8 +62,7 @@ def participant_terms(study: Study, task: str | None = None) -> pd.DataFrame:
         "G_H": g.G_H.median(),
     })
     terms = per_task.groupby(level="participant", sort=False).mean()
-    roles = {"L_E": "external_loss", "D_H": "prompt_time_s", "W_H": "prompt_time_s",
-             "U_H": "unwrap_time_s", "V_H": "validate_time_s", "G_H": "solve_time_s"}
+    roles = {"L_E": "external_loss", **COMPONENT_ROLE}
     keep = [t for t in TERMS if t not in roles or roles[t] in study.measured]
     covariates = study.data.groupby("participant", sort=False)[study.covariates].first()
     return covariates.join(terms[keep], how="right")
@@ -75,6 +74,12 @@ def spearman(study: Study, task: str | None = None) -> pd.DataFrame:
     Each pair uses the participants that have both values (e.g. covariates with ``G_H`` use the
     group without the model); pairs with fewer than 3 such participants, or a constant variable,
     have NaN rho and p.
+
+    Parameters
+    ----------
+    study : Study
+    task : str, optional
+        Only this task (default: all tasks, each participant's terms averaged over them as in Fig. 3).
 
     Returns
     -------

@@ -79,10 +79,18 @@ def c_hm(
 def break_even(setup: float, per_instance_with: float, per_instance_without: float) -> tuple[int | None, float]:
     """Smallest integer n >= 1 with ``C_H,M(n) < C_H(n)``, and the crossing point n*.
 
+    Parameters
+    ----------
+    setup : float
+        ``alpha D_H``, paid once with the model (loss units).
+    per_instance_with, per_instance_without : float
+        Per-instance costs of Eq. 3 and Eq. 2 (loss units).
+
     Returns
     -------
     n : int or None
-        An exact tie at integer n* does not pay, so n = floor(n*) + 1. None when the model never pays (its per-instance cost is not below the person's alone).
+        ``floor(n*) + 1`` (an exact tie at an integer n* does not pay); None when the model never
+        pays (its per-instance cost is not below the person's alone).
     n_star : float
         ``setup / (per_instance_without - per_instance_with)``; inf when the model never pays.
     """

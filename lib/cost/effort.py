@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from lib.cost.compare import MANN_WHITNEY, compare_groups, holm
+from lib.cost.compare import compare_groups, holm
 
 if TYPE_CHECKING:
     from lib.cost.schema import Study
@@ -129,7 +129,7 @@ def effort_tests(study: Study) -> pd.DataFrame:
         t = totals[totals.task == task]
         x = t.total_s[t.with_model].to_numpy()
         y = t.total_s[~t.with_model].to_numpy()
-        c = compare_groups(x, y, force=MANN_WHITNEY)
+        c = compare_groups(x, y, mann_whitney_only=True)
         med_x = float(np.median(x)) if len(x) else float("nan")
         med_y = float(np.median(y)) if len(y) else float("nan")
         records.append((task, len(x), len(y), med_x, med_y, c.shapiro_p_x, c.shapiro_p_y, c.test, c.statistic, c.p_value))

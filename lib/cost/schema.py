@@ -288,8 +288,10 @@ def read_study(
         a negative or non-numeric time; a with-model time on a without-model row or the reverse;
         the same participant, task and instance twice; a covariate that is not numeric or not in
         its order, or that changes within a participant.
+    FormatError
+        Unknown role, a mapped column that is not in the file, or a required role without column.
     SettingsError
-        Unknown role or a ``with_label`` that is not one of the labels.
+        A ``with_label`` that is not one of the labels, or a covariate that is also mapped to a role.
     """
     mapping = resolve_columns(df, columns, file=file)
     index_is_rows = pd.api.types.is_integer_dtype(df.index.dtype)

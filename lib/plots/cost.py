@@ -35,7 +35,7 @@ def effort_bars(medians: pd.DataFrame, tests: pd.DataFrame, with_label: str, wit
     medians : pandas.DataFrame
         ``task, condition, component, median_s`` (:func:`lib.cost.effort.effort_medians`).
     tests : pandas.DataFrame
-        :func:`lib.cost.effort.effort_tests`; its Holm p-value is written above each task.
+        :func:`lib.cost.effort.effort_tests`; its Holm p-value is written under each task's name.
     with_label, without_label : str
         Condition labels (x sub-categories).
 
@@ -44,8 +44,11 @@ def effort_bars(medians: pd.DataFrame, tests: pd.DataFrame, with_label: str, wit
     plotly.graph_objects.Figure
         One bar trace per component on a two-level x axis (task, condition), ``barmode="stack"``.
     """
-    tasks = list(pd.unique(tests.task))
-    shown = [escape(str(t)) for t in tasks]
+    # The Holm p-value goes into the task label: positional annotations would depend on how plotly
+    # orders the (task, condition) categories, and would shift when a condition has no bar.
+    p_holm = tests.set_index("task").p_holm
+    tasks = list(p_holm.index)
+    shown = [f"{escape(str(t))}<br>MW {_p(p_holm[t])}" for t in tasks]
     fig = go.Figure()
     for comp, name in COMPONENT_NAMES.items():
         part = medians[medians.component == comp].set_index("task").median_s
@@ -58,11 +61,6 @@ def effort_bars(medians: pd.DataFrame, tests: pd.DataFrame, with_label: str, wit
             name=name,
             hovertemplate="%{x}<br>" + comp + " median %{y:.1f} s<extra></extra>",
         )
-    totals = medians.groupby(["task", "condition"]).median_s.sum()
-    top = totals.max() if len(totals) else 0.0
-    for i, t in enumerate(tests.itertuples()):
-        # A two-level axis places the bars of task i at positions 2i and 2i + 1.
-        fig.add_annotation(x=2 * i + 0.5, y=top * 1.08, text=f"MW {_p(t.p_holm)}", showarrow=False)
     fig.update_layout(
         barmode="stack",
         yaxis_title="median effort (s)",

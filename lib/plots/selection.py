@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.colors import qualitative
+from plotly.colors import hex_to_rgb, qualitative
 from plotly.subplots import make_subplots
 
 from lib.selection.adaptive import INTERVAL, WhatIf
@@ -17,11 +17,12 @@ MODE_LABELS = {
 }
 
 _COLOURS = dict(zip(STRATEGIES, qualitative.Plotly, strict=False))
+"""One colour per strategy, the same in both figures."""
 
 
-def _rgba(hex_colour: str, alpha: float) -> str:
-    h = hex_colour.lstrip("#")
-    return f"rgba({int(h[0:2], 16)}, {int(h[2:4], 16)}, {int(h[4:6], 16)}, {alpha})"
+def _band(hex_colour: str) -> str:
+    """The translucent fill of a band in a strategy's colour."""
+    return "rgba({}, {}, {}, 0.15)".format(*hex_to_rgb(hex_colour))
 
 
 def se_curve(summary: pd.DataFrame, mode: str, target_se: float | None = None) -> go.Figure:
@@ -42,11 +43,10 @@ def se_curve(summary: pd.DataFrame, mode: str, target_se: float | None = None) -
     """
     fig = go.Figure()
     for name, part in summary.groupby("strategy", sort=False):
-        colour = _COLOURS.get(name, "#636EFA")
-        label = STRATEGIES[name].label if name in STRATEGIES else name
+        colour, label = _COLOURS[name], STRATEGIES[name].label
         fig.add_trace(go.Scatter(
             x=pd.concat([part["k"], part["k"][::-1]]), y=pd.concat([part["se_hi"], part["se_lo"][::-1]]),
-            fill="toself", fillcolor=_rgba(colour, 0.15), line={"width": 0}, hoverinfo="skip",
+            fill="toself", fillcolor=_band(colour), line={"width": 0}, hoverinfo="skip",
             legendgroup=name, showlegend=False, name=f"{label} band",
         ))
         fig.add_trace(go.Scatter(
@@ -76,16 +76,19 @@ def what_if_chart(result: WhatIf, target_se: float) -> go.Figure:
         Adaptive and random orders (``lib.selection.adaptive.what_if``).
     target_se : float
         Stopping rule, drawn on the SE panel; each order's stopping step is marked.
+
+    Returns
+    -------
+    plotly Figure with two rows sharing the x axis (prompts asked).
     """
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=(f"theta estimate and {INTERVAL:.0%} interval", "SE (posterior SD)"))
-    for n, (name, part) in enumerate(result.path.groupby("order", sort=False)):
-        colour = qualitative.Plotly[n]
-        label = STRATEGIES[name].label if name in STRATEGIES else "Random order"
+    for name, part in result.path.groupby("order", sort=False):
+        colour, label = _COLOURS[name], STRATEGIES[name].label
         fig.add_trace(go.Scatter(
             x=pd.concat([part["step"], part["step"][::-1]]),
             y=pd.concat([part["theta_hi"], part["theta_lo"][::-1]]),
-            fill="toself", fillcolor=_rgba(colour, 0.15), line={"width": 0}, hoverinfo="skip",
+            fill="toself", fillcolor=_band(colour), line={"width": 0}, hoverinfo="skip",
             legendgroup=name, showlegend=False,
         ), row=1, col=1)
         fig.add_trace(go.Scatter(

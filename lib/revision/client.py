@@ -3,10 +3,11 @@
 Per draft: structured output with the :class:`~lib.revision.schema.RevisionEdits` JSON schema;
 a server that rejects JSON-schema output (e.g. llama-cpp-python answers 500) is asked again in
 JSON mode with the schema in the prompt, and the answer validated; invalid JSON gets one re-ask.
-The path used is recorded per draft (``json_schema``, ``json_object``, ``+reask``). The SDK
-retries 429 and 5xx answers with backoff. Temperature is 0. Drafts run on a bounded thread pool;
-finished drafts are cached on disk by (model, prompt version, draft, reference) so a rerun never
-bills twice, and a failing draft is reported with its reason while the others are kept.
+The path used is recorded per draft (``json_schema``, ``json_object``, ``+reask``); once JSON mode
+has answered where the schema was rejected, the rest of the run asks in JSON mode directly.
+The SDK retries 429 and 5xx answers with backoff. Temperature is 0. Drafts run on a bounded
+thread pool; finished drafts are cached on disk by (model, prompt version, draft, reference) so
+a rerun never bills twice, and a failing draft is reported with its reason while the others are kept.
 The API key is only passed to the SDK: it is never stored, cached or logged.
 """
 
@@ -107,8 +108,7 @@ class EditProposer:
         self._client = openai.OpenAI(api_key=settings.api_key or "not-needed", base_url=settings.base_url,
                                      max_retries=settings.max_retries, timeout=settings.timeout,
                                      http_client=http_client)
-        self._schema_ok = True  # turned off for the whole run once the server rejects it
-        self._lock = threading.Lock()
+        self._schema_ok = True  # off for the rest of the run once JSON mode worked where a schema failed
 
     def cache_key(self, task: DraftTask) -> str:
         """SHA-256 of (model, prompt version, draft, reference)."""
@@ -137,11 +137,11 @@ class EditProposer:
         except openai.APIStatusError as err:
             if mode != "json_schema" or err.status_code not in SCHEMA_REJECTED:
                 raise
-            with self._lock:
-                self._schema_ok = False
             mode = "json_object"
             messages = build_messages(self.template, task.draft, task.reference, json_mode=True)
             content = self._ask(messages, mode)
+            # only now is the schema to blame: a draft that fails both ways (e.g. too long) changes nothing
+            self._schema_ok = False
         try:
             return RevisionEdits.model_validate_json(content).edits, mode
         except ValidationError as err:

@@ -131,7 +131,7 @@ def read_edits(source: str | Path | IO[bytes], name: str | None = None, *,
             raise FormatError(f"missing field '{col}'", file=name, column=col)
         bad = frame[col].map(lambda v: not isinstance(v, (str, int, float)) or v != v).to_numpy().nonzero()[0]
         if bad.size:
-            raise FormatError(f"'{col}' must be text", file=name, rows=(bad + 1).tolist(), column=col)
+            raise FormatError(f"'{col}' is missing or not text", file=name, rows=(bad + 1).tolist(), column=col)
     if "editor" not in frame.columns:
         frame["editor"] = UPLOADED_EDITOR
     frame = frame.astype({c: str for c in ("text_id", "system", "editor", *EDIT_FIELDS)})

@@ -152,19 +152,23 @@ def _spans(g: pd.DataFrame) -> list[tuple[int, int, str]]:
             for s, e, c in g.loc[g["located"], ["start", "end", "revision_intention"]].itertuples(index=False)]
 
 
-def span_agreement(located: pd.DataFrame, candidate: str, references: Sequence[str]) -> pd.DataFrame:
+def span_agreement(located: pd.DataFrame, evaluated: pd.DataFrame, candidate: str,
+                   references: Sequence[str]) -> pd.DataFrame:
     """Span-overlap precision, recall, F1 and category agreement of one editor against others.
 
     A candidate edit is correct when its located span overlaps a reference edit's span
     (precision); a reference edit is found when a candidate span overlaps it (recall). For each
     matched candidate edit, the reference edit with the largest character overlap gives the
     category comparison (``revision_intention``, case-insensitive). Counts are pooled over the
-    drafts both editors revised; unlocated edits are left out (they have no span).
+    drafts both editors revised, so a draft one of them left unedited still counts (its edits
+    by the other are all misses); unlocated edits are left out (they have no span).
 
     Parameters
     ----------
     located : DataFrame
         :func:`lib.revision.locate.locate_edits` output holding both editors' edits.
+    evaluated : DataFrame
+        ``text_id, system, editor``: every draft each editor revised, with or without edits.
     candidate : str
         ``editor`` of the edits under test (an LLM, the diff-based engine, or a writer).
     references : sequence of str
@@ -177,16 +181,17 @@ def span_agreement(located: pd.DataFrame, candidate: str, references: Sequence[s
         matched, category_agreement`` (floats in 0-1, NaN when undefined), one row per
         reference and model plus an ``all`` row per reference.
     """
-    cand = {k[:2]: g for k, g in located[located["editor"] == candidate].groupby(RUN_KEYS)}
+    spans = {key: _spans(g) for key, g in located.groupby(RUN_KEYS)}
+    revised = set(evaluated[RUN_KEYS].itertuples(index=False, name=None))
     rows = []
     for ref in references:
         if ref == candidate:
             continue
         counts: dict[str, np.ndarray] = {}
-        for (text_id, system, _), g in located[located["editor"] == ref].groupby(RUN_KEYS):
-            if (text_id, system) not in cand:
+        for text_id, system, editor in sorted(revised):
+            if editor != ref or (text_id, system, candidate) not in revised:
                 continue
-            c, r = _spans(cand[(text_id, system)]), _spans(g)
+            c, r = spans.get((text_id, system, candidate), []), spans.get((text_id, system, ref), [])
             hit_c = [[(min(ce, re) - max(cs, rs), rc) for rs, re, rc in r if cs < re and rs < ce]
                      for cs, ce, _ in c]
             found_r = sum(any(cs < re and rs < ce for cs, ce, _ in c) for rs, re, _ in r)
@@ -198,7 +203,7 @@ def span_agreement(located: pd.DataFrame, candidate: str, references: Sequence[s
             n, nc, nr, mc, fr, agree = counts[system]
             p = mc / nc if nc else np.nan
             rec = fr / nr if nr else np.nan
-            f1 = 2 * p * rec / (p + rec) if p + rec > 0 else np.nan
+            f1 = 2 * p * rec / (p + rec) if p + rec > 0 else 0.0 if p == rec == 0 else np.nan
             rows.append((ref, system, n, nc, nr, p, rec, f1, mc, agree / mc if mc else np.nan))
     return pd.DataFrame(rows, columns=["reference", "system", "drafts", "candidate_edits", "reference_edits",
                                        "precision", "recall", "f1", "matched", "category_agreement"])

@@ -10,6 +10,7 @@ from lib.selection.adaptive import WhatIf, cat_path, what_if
 from lib.selection.bank import ItemParams
 from lib.selection.calibration import (
     MODES,
+    PSIS_KHAT_LIMIT,
     FastCalibration,
     FullCalibration,
     check_mode,
@@ -23,14 +24,15 @@ from lib.selection.curve import (
     default_k_grid,
     default_target_se,
     loo_curve,
+    parse_k_grid,
     prompts_needed,
 )
 from lib.selection.strategies import STRATEGIES, Strategy, check_strategies
 from lib.selection.subset import select_subset
 
 __all__ = [
-    "MODES", "STRATEGIES", "SUMMARY_COLUMNS", "FastCalibration", "FullCalibration", "ItemParams",
+    "MODES", "PSIS_KHAT_LIMIT", "STRATEGIES", "SUMMARY_COLUMNS", "FastCalibration", "FullCalibration", "ItemParams",
     "LooCurve", "Strategy", "WhatIf", "cat_path", "check_mode", "check_strategies", "default_k_grid",
-    "default_target_se", "loo_curve", "make_calibration", "posterior_sampler", "prompts_needed", "select_subset",
+    "default_target_se", "loo_curve", "make_calibration", "parse_k_grid", "posterior_sampler", "prompts_needed", "select_subset",
     "system_groups", "what_if",
 ]

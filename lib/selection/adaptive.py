@@ -168,6 +168,10 @@ def what_if(
     seed : int
         Seeds the simulated ratings and the random order.
 
+    Returns
+    -------
+    WhatIf
+
     Raises
     ------
     SettingsError

@@ -9,8 +9,9 @@ from scipy.special import logsumexp
 
 from lib.irt.readouts import DEFAULT_GRID, item_loglik
 
-_CHUNK = 2_000_000
-"""Cells (draws x grid x prompts x categories) per block when evaluating the log-likelihood."""
+_CHUNK = 1_000_000
+"""Cells (draws x grid points x prompts) per block when evaluating the log-likelihood: each of the
+few float64 temporaries of a block then takes about 8 MB."""
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,6 @@ class ItemParams:
     def n_draws(self) -> int:
         return self.alpha.shape[0]
 
-    @property
-    def n_prompts(self) -> int:
-        return self.alpha.shape[1]
-
     def mean(self) -> tuple[np.ndarray, np.ndarray]:
         """Weighted posterior means ``(alpha (J,), b (J, K-1))``; the point itself for S = 1."""
         w = np.exp(self.log_weights)
@@ -72,8 +69,7 @@ class ItemParams:
 
         Missing prompts (code -1) contribute 0. See :func:`lib.irt.readouts.item_loglik`.
         """
-        cells = len(grid) * self.b.shape[1] * (self.b.shape[2] + 2)
-        step = max(1, _CHUNK // cells)
+        step = max(1, _CHUNK // (len(grid) * self.alpha.shape[1]))
         return np.concatenate([
             item_loglik(codes_row, self.alpha[s:s + step], self.b[s:s + step], grid)
             for s in range(0, self.n_draws, step)

@@ -43,6 +43,7 @@ from lib.selection.bank import ItemParams
 
 MODES = ("fast", "full")
 PSIS_KHAT_LIMIT = 0.7
+"""Above this Pareto k-hat the PSIS leave-one-out weights are unreliable (Vehtari et al. 2017)."""
 
 
 def _scale_to(theta: np.ndarray, target: np.ndarray | None, centred: bool) -> tuple[float, float]:
@@ -168,10 +169,24 @@ def _psis(log_ratios: np.ndarray) -> tuple[np.ndarray, float]:
 def loo_log_weights(params: ItemParams, codes_row: np.ndarray, grid=DEFAULT_GRID) -> tuple[np.ndarray, float]:
     """PSIS weights leaving one comparison out of a posterior fit, and their Pareto k-hat.
 
+    The raw log ratio of draw s is ``-log p(u_i | items_s)``, the comparison's marginal likelihood
+    with theta integrated out by quadrature against its N(0, 1) prior; the ratios are smoothed by
+    ``arviz.psislw`` (Vehtari, Gelman & Gabry 2017).
+
+    Parameters
+    ----------
+    params : ItemParams
+        S equally weighted posterior draws of a fit that included the comparison.
+    codes_row : ndarray of int, shape (J,)
+        The comparison's category indices, -1 where missing.
+    grid : ndarray, shape (G,)
+        Quadrature grid of theta.
+
     Returns
     -------
     log_weights : ndarray, shape (S,), normalised
     khat : float
+        Pareto k-hat; above :data:`PSIS_KHAT_LIMIT` the weights are unreliable.
     """
     loglik = params.loglik(codes_row, grid).sum(axis=1) - 0.5 * grid**2  # (S, G)
     return _psis(-logsumexp(loglik, axis=1))
@@ -214,7 +229,8 @@ class FullCalibration:
                 if len(rows) < 3:
                     continue
                 sub = dataclasses.replace(
-                    rm, u=rm.u[rows], comparisons=rm.comparisons.iloc[rows].reset_index(drop=True)
+                    rm, u=rm.u[rows], comparisons=rm.comparisons.iloc[rows].reset_index(drop=True),
+                    n_votes=rm.n_votes[rows],
                 )
                 g_alpha, g_b, g_theta = sample(sub)
                 scale, shift = _scale_to(g_theta, self.theta[rows], self._centred)

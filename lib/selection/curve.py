@@ -18,7 +18,6 @@ import pandas as pd
 from lib.errors import SettingsError
 from lib.irt.readouts import DEFAULT_GRID, grid_moments, posterior_on_grid
 from lib.selection.adaptive import cat_path, grid_tables
-from lib.selection.bank import ItemParams
 from lib.selection.strategies import STRATEGIES, check_strategies, static_order
 
 BAND = (0.1, 0.9)
@@ -44,6 +43,21 @@ def check_k_grid(k_grid, n_prompts: int) -> np.ndarray:
     if len(ks) == 0 or ks[0] < 1 or ks[-1] > n_prompts:
         raise SettingsError(f"k values must lie between 1 and the number of prompts ({n_prompts})")
     return ks
+
+
+def parse_k_grid(text: str, n_prompts: int) -> np.ndarray:
+    """k values typed as comma-separated whole numbers (e.g. ``"5, 10, 25"``), sorted and unique.
+
+    Raises
+    ------
+    SettingsError
+        For text that is not whole numbers, or k outside 1..J (``n_prompts``).
+    """
+    try:
+        ks = [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise SettingsError(f"k values must be whole numbers separated by commas (got '{text}')") from None
+    return check_k_grid(ks, n_prompts)
 
 
 def _subset_moments(loglik: np.ndarray, log_weights: np.ndarray, orders: np.ndarray, ks: np.ndarray, grid):

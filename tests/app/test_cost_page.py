@@ -39,6 +39,9 @@ def test_page_opens_on_example_without_upload(expected):
     loss = at.dataframe[0].value
     pd.testing.assert_frame_equal(loss.reset_index(drop=True), res.loss_table, check_dtype=False)
     assert at.selectbox(key="cost_with_example").value == "with_model"
+    # Fig. 5 shows the external L_E when the file has it, as in the paper.
+    gap = next(df.value for df in at.dataframe if "loss_source" in df.value.columns)
+    assert set(gap.loss_source) == {"external"}
     assert at.selectbox(key="cost_col_usefulness_example").value == "usefulness"
     labels = {b.proto.label for b in at.get("download_button")}
     assert {f"Download {f}" for f in ("loss_table.csv", "effort_medians.csv", "cost_curve.csv", "spearman.csv")} <= labels

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx2
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -40,7 +41,7 @@ def test_human_edits_show_revision_distance_per_model_writer_and_categories(at):
     assert any(c.value.startswith("Key: none") for c in at.caption)
 
 
-def test_side_by_side_renders_escaped_highlights(at):
+def test_side_by_side_renders_highlights_and_insertions(at):
     body = at.html[0].proto.body
     assert "<mark" in body and 'title="#1' in body
     assert "<ins" in at.html[1].proto.body
@@ -78,3 +79,44 @@ def test_llm_source_waits_for_a_model_without_calling_anything(at):
     at.radio(key="revision_source").set_value("LLM (OpenAI-compatible)").run()
     assert not at.exception and not at.error
     assert any("Set a model" in i.value for i in at.info)
+
+
+def test_llm_run_keeps_finished_drafts_and_compares_with_writers(at, monkeypatch):
+    import openai
+
+    def handler(request):
+        draft = json.loads(request.content)["messages"][-1]["content"].split("###AI-generated Text: ", 1)[1]
+        if draft.startswith(first_draft):
+            return httpx2.Response(400, json={"error": {"message": "context length exceeded"}})
+        edit = {"action_name": "delete", "revision_description": "d", "revision_level": "phrase",
+                "revision_intention": "Cliche", "original_snippet": " ".join(draft.split()[:3]),
+                "revised_snippet": ""}
+        return httpx2.Response(200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                                          "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                              "role": "assistant", "content": json.dumps({"edits": [edit]})}}]})
+
+    from lib.revision.lamp import load_lamp
+
+    first_draft = load_lamp().drafts["draft"].iloc[0]
+    real = openai.OpenAI
+    monkeypatch.setattr(openai, "OpenAI", lambda **kw: real(**{**kw, "http_client": httpx2.Client(
+        transport=httpx2.MockTransport(handler))}))
+    at.text_input(key="revision_model").input("m").run()
+    at.radio(key="revision_source").set_value("LLM (OpenAI-compatible)").run()
+    at.radio(key="revision_prompt").set_value("reference-free").run()
+    at.button(key="revision_run").click().run()
+    at.selectbox(key="revision_candidate").set_value("LLM: m").run()
+    assert not at.exception and not at.error
+    assert "1 draft(s) failed" in at.warning[0].value
+    by_editor = next(t for t in frames(at) if "editor" in t.columns and "mean" in t.columns)
+    assert by_editor[["editor", "n", "mean"]].values.tolist() == [["LLM: m", 53, 1.0]]
+    agreement = next(t for t in frames(at) if "f1" in t.columns).query("system == 'all'")
+    assert set(agreement["reference"]) == {"W3", "W12", "W16"}
+    # every paragraph a writer revised except the failed one (lamp-01, seen by all three writers)
+    assert agreement["drafts"].tolist() == [49, 49, 49]
+    # results belong to the references they were asked with: another writer's text needs a new run
+    at.radio(key="revision_prompt").set_value("reference-based").run()
+    at.button(key="revision_run").click().run()
+    assert not at.exception and not any("Press the button" in i.value for i in at.info)
+    at.selectbox(key="revision_ref_writer").set_value("W12").run()
+    assert any("Press the button" in i.value for i in at.info)
