@@ -239,29 +239,14 @@ def guess_columns(columns: Sequence[str], fmt: str) -> dict[str, str]:
 def resolve_columns(
     df: pd.DataFrame, fmt: str, columns: dict[str, str] | None, *, file: str
 ) -> dict[str, str]:
-    """Combine the user's column mapping with the guesses and check it against the file.
+    """The user's ``{role: column}`` mapping over the guesses for ``fmt``, checked against the file.
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The file as read by :func:`read_csv`.
-    fmt : str
-        One of ``FORMATS``.
-    columns : dict or None
-        ``{role: column}`` chosen by the user; wins over the guesses. An empty column name unsets
-        a role (and keeps it from being guessed).
-    file : str
-        File name for error messages.
-
-    Returns
-    -------
-    dict
-        ``{role: column}`` with every required role filled.
+    See :func:`lib.columns.resolve_roles` (an empty column name unsets a role).
 
     Raises
     ------
     FormatError
-        Unknown role, a mapped column that is not in the file, or a required role without column.
+        Unknown format or role, a mapped column not in the file, a required role without column.
     """
     _check_format(fmt)
     required, optional = ROLES[fmt]
