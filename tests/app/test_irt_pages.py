@@ -85,3 +85,19 @@ def test_data_page_reads_every_bundled_data_set(at, key):
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics.get("prompts", metrics.get("items"))) > 1
     assert at.session_state["analysis_input"].matrix.shape[0] >= 2
+
+
+def test_abilities_page_runs_the_default_sampler_with_diagnostics(at):
+    at.radio(key="dataset").set_value("rome_bestworst").run()
+    at.switch_page("pages/abilities.py").run()
+    assert at.selectbox(key="abil_sampler").value == "numpyro"
+    at.number_input(key="abil_chains").set_value(2)
+    at.number_input(key="abil_draws").set_value(100)
+    at.number_input(key="abil_tune").set_value(100).run()
+    at.button(key="abil_fit").click().run()
+    assert not at.exception and not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert {"max R-hat", "min bulk ESS", "divergences"} <= set(metrics)
+    table = at.dataframe[0].value
+    assert table["hdi_low"].lt(table["hdi_high"]).all()
+    assert table["p_b_better"].between(0, 1).all()
