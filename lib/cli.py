@@ -45,7 +45,11 @@ def add_columns_option(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m lib", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m lib",
+        description="Efficient human evaluation of language models: Bayesian IRT fit, prompt "
+        "selection, revision edits and the human cost of using a model.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         importlib.import_module(f"lib.commands.{name}").add_parser(sub)
