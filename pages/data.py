@@ -15,16 +15,17 @@ UPLOAD = "upload"
 NONE = "(none)"
 
 
-@st.cache_data(show_spinner="Reading your file…")
-def cached_upload(data: bytes, name: str, fmt: str, columns: dict, criterion: str | None,
-                  merge: bool) -> AnalysisInput:
-    return analysis_input(read_csv(data, name), fmt, columns, file=name, criterion=criterion,
-                          merge_redundant=merge)
-
-
 @st.cache_data
 def cached_table(data: bytes, name: str) -> pd.DataFrame:
     return read_csv(data, name)
+
+
+@st.cache_data(show_spinner="Reading your file…")
+def cached_upload(data: bytes, name: str, fmt: str, columns: dict, criterion: str | None,
+                  merge: bool) -> AnalysisInput:
+    # The table is parsed once per upload (cached_table), whatever the mapping.
+    return analysis_input(cached_table(data, name), fmt, columns, file=name, criterion=criterion,
+                          merge_redundant=merge)
 
 
 def choose_upload() -> AnalysisInput | None:

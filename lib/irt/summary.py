@@ -73,7 +73,7 @@ def prompt_table(fit: GRMFit, rm: RatingMatrix) -> pd.DataFrame:
             "alpha_hdi_high": hi,
             "n_comparisons": (~np.isnan(rm.u)).sum(axis=0),
             "item_total_corr": item_total_correlation(rm.u),
-            "group": members.reindex(rm.prompt_ids).fillna(pd.Series(rm.prompt_ids, index=rm.prompt_ids)).to_numpy(),
+            "group": members.reindex(rm.prompt_ids).to_numpy(),
             "b_mean": list(np.round(b.mean(axis=(0, 1)), 4)),
         }
     )
