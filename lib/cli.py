@@ -44,6 +44,13 @@ def add_columns_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_out_option(parser: argparse.ArgumentParser) -> None:
+    """``--out DIR`` and ``--overwrite``, checked by :func:`lib.export.prepare_out` before computing."""
+    parser.add_argument("--out", required=True, help="output folder (created; must be empty unless --overwrite)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into a folder that is not empty, removing this command's earlier files first")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m lib",

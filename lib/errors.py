@@ -53,3 +53,11 @@ class FormatError(InputError):
 
 class SettingsError(InputError):
     """An analysis setting is invalid (unknown sampler, empty subset, bad weights, ...)."""
+
+
+class DesignError(InputError):
+    """The data cannot support the analysis asked of it (no shared prompts, all ties, ...)."""
+
+
+class OutputError(InputError):
+    """An output folder or file cannot be written as asked (a file, unwritable, not empty)."""
