@@ -1,7 +1,7 @@
 """Fast-mode leave-one-out SE curve on bundled hanna_means (one criterion, 55 comparisons x 96 prompts).
 
-Prints wall seconds (target: under 30 s on the 2-core machine) and the mean SE at k = 24 of each
-informed strategy against random. Run: ``.venv/bin/python bench/bench_selection.py [criterion]``.
+Prints wall seconds (target: under 30 s on the 2-core machine), the mean SE at k = 24 of each
+informed strategy against random, and the prompts each needs for the default target SE. Run: ``.venv/bin/python bench/bench_selection.py [criterion]``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.inputs import bundled_input  # noqa: E402
-from lib.selection import STRATEGIES, loo_curve, make_calibration  # noqa: E402
+from lib.selection import DEFAULT_TARGET_SE, STRATEGIES, loo_curve, make_calibration, prompts_needed  # noqa: E402
 
 K_GRID = [5, 8, 12, 16, 24, 32, 48, 64, 96]
 
@@ -34,6 +34,9 @@ def main(criterion: str = "Relevance") -> None:
     for name, se in at24.items():
         ratio = se / at24["random"]
         print(f"  {name:10s} {se:.3f}  ({ratio:.2f} x random)")
+    needed = prompts_needed(curve.summary, DEFAULT_TARGET_SE).set_index("strategy")["k_needed"]
+    print(f"prompts needed for SE <= {DEFAULT_TARGET_SE} (k grid above): "
+          + ", ".join(f"{name} {k}" for name, k in needed.items()))
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 
-from lib.errors import InputError, SettingsError
+from lib.errors import InputError, OutputError, SettingsError
 
 COMMANDS = ("fit", "select", "revise", "cost")
 
@@ -68,5 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except InputError as err:
+        source = getattr(args, "input", None) or getattr(args, "drafts", None)
+        if err.file is None and source and not isinstance(err, (SettingsError, OutputError)):
+            err.file = Path(source).name  # design checks in lib see the data, not the file it came from
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -169,7 +169,8 @@ DATASETS: dict[str, Dataset] = {
 DEFAULT_DATASET = "lamp_rankings"
 
 
-def _dataset(key: str) -> Dataset:
+def dataset(key: str) -> Dataset:
+    """``DATASETS[key]``, or SettingsError naming the bundled keys (never a bare KeyError)."""
     if key not in DATASETS:
         raise SettingsError(f"unknown data set '{key}'; bundled data sets are {', '.join(DATASETS)}")
     return DATASETS[key]
@@ -187,7 +188,7 @@ def load_table(key: str) -> pd.DataFrame:
     SettingsError
         Unknown key.
     """
-    ds = _dataset(key)
+    ds = dataset(key)
     return read_csv(ds.path, _file_name(ds))
 
 
@@ -210,7 +211,7 @@ def load_judgments(key: str) -> Judgments:
         Unknown key, or a ratings / responses data set (read those with ``load_table`` and
         ``lib.formats.read_ratings`` / ``read_responses`` using ``DATASETS[key].columns``).
     """
-    ds = _dataset(key)
+    ds = dataset(key)
     if ds.fmt not in JUDGMENT_FORMATS:
         raise SettingsError(f"data set '{key}' holds {ds.fmt} data, not pairwise judgments")
     judgments = read_judgments(load_table(key), ds.fmt, ds.columns, file=_file_name(ds))

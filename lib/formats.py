@@ -20,6 +20,8 @@ and what is wrong; no row is ever dropped silently.
 
 from __future__ import annotations
 
+import codecs
+import csv
 import io
 import re
 from collections.abc import Sequence
@@ -31,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from lib.columns import resolve_roles
-from lib.errors import FormatError
+from lib.errors import FormatError, SettingsError
 
 FORMATS = ("pairwise", "bestworst", "ranking", "responses", "ratings")
 JUDGMENT_FORMATS = ("pairwise", "bestworst", "ranking")
@@ -52,6 +54,16 @@ ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "responses": (("person", "item", "score"), ()),
     "ratings": (("prompt", "system", "score"), ("annotator", "criterion", "prompt_text", "response")),
 }
+
+NOT_BLANK: dict[str, tuple[str, ...]] = {
+    "pairwise": ("prompt", "system_a", "system_b", "annotator", "choice", "criterion"),
+    "bestworst": ("prompt", "annotator", "system", "criterion", "trial"),  # a blank judgment = middle
+    "ranking": ("prompt", "annotator", "system", "rank", "criterion", "trial"),
+    "responses": ("person", "item", "score"),
+    "ratings": ("prompt", "system", "score", "annotator", "criterion"),
+}
+"""Roles whose cells must not be blank (when mapped): a blank is an error, or the row is dropped
+by :func:`drop_incomplete` when the user asks for it."""
 
 VOTE_COLUMNS = ["prompt_id", "system_a", "system_b", "annotator_id", "winner", "criterion"]
 DEFAULT_CRITERION = "overall"
@@ -145,9 +157,11 @@ def read_csv(source: Any, name: str) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Every column as ``str`` (empty cells are ""), so ids such as "007" keep their spelling.
-        Column names are stripped of surrounding blanks. A UTF-8 byte-order mark is accepted.
-        Blank lines are left out; the index is the 0-based data row (header = row 0 in messages),
-        so the readers' error messages name the rows of the file.
+        Column names are stripped of surrounding blanks. UTF-8 (with or without byte-order mark)
+        and UTF-16 with a byte-order mark are decoded; the delimiter (``,`` ``;`` tab ``|``) is
+        detected from the first lines; a trailing delimiter on data rows is ignored rather than
+        shifting the columns. Blank lines are left out; the index is the 0-based data row
+        (header = row 0 in messages), so the readers' error messages name the rows of the file.
 
     Raises
     ------
@@ -167,19 +181,18 @@ def read_csv(source: Any, name: str) -> pd.DataFrame:
         data = source.read()
     if not data.strip():
         raise FormatError("the file is empty", file=name)
+    text = _decode(data, name)
+    sep = _delimiter(text)
+    header = [h.strip() for h in next(csv.reader(io.StringIO(text), delimiter=sep), [])]
+    repeated = sorted({h for h in header if h and header.count(h) > 1})
+    if repeated:  # pandas would silently rename the second one to "name.1"
+        raise FormatError(f"column name{'s' if len(repeated) > 1 else ''} "
+                          f"{', '.join(repr(h) for h in repeated)} appear{'' if len(repeated) > 1 else 's'} "
+                          "more than once in the header; give every column its own name",
+                          file=name, rows=[0], column=repeated[0])
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        offset = err.start
-        line = data[:offset].count(b"\n")  # 0 = header line
-        raise FormatError(
-            f"the file is not UTF-8 text: byte 0x{data[offset]:02x} at byte offset {offset} "
-            f"(line {line + 1} of the file); save it as UTF-8 (CSV UTF-8 in spreadsheet programs)",
-            file=name,
-            rows=[line] if line > 0 else None,
-        ) from None
-    try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False)
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False,
+                         sep=sep, index_col=False)
     except pd.errors.EmptyDataError:
         raise FormatError("the file is empty", file=name) from None
     except (pd.errors.ParserError, ValueError) as err:
@@ -194,6 +207,46 @@ def read_csv(source: Any, name: str) -> pd.DataFrame:
     return df
 
 
+_SAVE_AS_UTF8 = "save it as UTF-8 (CSV UTF-8 in spreadsheet programs)"
+
+
+def _decode(data: bytes, name: str) -> str:
+    """UTF-16 when the file starts with its byte-order mark, else UTF-8 (byte-order mark optional)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as err:
+            text, reason = "", f"{err.reason} at byte offset {err.start}"
+        else:
+            reason = "no line break"
+        if "\n" not in text:  # a CSV with data has at least two lines
+            raise FormatError(f"the file starts with a UTF-16 byte-order mark but is not UTF-16 CSV text "
+                              f"({reason}); {_SAVE_AS_UTF8}", file=name) from None
+        return text
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        offset = err.start
+        line = data[:offset].count(b"\n")  # 0 = header line
+        raise FormatError(
+            f"the file is not UTF-8 text: byte 0x{data[offset]:02x} at byte offset {offset} "
+            f"(line {line + 1} of the file); {_SAVE_AS_UTF8}",
+            file=name,
+            rows=[line] if line > 0 else None,
+        ) from None
+
+
+def _delimiter(text: str) -> str:
+    """The delimiter ``csv.Sniffer`` finds among , ; tab | in the first lines; "," if none is clear
+    or if the one found does not split the header (a quoted text full of ";" must not win)."""
+    head = "\n".join(text.splitlines()[:20])
+    try:
+        sep = csv.Sniffer().sniff(head, delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","
+    return sep if sep in text.splitlines()[0] else ","
+
+
 # --------------------------------------------------------------------------------------- columns
 
 
@@ -201,7 +254,10 @@ def _norm(name: str) -> str:
     return re.sub(r"[^0-9a-z]", "", str(name).lower())
 
 
-def guess_columns(columns: Sequence[str], fmt: str) -> dict[str, str]:
+_TEXT_ROLES = ("prompt_text", "response", "response_a", "response_b")
+
+
+def guess_columns(columns: Sequence[str], fmt: str, table: pd.DataFrame | None = None) -> dict[str, str]:
     """Guess which column plays each role of a format.
 
     Parameters
@@ -210,6 +266,9 @@ def guess_columns(columns: Sequence[str], fmt: str) -> dict[str, str]:
         The file's column names.
     fmt : str
         One of ``FORMATS``.
+    table : pandas.DataFrame, optional
+        The file's rows: a column whose values are all integers is not guessed for a text role
+        (prompt_text, response, response_a, response_b), e.g. a question number named "question".
 
     Returns
     -------
@@ -229,11 +288,46 @@ def guess_columns(columns: Sequence[str], fmt: str) -> dict[str, str]:
     for role in required + optional:
         for synonym in (role, *_SYNONYMS.get(role, ())):
             col = by_norm.get(_norm(synonym))
-            if col is not None and col not in used:
-                guess[role] = col
-                used.add(col)
-                break
+            if col is None or col in used or (role in _TEXT_ROLES and _integers(table, col)):
+                continue
+            guess[role] = col
+            used.add(col)
+            break
     return guess
+
+
+def _integers(table: pd.DataFrame | None, column: str) -> bool:
+    """True when ``table`` is given and every non-blank value of ``column`` is an integer."""
+    if table is None or column not in table:
+        return False
+    values = table[column].astype(str).str.strip()
+    values = values[values != ""]
+    return len(values) > 0 and bool(values.str.fullmatch(r"[+-]?\d+").all())
+
+
+def guess_format(columns: Sequence[str]) -> str | None:
+    """The format whose required roles can all be guessed from the column names, or None.
+
+    When several fit, the one with more required roles wins (pairwise before best-worst before
+    ratings), then the one with more roles guessed, then the order of ``FORMATS`` (a file with
+    both MOST/LEAST picks and ranks, such as ROME's, is read as best-worst).
+
+    Parameters
+    ----------
+    columns : sequence of str
+        The file's column names.
+
+    Returns
+    -------
+    str or None
+        One of ``FORMATS``; None when no format's required roles are all recognised by name.
+    """
+    fits = {}
+    for fmt in FORMATS:
+        guess = guess_columns(columns, fmt)
+        if set(ROLES[fmt][0]) <= set(guess):
+            fits[fmt] = (len(ROLES[fmt][0]), len(guess))
+    return max(fits, key=fits.get) if fits else None
 
 
 def resolve_columns(
@@ -250,8 +344,97 @@ def resolve_columns(
     """
     _check_format(fmt)
     required, optional = ROLES[fmt]
-    return resolve_roles(list(df.columns), required, optional, guess_columns(list(df.columns), fmt),
+    return resolve_roles(list(df.columns), required, optional, guess_columns(list(df.columns), fmt, df),
                          columns, file=file, what=f"the {fmt} format")
+
+
+# --------------------------------------------------------------------------------------- rows
+# Each keeps the index read_csv set, so messages about the rows left still name the file's rows.
+
+
+def filter_rows(df: pd.DataFrame, column: str, values: Sequence[str], *, file: str) -> pd.DataFrame:
+    """The rows whose ``column`` holds one of ``values`` (e.g. ``level`` in {"turn"}).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The user's table (:func:`read_csv`).
+    column : str
+        A column of the file, by its own name.
+    values : sequence of str
+        Values to keep, compared after stripping blanks.
+    file : str
+        File name for messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The kept rows, with the file's row numbers as index.
+
+    Raises
+    ------
+    FormatError
+        ``column`` is not in the file.
+    SettingsError
+        No value given, or a value that does not occur in the column (the known values are named).
+    """
+    if column not in df.columns:
+        raise FormatError(f"column '{column}' is not in the file; its columns are {', '.join(map(str, df.columns))}",
+                          file=file, column=column)
+    if not len(values):
+        raise SettingsError(f"choose at least one value of column '{column}' to keep")
+    cells = pd.Series(_text(df[column]), index=df.index)
+    known = sorted(cells.unique())
+    for value in values:
+        if value not in known:
+            raise SettingsError(f"'{value}' is not a value of column '{column}' in {file}; its values are "
+                                f"{', '.join(known[:20])}{' ...' if len(known) > 20 else ''}")
+    return df[cells.isin(list(values))]
+
+
+def criterion_rows(df: pd.DataFrame, mapping: dict[str, str], criterion: str | None, *, file: str) -> pd.DataFrame:
+    """The rows of one criterion, selected before any check for blank cells.
+
+    Rows with a blank criterion are kept (they belong to no known criterion, so the readers report
+    them). Without a criterion role, or with ``criterion`` None, ``df`` is returned unchanged (the
+    readers then ask for a criterion when the file holds several).
+
+    Raises
+    ------
+    SettingsError
+        ``criterion`` does not occur in the criterion column (the known criteria are named).
+    """
+    if criterion is None or not mapping.get("criterion"):
+        return df
+    cells = pd.Series(_text(df[mapping["criterion"]]), index=df.index)
+    known = sorted(set(cells) - {""})
+    if criterion not in known:
+        raise SettingsError(f"unknown criterion '{criterion}'; the data has: {', '.join(known)}")
+    return df[cells.isin([criterion, ""])]
+
+
+def drop_incomplete(df: pd.DataFrame, fmt: str, mapping: dict[str, str], *, file: str) -> tuple[pd.DataFrame, list[int]]:
+    """Leave out the rows with a blank cell in a role that must not be blank (``NOT_BLANK``).
+
+    Returns
+    -------
+    (table, dropped)
+        The complete rows, and the file's 1-based data row numbers of the rows left out (for the
+        caller to report: nothing is dropped silently).
+
+    Raises
+    ------
+    FormatError
+        Every row has a blank, so nothing would be left.
+    """
+    cols = [mapping[r] for r in NOT_BLANK[fmt] if mapping.get(r)]
+    blank = np.zeros(len(df), dtype=bool)
+    for col in cols:
+        blank |= _text(df[col]) == ""
+    if blank.all():
+        raise FormatError(f"every row has a blank in one of the columns {', '.join(cols)}; nothing is left to analyse",
+                          file=file)
+    return df[~blank], [int(r) for r in _row_numbers(df)[blank]]
 
 
 # --------------------------------------------------------------------------------------- helpers
@@ -280,14 +463,19 @@ def _take(df: pd.DataFrame, mapping: dict[str, str], roles: Sequence[str], file:
     ``roles`` is an error.
     """
     values = {role: _text(df[col]) for role, col in mapping.items()}
-    integer_index = pd.api.types.is_integer_dtype(df.index.dtype)
-    values[_ROW] = (df.index.to_numpy() if integer_index else np.arange(len(df))) + 1
+    values[_ROW] = _row_numbers(df)
     for role in roles:
         if role in values:
             blank = values[role] == ""
             if blank.any():
                 raise FormatError(f"missing value for role '{role}'", file=file, rows=_rows(values, blank), column=mapping[role])
     return values
+
+
+def _row_numbers(df: pd.DataFrame) -> np.ndarray:
+    """1-based data rows of the file: from the index :func:`read_csv` set, else positions."""
+    integer_index = pd.api.types.is_integer_dtype(df.index.dtype)
+    return (df.index.to_numpy() if integer_index else np.arange(len(df))) + 1
 
 
 def _numbers(values: dict[str, np.ndarray], role: str, column: str, file: str) -> np.ndarray:
@@ -371,9 +559,7 @@ def read_judgments(
     if fmt not in JUDGMENT_FORMATS:
         raise FormatError(f"'{fmt}' is not a judgment format; choose one of {', '.join(JUDGMENT_FORMATS)}", file=file)
     mapping = resolve_columns(df, fmt, columns, file=file)
-    required, _ = ROLES[fmt]
-    strict = [r for r in required if r != "judgment"] + ["criterion", "trial"]  # blank judgment = middle
-    values = _take(df, mapping, strict, file)
+    values = _take(df, mapping, NOT_BLANK[fmt], file)
     if fmt == "pairwise":
         return _pairwise(values, mapping, file)
     return _trials(values, mapping, fmt, file)
@@ -498,7 +684,7 @@ def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
         score category in the whole file.
     """
     mapping = resolve_columns(df, "responses", columns, file=file)
-    values = _take(df, mapping, ("person", "item", "score"), file)
+    values = _take(df, mapping, NOT_BLANK["responses"], file)
     score = _numbers(values, "score", mapping["score"], file)
     fractional = score != np.round(score)
     if fractional.any():
@@ -541,7 +727,7 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
         same system on the same prompt and criterion twice.
     """
     mapping = resolve_columns(df, "ratings", columns, file=file)
-    values = _take(df, mapping, ("prompt", "system", "score", "annotator", "criterion"), file)
+    values = _take(df, mapping, NOT_BLANK["ratings"], file)
     score = _numbers(values, "score", mapping["score"], file)
     _at_least_two_systems(values["system"], mapping["system"], file)
     table = pd.DataFrame({"prompt_id": values["prompt"], "system": values["system"], "criterion": _criteria(values, len(score)), "score": score})

@@ -16,16 +16,31 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
+from scipy.stats import norm
 
-from lib.errors import SettingsError
+from lib.errors import DesignError, SettingsError
 
 NET_RATING_MAX = 3
 """Net ratings are kept on [-3, 3] (three annotators), the paper's scale, when counts vary."""
 
-MIN_SHARED_COMPARISONS = 5
-"""A prompt-prompt correlation over fewer comparisons than this is noise, not redundancy."""
+REDUNDANCY_THRESHOLD = 0.6
+"""The paper's correlation filter: prompts correlating above this are redundant (Sedoc & Ungar 2020)."""
+
+MIN_SHARED_COMPARISONS = 10
+"""Prompts are linked as redundant only over at least this many shared comparisons (and prompts
+observed in fewer comparisons are never linked): a correlation over fewer is noise, and with 4
+systems (6 comparisons) chance correlations above 0.6 merged a 168-prompt study into one prompt."""
+
+REDUNDANCY_CONFIDENCE = 0.95
+"""A link needs the lower end of r's one-sided Fisher-z interval at this level above the threshold."""
+
+_Z_CONFIDENCE = float(norm.ppf(REDUNDANCY_CONFIDENCE))
+
+MERGE_WARN_SHARE = 0.25
+"""Warn when more than this share of the prompts ended in merged groups."""
+
+_BLOCK_CELLS = 2**20
+"""Prompt-pair cells per block of correlations (about 8 MB per float64 array)."""
 
 
 @dataclass
@@ -103,7 +118,7 @@ def net_ratings(
     criterion: str | None = None,
     *,
     merge_redundant: bool = True,
-    threshold: float = 0.6,
+    threshold: float = REDUNDANCY_THRESHOLD,
 ) -> RatingMatrix:
     """Net rating ``u_ij = sum_k (w_B - w_A)`` per comparison i and prompt j.
 
@@ -118,8 +133,8 @@ def net_ratings(
     criterion : str, optional
         Which criterion to use; required when the votes hold several.
     merge_redundant, threshold
-        Group prompts whose net ratings correlate above ``threshold`` and average them
-        (see :func:`redundancy_groups`).
+        Group prompts whose net ratings credibly correlate above ``threshold`` over at least
+        ``MIN_SHARED_COMPARISONS`` comparisons and average them (see :func:`redundancy_groups`).
 
     Returns
     -------
@@ -158,51 +173,104 @@ def net_ratings(
         groups=pd.DataFrame({"prompt_id": net.columns.astype(str), "group": net.columns.astype(str)}),
         n_votes=n.to_numpy(),
     )
-    return merge_groups(rm, redundancy_groups(rm.u, threshold)) if merge_redundant else rm
+    if not merge_redundant:
+        return rm
+    n_systems = len(set(comps["system_a"]) | set(comps["system_b"]))
+    return merge_groups(rm, redundancy_groups(rm.u, threshold, n_systems=n_systems))
 
 
 def _round_half_away(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * np.floor(np.abs(x) + 0.5)
 
 
-def redundancy_groups(u: np.ndarray, threshold: float = 0.6) -> np.ndarray:
-    """Group prompts whose net ratings correlate above ``threshold`` over comparisons.
+def redundancy_groups(
+    u: np.ndarray, threshold: float = REDUNDANCY_THRESHOLD, *, n_systems: int | None = None
+) -> np.ndarray:
+    """Group prompts whose net ratings credibly correlate above ``threshold`` over comparisons.
 
-    The paper groups "covariate prompts using a simple correlation filter (> 0.6)". Two choices
-    make that work on real data: the correlation is taken on comparison-centred ratings (each
-    comparison's mean over prompts removed), because otherwise the systems' overall difference,
-    which every prompt shares, makes all prompts look alike; and pairs sharing fewer than
-    ``MIN_SHARED_COMPARISONS`` comparisons are never grouped. Groups are the connected components
-    of the "correlates above threshold" graph.
+    The paper groups "covariate prompts using a simple correlation filter (> 0.6)". Over a handful
+    of comparisons such a filter links prompts by chance and, chained, merges a whole study, so:
+
+    - the correlation r is Pearson's over the comparisons both prompts share (pairwise complete),
+      taken on comparison-centred ratings (each comparison's mean over prompts removed), because
+      the systems' overall difference, which every prompt shares, makes all prompts look alike;
+    - n is the number of comparisons both prompts share, but at most ``n_systems - 1``: the
+      comparisons of S systems are differences of S per-system scores, so a prompt's column holds
+      at most S - 1 independent contrasts (with 6 systems, 15 comparisons are 5 contrasts, and chance
+      correlations above 0.6 are common); exact for absolute ratings, conservative for votes;
+    - two prompts are *linked* only when n >= ``MIN_SHARED_COMPARISONS`` and r is credibly above
+      the threshold: the lower end of its one-sided ``REDUNDANCY_CONFIDENCE`` Fisher-z interval,
+      ``tanh(atanh(r) - z_0.95 / sqrt(n - 3))``, exceeds ``threshold`` (for 0.6: r > 0.87 at
+      n = 10, r > 0.73 at n = 55, r > 0.65 at n = 400);
+    - groups are cliques of the link graph (complete linkage, so no chaining of unrelated prompts):
+      in prompt order, the first ungrouped prompt takes every later ungrouped prompt linked to it and
+      to every member taken so far.
+
+    Correlations are computed in blocks of rows and only for prompts observed in at least
+    ``MIN_SHARED_COMPARISONS`` comparisons, so memory is O(block x J), not O(J^2).
 
     Parameters
     ----------
     u : ndarray, shape (I, J)
         Net ratings, NaN where missing.
+    threshold : float
+        Correlation the link must credibly exceed (the paper's 0.6).
+    n_systems : int, optional
+        Number of systems behind the comparisons; None when the rows are not system pairs
+        (persons, simulated comparisons), then n is the number of shared rows.
 
     Returns
     -------
     ndarray, shape (J,), int64
         Group label of each prompt (0..G-1, in order of first member).
     """
-    centred = u - np.nanmean(u, axis=1, keepdims=True)
-    obs = ~np.isnan(centred)
-    x = np.where(obs, centred, 0.0)
-    shared = obs.T.astype(float) @ obs.astype(float)
-    # Pairwise-complete Pearson correlation through sums over shared comparisons.
-    sx = x.T @ obs
-    sxx = (x**2).T @ obs
-    sxy = x.T @ x
+    obs = ~np.isnan(u)
+    count = obs.sum(axis=1, keepdims=True)
+    total = np.where(obs, u, 0.0).sum(axis=1, keepdims=True)
+    mean = np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+    x = np.where(obs, u - mean, 0.0)
+    enough = n_systems is None or n_systems - 1 >= MIN_SHARED_COMPARISONS
+    eligible = np.flatnonzero(obs.sum(axis=0) >= MIN_SHARED_COMPARISONS) if enough else np.arange(0)
+    leader = np.arange(u.shape[1])
+    grouped = np.zeros(u.shape[1], dtype=bool)
+    step = max(1, _BLOCK_CELLS // max(len(eligible), 1))
+    for start in range(0, len(eligible), step):
+        block = eligible[start : start + step]
+        linked = _linked(x, obs, block, eligible, threshold, n_systems)
+        for row, j in enumerate(block):
+            if grouped[j]:
+                continue
+            members = [j]
+            for c in eligible[linked[row] & (eligible > j) & ~grouped[eligible]]:
+                if _linked(x, obs, np.array([c]), np.array(members), threshold, n_systems).all():
+                    members.append(c)
+            grouped[members] = True
+            leader[members] = j
+    return np.unique(leader, return_inverse=True)[1].astype(np.int64)
+
+
+def _linked(
+    x: np.ndarray, obs: np.ndarray, rows: np.ndarray, cols: np.ndarray, threshold: float,
+    n_systems: int | None,
+) -> np.ndarray:
+    """Link rule of :func:`redundancy_groups` between prompts ``rows`` and ``cols``; shape (R, C), bool.
+
+    x holds centred ratings with 0 where missing; sums over shared comparisons give the
+    pairwise-complete Pearson r, compared with the smallest r whose Fisher-z bound clears the
+    threshold at that n (a table over n, cheaper than atanh per pair).
+    """
+    a, oa = x[:, rows], obs[:, rows].astype(np.float64)
+    b, ob = x[:, cols], obs[:, cols].astype(np.float64)
+    n = oa.T @ ob
+    sa, sb = a.T @ ob, oa.T @ b
     with np.errstate(invalid="ignore", divide="ignore"):
-        cov = sxy - sx * sx.T / shared
-        var = (sxx - sx**2 / shared) * (sxx - sx**2 / shared).T
-        corr = cov / np.sqrt(var)
-    linked = (corr > threshold) & (shared >= MIN_SHARED_COMPARISONS)
-    np.fill_diagonal(linked, False)
-    _, labels = connected_components(csr_matrix(linked), directed=False)
-    _, first = np.unique(labels, return_index=True)
-    order = np.argsort(np.argsort(first))
-    return order[labels].astype(np.int64)
+        r = (a.T @ b - sa * sb / n) / np.sqrt(((a * a).T @ ob - sa**2 / n) * (oa.T @ (b * b) - sb**2 / n))
+    n_eff = np.arange(x.shape[0] + 1)
+    if n_systems is not None:
+        n_eff = np.minimum(n_eff, n_systems - 1)
+    r_min = np.tanh(np.arctanh(threshold) + _Z_CONFIDENCE / np.sqrt(np.maximum(n_eff - 3, 1)))
+    r_min[n_eff < MIN_SHARED_COMPARISONS] = np.inf
+    return r > r_min[n.astype(np.int64)]
 
 
 def merge_groups(rm: RatingMatrix, labels: np.ndarray) -> RatingMatrix:
@@ -225,6 +293,30 @@ def merge_groups(rm: RatingMatrix, labels: np.ndarray) -> RatingMatrix:
         categories=rm.categories,
         groups=pd.DataFrame({"prompt_id": rm.prompt_ids, "group": ids[labels]}),
         n_votes=np.stack([rm.n_votes[:, m].sum(axis=1) for m in members], axis=1),
+    )
+
+
+def merge_lines(rm: RatingMatrix) -> list[str]:
+    """One line per merged group, e.g. ``"merged 3 prompts into p1: p1, p7, p9"``, in column order."""
+    members = rm.groups.groupby("group", sort=False)["prompt_id"].agg(list)
+    return [f"merged {len(m)} prompts into {g}: {', '.join(m)}" for g, m in members.items() if len(m) > 1]
+
+
+def merge_warning(rm: RatingMatrix) -> str | None:
+    """A warning when redundancy merging changed the study a lot, else None.
+
+    A lot: more than ``MERGE_WARN_SHARE`` of the prompts ended in groups of two or more, or fewer
+    than half as many columns are left as there were prompts.
+    """
+    n_prompts = len(rm.groups)
+    sizes = rm.groups["group"].value_counts()
+    in_groups = int(sizes[sizes > 1].sum())
+    n_cols = len(sizes)
+    if n_prompts == 0 or (in_groups <= MERGE_WARN_SHARE * n_prompts and 2 * n_cols >= n_prompts):
+        return None
+    return (
+        f"redundancy merging grouped {in_groups} of {n_prompts} prompts, leaving {n_cols} columns: "
+        "the analysis now rests on fewer, averaged prompts; check the groups or turn merging off"
     )
 
 
@@ -253,7 +345,7 @@ def from_absolute_ratings(
     *,
     scale: tuple[float, float] | None = None,
     merge_redundant: bool = True,
-    threshold: float = 0.6,
+    threshold: float = REDUNDANCY_THRESHOLD,
 ) -> RatingMatrix:
     """Pairwise net ratings from absolute ratings of several systems on the same prompts.
 
@@ -272,19 +364,28 @@ def from_absolute_ratings(
     Raises
     ------
     SettingsError
-        On an unknown or ambiguous criterion, fewer than two systems, or a zero-width scale.
+        On an unknown or ambiguous criterion, fewer than two systems, or a zero-width or
+        non-finite scale. Scores as large as +-1e308 are fine (differences are taken on halves).
     """
     r = select_criterion(ratings, criterion)
     lo, hi = scale if scale is not None else (r["score"].min(), r["score"].max())
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise SettingsError(f"the rating scale [{lo}, {hi}] is not finite")
     if not hi > lo:
-        raise SettingsError(f"the rating scale [{lo}, {hi}] has no width")
+        if scale is not None:
+            raise SettingsError(f"the rating scale [{lo}, {hi}] has no width")
+        raise DesignError(f"every score is {lo}, so no system can be told apart")
     wide = r.pivot_table(index="prompt_id", columns="system", values="score", aggfunc="mean")
     systems = sorted(wide.columns.astype(str))
     if len(systems) < 2:
         raise SettingsError("ratings of at least two systems are needed to form comparisons")
     pairs = [(a, b) for i, a in enumerate(systems) for b in systems[i + 1 :]]
-    diff = np.stack([wide[b].to_numpy() - wide[a].to_numpy() for a, b in pairs])
-    u = _round_half_away(NET_RATING_MAX * diff / (hi - lo))
+    # Halved, differences of finite scores cannot overflow (+-1e308 would give inf, then NaN); halving
+    # is exact, so the ratio equals (s_B - s_A) / (hi - lo) bit for bit on ordinary scales.
+    half = wide.to_numpy(dtype=np.float64) / 2
+    col = {s: k for k, s in enumerate(wide.columns.astype(str))}
+    diff = np.stack([half[:, col[b]] - half[:, col[a]] for a, b in pairs])
+    u = _round_half_away(NET_RATING_MAX * (diff / (hi / 2 - lo / 2)))
     prompts = wide.index.astype(str)
     rm = RatingMatrix(
         u=u,
@@ -297,7 +398,9 @@ def from_absolute_ratings(
         groups=pd.DataFrame({"prompt_id": prompts, "group": prompts}),
         n_votes=(~np.isnan(u)).astype(np.int64),
     )
-    return merge_groups(rm, redundancy_groups(rm.u, threshold)) if merge_redundant else rm
+    if not merge_redundant:
+        return rm
+    return merge_groups(rm, redundancy_groups(rm.u, threshold, n_systems=len(systems)))
 
 
 def item_total_correlation(u: np.ndarray) -> np.ndarray:
@@ -315,13 +418,16 @@ def item_total_correlation(u: np.ndarray) -> np.ndarray:
     ndarray, shape (J,)
         NaN where a prompt has fewer than three judged comparisons or no variance.
     """
-    filled = np.nan_to_num(u)
+    observed = u[~np.isnan(u)]
+    top = np.abs(observed).max() if observed.size else 0.0
+    # r is scale-free; dividing by the largest value keeps the sums finite for any finite input.
+    filled = np.nan_to_num(u / top if top > 0 else u)
     total = filled.sum(axis=1, keepdims=True)
     out = np.full(u.shape[1], np.nan)
     for j in range(u.shape[1]):
         ok = ~np.isnan(u[:, j])
         rest = (total[:, 0] - filled[:, j])[ok]
-        x = u[ok, j]
+        x = filled[ok, j]
         if ok.sum() >= 3 and x.std() > 0 and rest.std() > 0:
             out[j] = np.corrcoef(x, rest)[0, 1]
     return out
@@ -336,7 +442,8 @@ def fleiss_kappa(votes: pd.DataFrame) -> tuple[float, int]:
     Returns
     -------
     (kappa, n_subjects)
-        kappa is NaN when fewer than two subjects have two or more votes.
+        kappa is NaN when fewer than two subjects have two or more votes, or when every vote falls
+        in one category (agreement expected by chance is then 1, and kappa 0 / 0).
     """
     from statsmodels.stats.inter_rater import fleiss_kappa as _fleiss
 
@@ -347,6 +454,6 @@ def fleiss_kappa(votes: pd.DataFrame) -> tuple[float, int]:
     if n.empty or n.mode().iloc[0] < 2:
         return float("nan"), 0
     keep = table[n == n.mode().iloc[0]]
-    if len(keep) < 2:
+    if len(keep) < 2 or (keep.sum(axis=0) > 0).sum() < 2:  # one category only: chance agreement is 1
         return float("nan"), len(keep)
     return float(_fleiss(keep.to_numpy())), len(keep)

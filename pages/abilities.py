@@ -1,24 +1,29 @@
 """Abilities: fit the graded response model and show theta per comparison (Sedoc & Ungar, Fig. 1)."""
 
-import json
-from dataclasses import asdict
+import time
 
 import streamlit as st
 
 from lib.errors import InputError
-from lib.irt.fit import SAMPLERS, FitSettings, cache_dir, fit_grm
+from lib.export import csv_text
+from lib.irt.contraction import UNINFORMED_BELOW
+from lib.irt.fit import SAMPLERS, FitSettings, cache_dir, diagnostics_json, fit_grm, netcdf_bytes
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from pages.common import current_fit, current_input
+from pages.text import escape_markdown
 
+started = time.perf_counter()  # a click reruns this script: the user's wait starts about here
+
+# More density curves than this in one chart are unreadable.
 MAX_DENSITIES = 30
-"""More density curves than this in one chart are unreadable."""
 
 SAMPLER_HELP = {
     "numpyro": "NUTS in JAX (default, fastest full posterior)",
-    "pymc": "PyMC's own NUTS (progress per draw)",
-    "nutpie": "nutpie's NUTS (Rust)",
-    "map": "MAP point in about a second: a preview, shrunk towards 0, no intervals",
+    "pymc": "PyMC's own NUTS",
+    "nutpie": "nutpie's NUTS (Rust; reports elapsed time only)",
+    "map": "MAP point: about a second once compiled (the first MAP fit for data of a given size "
+           "compiles for several seconds); a preview, shrunk towards 0, no intervals",
 }
 
 
@@ -26,8 +31,9 @@ def settings_form(data) -> tuple[FitSettings, bool]:
     old = st.session_state["fit_settings"]
     with st.expander("Fit settings", expanded=current_fit(data) is None):
         c = st.columns(6)
-        sampler = c[0].selectbox("Sampler", SAMPLERS, index=SAMPLERS.index(old.sampler),
-                                 format_func=lambda s: f"{s}: {SAMPLER_HELP[s]}", key="abil_sampler")
+        sampler = c[0].selectbox(
+            "Sampler", SAMPLERS, index=SAMPLERS.index(old.sampler), key="abil_sampler",
+            help="  \n".join(f"**{s}**: {SAMPLER_HELP[s]}" for s in SAMPLERS))
         default_cut = "free" if data.fmt == "responses" else "antisymmetric"
         cutpoints = c[1].selectbox(
             "Cutpoints", ["antisymmetric", "free"], index=["antisymmetric", "free"].index(default_cut),
@@ -47,8 +53,9 @@ def settings_form(data) -> tuple[FitSettings, bool]:
 def run_fit(data, settings: FitSettings):
     bar = st.progress(0.0, text="starting")
     with st.status(f"Fitting with {settings.sampler}…", expanded=True) as status:
-        fit = fit_grm(data.matrix, settings, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
-        status.update(label=f"Fitted in {fit.diagnostics.wall_s:.1f} s", state="complete", expanded=False)
+        fit = fit_grm(data.matrix, settings, remember=True,
+                      progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
+        status.update(label="Fitted", state="complete", expanded=False)
     bar.empty()
     return fit
 
@@ -63,7 +70,8 @@ def show_diagnostics(fit) -> None:
         c[1].metric("min bulk ESS", f"{d.ess_bulk_min:.0f}")
         c[2].metric("min tail ESS", f"{d.ess_tail_min:.0f}")
         c[3].metric("divergences", d.divergences)
-        c[4].metric("wall time", f"{d.wall_s:.1f} s")
+        c[4].metric("fit time", f"{d.wall_s:.1f} s", help="from the start of the fit to its result, "
+                    "model building and compilation included")
 
 
 st.title("Abilities")
@@ -77,18 +85,25 @@ if data is not None:
         try:
             fit = run_fit(data, settings)
         except InputError as err:
-            st.error(f"Cannot fit: {err}")
+            st.error(f"Cannot fit: {escape_markdown(err)}")
+            fit = None
         st.session_state["fit"] = fit
-    if fit is None:
+    if fit is None and not clicked:
         st.info("No fit for this data and these settings yet: press **Fit**. A MAP preview takes "
-                "seconds; the full posterior (numpyro, 4 chains) about a minute.")
-    else:
+                "about a second (several seconds the first time, to compile); the full posterior "
+                "(numpyro, 4 chains) a minute or more.")
+    elif fit is not None:
         s = fit.settings
         st.caption(f"Showing the fit with {s.sampler}, {s.cutpoints} cutpoints, {s.chains} chains x "
                    f"{s.draws} draws ({s.tune} tuning), seed {s.seed}.")
         show_diagnostics(fit)
         table = ability_table(fit, data.matrix)
         is_map = fit.diagnostics.sampler == "map"
+        weak = table.loc[table["contraction"] < UNINFORMED_BELOW, "comparison"]
+        if len(weak):
+            st.warning(f"The data do not inform the ability of {len(weak)} of {len(table)} "
+                       f"comparisons (contraction below {UNINFORMED_BELOW}, column `contraction`): "
+                       + escape_markdown(", ".join(map(str, weak))))
         if not is_map and len(table) > MAX_DENSITIES:
             st.caption(f"{len(table)} comparisons (or persons): too many density curves to read; "
                        "see the forest plot and the table.")
@@ -98,12 +113,18 @@ if data is not None:
                             key="abil_density")
         st.plotly_chart(ability_forest(table, point_only=is_map), key="abil_forest")
         st.dataframe(table.round(3), hide_index=True, key="abil_table")
+        if is_map:
+            st.caption("MAP point: P(B better) and contraction are left empty (a point estimate "
+                       "has no probability or posterior variance).")
         c = st.columns(3)
-        c[0].download_button("abilities.csv", table.to_csv(index=False), "abilities.csv",
+        c[0].download_button("abilities.csv", csv_text(table), "abilities.csv",
                              mime="text/csv", key="abil_dl_csv")
         nc = cache_dir() / f"{fit.cache_key}.nc"
-        if nc.exists():
-            c[1].download_button("posterior.nc (arviz netcdf)", nc.read_bytes(), "posterior.nc",
-                                 mime="application/x-netcdf", key="abil_dl_nc")
-        c[2].download_button("diagnostics.json", json.dumps(asdict(fit.diagnostics), indent=2),
+        c[1].download_button("posterior.nc (arviz netcdf)",
+                             nc.read_bytes() if nc.exists() else netcdf_bytes(fit), "posterior.nc",
+                             mime="application/x-netcdf", key="abil_dl_nc")
+        c[2].download_button("diagnostics.json", diagnostics_json(fit.diagnostics),
                              "diagnostics.json", mime="application/json", key="abil_dl_diag")
+        if clicked:
+            st.success(f"Result in {time.perf_counter() - started:.1f} s from the click "
+                       "(data preparation, compilation and charts included).")

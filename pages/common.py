@@ -1,55 +1,163 @@
 """State shared by the IRT pages: the analysis input chosen on the Data page and the fit.
 
 Not a page itself (app.py lists the pages); imported as ``pages.common``.
+
+Streamlit forgets a widget's value when its page is not shown, so the user's choices live in
+session_state keys that are not widget keys (``view_*``, ``upload*``); the Data page seeds its
+widgets from them (:func:`restore`). The view (data set, criterion, merge) is also in the URL.
 """
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import InputError
-from lib.inputs import AnalysisInput, bundled_input
+from lib.formats import read_csv
+from lib.inputs import AnalysisInput, analysis_input, bundled_input
 from lib.irt.fit import FitSettings
+from pages.text import escape_markdown
+
+UPLOAD = "upload"
+"""The data-set key of the user's upload (the only one that is not in ``DATASETS``)."""
+
+NO_FILTER = "(no filter)"
+
+CACHE_ENTRIES, CACHE_TTL_S = 8, 3600
+"""Bounds of the cached readings, so uploads do not pile up in memory."""
 
 DEFAULTS = {
-    "dataset": DEFAULT_DATASET,  # a key of lib.datasets.DATASETS, or "upload"
-    "criterion": None,
-    "merge_redundant": True,
-    "analysis_input": None,  # AnalysisInput set by the Data page (None: the default data set)
+    "view_dataset": DEFAULT_DATASET,  # a key of lib.datasets.DATASETS, or UPLOAD
+    "view_criterion": None,  # of the bundled data set; None: its first
+    "view_merge": True,
+    "upload": None,  # (file name, bytes) of the last file uploaded
+    "upload_format": None,
+    "upload_mapping": {},  # format -> {role: column} ("" = unmapped)
+    "upload_criterion": None,
+    "upload_filter_column": NO_FILTER,  # keep only rows whose column has one of the values
+    "upload_filter_values": [],
+    "upload_drop": False,
+    "analysis_input": None,  # set by the Data page; None after an upload that could not be used
     "fit_settings": FitSettings(),
     "fit": None,  # the GRMFit shown on the Abilities and Prompts pages
 }
 
 
 def init_state() -> None:
-    """Session defaults (app.py calls this once per run)."""
+    """Session defaults, the view taken from the URL on the session's first run (app.py calls
+    this once per run)."""
+    if "view_dataset" not in st.session_state:
+        _view_from_url()
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
 
 
-@st.cache_data(show_spinner="Reading the bundled data set…")
+def _view_from_url() -> None:
+    """``?data=KEY&criterion=NAME&merge=0``: unknown values are reported, not silently ignored."""
+    params, problems = st.query_params, []
+    key = params.get("data")
+    if key is not None:
+        if key in DATASETS or key == UPLOAD:
+            st.session_state["view_dataset"] = key
+        else:
+            problems.append(f"unknown data set '{key}' (known: {', '.join(DATASETS)}, {UPLOAD})")
+    crit = params.get("criterion")
+    if crit is not None:
+        criteria = DATASETS[key].criteria if key in DATASETS else ()
+        if crit in criteria:
+            st.session_state["view_criterion"] = crit
+        else:
+            problems.append(f"unknown criterion '{crit}'" + (f" (known: {', '.join(criteria)})" if criteria else ""))
+    merge = params.get("merge")
+    if merge is not None:
+        if merge in ("0", "1"):
+            st.session_state["view_merge"] = merge == "1"
+        else:
+            problems.append(f"merge must be 0 or 1, not '{merge}'")
+    st.session_state["link_problems"] = problems
+
+
+def link_problems() -> list[str]:
+    """What the link's settings had that could not be used (each shown once)."""
+    return st.session_state.pop("link_problems", [])
+
+
+def sync_url() -> None:
+    """Write the view into the URL, so a reload or a shared link opens the same view."""
+    key = st.session_state["view_dataset"]
+    want = {"data": key, "criterion": None if key == UPLOAD else bundled_criterion(key),
+            "merge": "1" if st.session_state["view_merge"] else "0"}
+    for name, value in want.items():
+        if st.query_params.get(name) != value:
+            if value is None:
+                del st.query_params[name]
+            else:
+                st.query_params[name] = value
+
+
+def restore(widget: str, state: str, options=None) -> None:
+    """Seed a widget's key from its state key when Streamlit has dropped it (page not shown).
+
+    ``options``: the widget's choices now; a value not among them (left by other choices, e.g.
+    another data set's criterion) is neither kept in the widget nor restored.
+    """
+    value = st.session_state.get(state)
+    if options is not None and widget in st.session_state and st.session_state[widget] not in options:
+        del st.session_state[widget]
+    if widget not in st.session_state and (options is None or value in options):
+        st.session_state[widget] = value
+
+
+def bundled_criterion(key: str) -> str | None:
+    """The chosen criterion of a bundled data set with several, else its first; None with one."""
+    crits = DATASETS[key].criteria
+    if len(crits) < 2:
+        return None
+    chosen = st.session_state.get("view_criterion")
+    return chosen if chosen in crits else crits[0]
+
+
+@st.cache_data(show_spinner="Reading the bundled data set…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL_S)
 def cached_bundled(key: str, criterion: str | None, merge_redundant: bool) -> AnalysisInput:
     return bundled_input(key, criterion, merge_redundant=merge_redundant)
 
 
-def default_criterion(key: str) -> str | None:
-    """First criterion of a bundled data set with several, else None."""
-    crits = DATASETS[key].criteria
-    return crits[0] if len(crits) > 1 else None
+@st.cache_data(max_entries=CACHE_ENTRIES, ttl=CACHE_TTL_S)
+def cached_table(data: bytes, name: str) -> pd.DataFrame:
+    return read_csv(data, name)
+
+
+@st.cache_data(show_spinner="Reading your file…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL_S)
+def cached_upload(data: bytes, name: str, fmt: str, columns: dict, criterion: str | None, merge: bool,
+                  filters: dict, drop_incomplete: bool) -> AnalysisInput:
+    # The table is parsed once per upload (cached_table), whatever the mapping.
+    return analysis_input(cached_table(data, name), fmt, columns, file=name, criterion=criterion,
+                          merge_redundant=merge, filters=filters, drop_incomplete_rows=drop_incomplete)
 
 
 def current_input() -> AnalysisInput | None:
-    """The analysis input in use: the Data page's choice, else the default bundled data set."""
+    """The analysis input in use: the Data page's choice, else the chosen bundled data set.
+
+    After an upload that could not be used (or before any upload) this is None and the page says
+    so: the previous or default data is never analysed in its place.
+    """
     init_state()  # a page opened by URL before app.py's first run still finds its defaults
     data = st.session_state.get("analysis_input")
     if data is not None:
         return data
-    key = DEFAULT_DATASET
+    key = st.session_state["view_dataset"]
+    if key == UPLOAD:
+        if st.session_state["upload"] is None:
+            st.info("No upload yet: upload a CSV on the **Data** page.")
+        else:
+            name = escape_markdown(st.session_state["upload"][0])
+            st.warning(f"Your upload {name} could not be used: fix it on the **Data** page.")
+        return None
     try:
-        data = cached_bundled(key, default_criterion(key), st.session_state.get("merge_redundant", True))
+        data = cached_bundled(key, bundled_criterion(key), st.session_state["view_merge"])
     except InputError as err:
-        st.error(str(err))
+        st.error(escape_markdown(err))
         return None
     st.session_state["analysis_input"] = data
     return data

@@ -10,15 +10,22 @@ import streamlit as st
 
 from lib.cost.analysis import CostResults, analyse
 from lib.cost.correlation import spearman
-from lib.cost.costs import Weights
+from lib.cost.costs import DEFAULT_WEIGHT, Weights
+from lib.cost.display import readable
 from lib.cost.schema import OPTIONAL, REQUIRED, ROLE_HELP, Study, guess_columns, guess_covariates, guess_with_label, read_study
 from lib.errors import InputError
+from lib.export import csv_text
 from lib.formats import read_csv
 from lib.plots import cost as plots
+from pages.mapping import column_mapping
+from pages.text import escape_markdown
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "cost_example" / "study.csv"
-NONE = "(none)"
 WEIGHT_STEPS = [0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
+# p-values span many orders of magnitude: scientific notation keeps them readable.
+P_NAMES = ("p_value", "p_holm", "shapiro_p_with", "shapiro_p_without", "levene_p")
+P_COLUMNS = {c: st.column_config.NumberColumn(c, format="%.2e") for c in P_NAMES}
+P_FORMATS = dict.fromkeys(P_NAMES, "{:.2e}")  # the same, for columns turned to text by readable()
 
 
 @st.cache_data(show_spinner=False)
@@ -29,15 +36,21 @@ def _read(data: bytes, name: str) -> pd.DataFrame:
 @st.cache_data(show_spinner="Running the analysis ...")
 def _analyse(
     data: bytes, name: str, columns: tuple, with_label: str | None, covariates: tuple,
-    weights: tuple, n_max: int, loss_source: str,
+    weights: tuple, n_max: int, loss_source: str, validation_zero: bool,
 ) -> tuple[Study, CostResults]:
     study = read_study(_read(data, name), dict(columns), with_label=with_label,
                        covariates={c: (list(o) if o else None) for c, o in covariates}, file=name)
-    return study, analyse(study, weights=Weights(*weights), n_max=n_max, loss_source=loss_source)
+    return study, analyse(study, weights=Weights(*weights), n_max=n_max, loss_source=loss_source,
+                          validation_zero=validation_zero)
+
+
+def _table(table: pd.DataFrame, key: str | None = None) -> None:
+    """A table with missing and infinite values spelled out (p-values in scientific notation)."""
+    st.dataframe(readable(table, formats=P_FORMATS), hide_index=True, column_config=P_COLUMNS, key=key)
 
 
 def _download(table: pd.DataFrame, file_name: str) -> None:
-    st.download_button(f"Download {file_name}", table.to_csv(index=False).encode("utf-8"), file_name=file_name,
+    st.download_button(f"Download {file_name}", csv_text(table).encode("utf-8"), file_name=file_name,
                        mime="text/csv", key=f"cost_dl_{file_name}")
 
 
@@ -63,20 +76,12 @@ file_id = "example" if source != "Upload a CSV" else hashlib.sha1(data).hexdiges
 try:
     df = _read(data, name)
 except InputError as err:
-    st.error(str(err))
+    st.error(escape_markdown(err))
     st.stop()
 
 with st.expander("Columns and conditions", expanded=source == "Upload a CSV"):
-    guess = guess_columns(list(df.columns))
-    options = [NONE, *map(str, df.columns)]
-    columns = {}
-    left, right = st.columns(2)
-    for i, role in enumerate(REQUIRED + OPTIONAL):
-        where = left if i % 2 == 0 else right
-        default = options.index(guess[role]) if role in guess else 0
-        chosen = where.selectbox(f"{role}{' *' if role in REQUIRED else ''}", options, index=default,
-                                 help=ROLE_HELP[role], key=f"cost_col_{role}_{file_id}")
-        columns[role] = "" if chosen == NONE else chosen
+    columns, _ = column_mapping(list(map(str, df.columns)), REQUIRED, OPTIONAL, guess_columns(list(df.columns)),
+                                key=f"cost_{file_id}", help=ROLE_HELP)
     labels = []
     if columns["condition"]:
         labels = sorted({str(v).strip() for v in df[columns["condition"]] if str(v).strip()})
@@ -104,11 +109,16 @@ with st.expander("Columns and conditions", expanded=source == "Upload a CSV"):
 
 with st.sidebar:
     st.subheader("Cost weights (Eqs. 2-3)")
-    st.caption("Loss units per second of effort: 0.01 means 100 s cost as much as a useless answer.")
+    st.caption(f"Loss units per second of effort. {DEFAULT_WEIGHT} (the default): 100 s cost as much as "
+               "a useless answer; 1: a single second does.")
     weights = tuple(
-        st.select_slider(label, WEIGHT_STEPS, value=1.0, key=f"cost_w_{key}")
+        st.select_slider(label, WEIGHT_STEPS, value=DEFAULT_WEIGHT, key=f"cost_w_{key}")
         for key, label in (("alpha", "alpha: devising the prompt D_H"), ("beta", "beta: solving alone G_H"),
                            ("gamma", "gamma: wrapping + unwrapping W_H + U_H"), ("delta", "delta: validating V_H"))
+    )
+    validation_zero = st.checkbox(
+        "Take validation time V_H as 0 where not measured", key="cost_validation_zero",
+        help="For studies that did not time the checking of answers; otherwise such tasks get no cost.",
     )
     n_max = st.slider("n instances (cost curves)", 1, 200, 20, key="cost_n")
     # The paper's Fig. 5 plots the external L_E (self-assessed L_H only in its appendix).
@@ -118,21 +128,18 @@ with st.sidebar:
 
 try:
     study, res = _analyse(data, name, tuple(sorted(columns.items())), with_label, tuple(covariates),
-                          weights, n_max, loss_source)
+                          weights, n_max, loss_source, validation_zero)
 except InputError as err:
-    st.error(str(err))
+    st.error(escape_markdown(err))
     st.stop()
 
 st.write(
-    f"**{name}**: {len(study.data)} rows, {study.data.participant.nunique()} participants, "
-    f"{len(study.tasks)} tasks; with the model = `{study.with_label}`, without = `{study.without_label}`."
+    f"**{escape_markdown(name)}**: {len(study.data)} rows, {study.data.participant.nunique()} participants, "
+    f"{len(study.tasks)} tasks; with the model = {escape_markdown(study.with_label)}, "
+    f"without = {escape_markdown(study.without_label)}."
 )
 for message in res.warnings:
-    st.warning(message)
-
-# p-values span many orders of magnitude: scientific notation keeps them readable.
-P_COLUMNS = {c: st.column_config.NumberColumn(c, format="%.2e")
-             for c in ("p_value", "p_holm", "shapiro_p_with", "shapiro_p_without", "levene_p")}
+    st.warning(escape_markdown(message))
 
 tab_loss, tab_effort, tab_cost, tab_gap, tab_corr = st.tabs(
     ["Loss (Table 1)", "Effort (Fig. 4)", "Cost and break-even n", "Understanding gap (Fig. 5)", "Correlations (Fig. 3)"]
@@ -140,35 +147,38 @@ tab_loss, tab_effort, tab_cost, tab_gap, tab_corr = st.tabs(
 with tab_loss:
     st.markdown("Mean loss L = 1 - (s - 1)/4 per task and condition; Shapiro-Wilk and Levene choose "
                 "t-test or Mann-Whitney U, p-values Holm-corrected across tasks.")
-    st.dataframe(res.loss_table, hide_index=True, column_config=P_COLUMNS, key="cost_loss_table")
+    _table(res.loss_table, "cost_loss_table")
     _download(res.loss_table, "loss_table.csv")
     with st.expander("Pre-tests"):
-        st.dataframe(res.loss_tests, hide_index=True, column_config=P_COLUMNS)
+        _table(res.loss_tests)
         _download(res.loss_tests, "loss_tests.csv")
 with tab_effort:
     st.plotly_chart(plots.effort_bars(res.effort_medians, res.effort_tests, study.with_label, study.without_label),
                     key="cost_fig_effort")
     st.caption("First instance of a task = D_H + W_H, later instances W_H only; medians in seconds.")
-    st.dataframe(res.effort_medians, hide_index=True, column_config=P_COLUMNS)
+    _table(res.effort_medians)
     _download(res.effort_medians, "effort_medians.csv")
-    st.dataframe(res.effort_tests, hide_index=True, column_config=P_COLUMNS)
+    _table(res.effort_tests)
     _download(res.effort_tests, "effort_tests.csv")
 with tab_cost:
     if res.cost_curve.empty:
         st.info("No task has all the terms of Eqs. 2-3 (see the warnings above).")
     else:
         st.plotly_chart(plots.cost_curves(res.cost_curve, res.cost_terms), key="cost_fig_curves")
-    st.dataframe(res.cost_terms, hide_index=True, column_config=P_COLUMNS, key="cost_terms_table")
-    st.caption("break_even_n: smallest n with C_H,M(n) < C_H(n); empty = the model never pays at these weights.")
+    never = res.cost_terms.break_even_n.isna() & res.cost_terms.setup.notna()
+    _table(res.cost_terms.assign(break_even_n=res.cost_terms.break_even_n.astype(object).where(
+        ~never, "never")), "cost_terms_table")
+    st.caption("break_even_n: smallest n with C_H,M(n) < C_H(n), \"never\" when the model's per-instance "
+               "cost is not lower at these weights (n_star = ∞); — = a term was not measured.")
     _download(res.cost_terms, "cost_terms.csv")
     _download(res.cost_curve, "cost_curve.csv")
 with tab_gap:
     st.plotly_chart(plots.loss_vs_difficulty(res.difficulty), key="cost_fig_gap")
-    st.dataframe(res.difficulty, hide_index=True, column_config=P_COLUMNS)
+    _table(res.difficulty)
     _download(res.difficulty, "loss_by_difficulty.csv")
 with tab_corr:
     scope = st.selectbox("Tasks", ["all tasks (averaged)", *study.tasks], key="cost_corr_scope")
     table = res.spearman if scope.startswith("all tasks") else spearman(study, scope)
     st.plotly_chart(plots.spearman_heatmap(table), key="cost_fig_corr")
-    st.dataframe(table, hide_index=True, column_config=P_COLUMNS)
+    _table(table)
     _download(table, "spearman.csv")

@@ -1,63 +1,130 @@
-"""Data: choose a bundled data set or upload judgments, map columns, check and summarise them."""
+"""Data: choose a bundled data set or upload judgments, map columns, check and summarise them.
+
+The user's choices are kept in session_state keys that are not widget keys (pages.common), so they
+survive other pages; an upload whose mapping or design cannot be used leaves no data active.
+"""
 
 import pandas as pd
 import streamlit as st
 
 from lib.datasets import DATASETS
+from lib.design import design_report
 from lib.errors import InputError
-from lib.formats import FORMATS, ROLES, guess_columns, read_csv
-from lib.inputs import AnalysisInput, analysis_input
+from lib.formats import FORMATS, ROLES, guess_columns, guess_format
+from lib.inputs import AnalysisInput
 from lib.plots.irt import net_rating_heatmap
-from lib.ratings import fleiss_kappa
-from pages.common import cached_bundled
+from lib.ratings import fleiss_kappa, merge_warning
+from pages.common import (
+    NO_FILTER,
+    UPLOAD,
+    bundled_criterion,
+    cached_bundled,
+    cached_table,
+    cached_upload,
+    restore,
+    sync_url,
+)
+from pages.mapping import column_mapping
+from pages.text import escape_markdown
 
-UPLOAD = "upload"
-NONE = "(none)"
+UPLOAD_WIDGETS = "up_"
+"""Prefix of the widget keys that belong to one uploaded file (reset when another is uploaded)."""
 
 
-@st.cache_data
-def cached_table(data: bytes, name: str) -> pd.DataFrame:
-    return read_csv(data, name)
+def merge_toggle(disabled: bool) -> bool:
+    restore("data_merge", "view_merge")
+    merge = st.toggle("Average redundant prompts (correlation > 0.6)", key="data_merge", disabled=disabled,
+                      help="Sedoc & Ungar average prompts whose net ratings correlate above 0.6 "
+                           "over comparisons, so that near-copies do not overstate significance.")
+    st.session_state["view_merge"] = merge
+    return merge
 
 
-@st.cache_data(show_spinner="Reading your file…")
-def cached_upload(data: bytes, name: str, fmt: str, columns: dict, criterion: str | None,
-                  merge: bool) -> AnalysisInput:
-    # The table is parsed once per upload (cached_table), whatever the mapping.
-    return analysis_input(cached_table(data, name), fmt, columns, file=name, criterion=criterion,
-                          merge_redundant=merge)
+def uploaded_file() -> tuple[str, bytes] | None:
+    """The file uploaded now, else the one uploaded earlier in the session (the uploader widget
+    forgets its file when another page is shown)."""
+    file = st.file_uploader("Judgments CSV (UTF-8 or UTF-16; comma, semicolon, tab or | separated)",
+                            type=["csv", "tsv", "txt"], key="data_upload")
+    if file is not None and (file.name, file.getvalue()) != st.session_state["upload"]:
+        for key in [k for k in st.session_state if str(k).startswith(UPLOAD_WIDGETS)]:
+            del st.session_state[key]
+        st.session_state.update(upload=(file.name, file.getvalue()), upload_format=None, upload_mapping={},
+                                upload_criterion=None, upload_filter_column=NO_FILTER,
+                                upload_filter_values=[], upload_drop=False)
+    return st.session_state["upload"]
+
+
+def row_filters(table: pd.DataFrame) -> dict[str, list[str]]:
+    """``{column: values to keep}`` chosen by the user (empty: every row)."""
+    with st.expander("Filter rows", expanded=st.session_state["upload_filter_column"] != NO_FILTER):
+        c = st.columns(2)
+        options = [NO_FILTER, *table.columns]
+        restore("up_filter_column", "upload_filter_column", options)
+        column = c[0].selectbox("Keep only the rows whose column", options, key="up_filter_column")
+        st.session_state["upload_filter_column"] = column
+        if column == NO_FILTER:
+            return {}
+        values = sorted(set(table[column].str.strip()))
+        if not set(st.session_state.get("up_filter_values", [])) <= set(values):
+            del st.session_state["up_filter_values"]  # values of the column chosen before
+        st.session_state["upload_filter_values"] = [v for v in st.session_state["upload_filter_values"] if v in values]
+        restore("up_filter_values", "upload_filter_values")
+        keep = c[1].multiselect("has one of the values", values, key="up_filter_values")
+        st.session_state["upload_filter_values"] = keep
+    return {column: keep} if keep else {}
 
 
 def choose_upload() -> AnalysisInput | None:
-    file = st.file_uploader("Judgments CSV (UTF-8)", type=["csv"], key="data_upload")
-    if file is None:
+    upload = uploaded_file()
+    if upload is None:
         st.info("Upload a CSV of judgments, or pick a bundled data set above.")
         return None
-    raw = file.getvalue()
-    table = cached_table(raw, file.name)
-    fmt = st.selectbox("Format", FORMATS, key="data_format",
+    name, raw = upload
+    st.caption(f"Using {escape_markdown(name)} (upload another file to replace it).")
+    table = cached_table(raw, name)
+    columns = list(table.columns)
+    if st.session_state["upload_format"] is None:
+        st.session_state["upload_format"] = guess_format(columns)
+    restore("up_format", "upload_format", FORMATS)
+    fmt = st.selectbox("Format", FORMATS, index=None, key="up_format", placeholder="choose the format",
                        help="pairwise: A/B/tie votes; bestworst: MOST/LEAST picks; ranking: a rank "
                             "per system; responses: person, item, score; ratings: scores per system")
+    st.session_state["upload_format"] = fmt
+    if fmt is None:
+        st.info("The format could not be told from the column names: choose it above.")
+        return None
+
     required, optional = ROLES[fmt]
-    guesses = guess_columns(list(table.columns), fmt)
+    saved = st.session_state["upload_mapping"].get(fmt)
     st.caption("Map your columns onto the format's roles (guesses preselected).")
-    columns = {}
-    cols = st.columns(4)
-    for n, role in enumerate(required + optional):
-        options = list(table.columns) if role in required else [NONE, *table.columns]
-        guess = guesses.get(role)
-        index = options.index(guess) if guess in options else 0
-        choice = cols[n % 4].selectbox(role + ("" if role in required else " (optional)"), options,
-                                       index=index, key=f"data_role_{fmt}_{role}")
-        columns[role] = "" if choice == NONE else choice
+    mapping, missing = column_mapping(columns, required, optional,
+                                      saved if saved is not None else guess_columns(columns, fmt, table),
+                                      key=f"{UPLOAD_WIDGETS}{fmt}")
+    st.session_state["upload_mapping"] = {**st.session_state["upload_mapping"], fmt: mapping}
+    if missing:
+        st.info(f"Choose a column for the required role{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(missing)} (no column name was recognised for it).")
+        return None
+
     criterion = None
-    if "criterion" in optional and columns.get("criterion"):
-        values = sorted(table[columns["criterion"]].unique())
+    if mapping.get("criterion"):
+        values = sorted(set(table[mapping["criterion"]].str.strip()) - {""})
         if len(values) > 1:
-            criterion = st.selectbox("Criterion", values, key="data_up_criterion")
-    merge = st.toggle("Average redundant prompts (correlation > 0.6)", value=True,
-                      key="data_up_merge", disabled=fmt == "responses")
-    return cached_upload(raw, file.name, fmt, columns, criterion, merge)
+            restore("up_criterion", "upload_criterion", values)
+            criterion = st.selectbox("Criterion", values, key="up_criterion")
+    st.session_state["upload_criterion"] = criterion
+    filters = row_filters(table)
+    restore("up_drop_incomplete", "upload_drop")
+    drop = st.toggle("Drop incomplete rows", key="up_drop_incomplete",
+                     help="Leave out the rows with a blank cell in a required role (of the chosen "
+                          "criterion); the rows left out are counted and listed.")
+    st.session_state["upload_drop"] = drop
+    merge = merge_toggle(fmt == "responses")
+    data = cached_upload(raw, name, fmt, mapping, criterion, merge, filters, drop)
+    if data.dropped_rows:
+        rows = ", ".join(map(str, data.dropped_rows[:20])) + (" ..." if len(data.dropped_rows) > 20 else "")
+        st.info(f"Dropped {len(data.dropped_rows)} incomplete rows (a blank required cell): rows {rows}.")
+    return data
 
 
 def choose_bundled(key: str) -> AnalysisInput:
@@ -65,12 +132,11 @@ def choose_bundled(key: str) -> AnalysisInput:
     st.caption(f"{ds.description}  \n**Licence:** {ds.licence}. **Source:** {ds.citation}")
     criterion = None
     if len(ds.criteria) > 1:
+        st.session_state["view_criterion"] = bundled_criterion(key)
+        restore("data_criterion", "view_criterion", ds.criteria)
         criterion = st.selectbox("Criterion", ds.criteria, key="data_criterion")
-    merge = st.toggle("Average redundant prompts (correlation > 0.6)", value=True,
-                      key="data_merge", disabled=ds.fmt == "responses",
-                      help="Sedoc & Ungar average prompts whose net ratings correlate above 0.6 "
-                           "over comparisons, so that near-copies do not overstate significance.")
-    return cached_bundled(key, criterion, merge)
+        st.session_state["view_criterion"] = criterion
+    return cached_bundled(key, criterion, merge_toggle(ds.fmt == "responses"))
 
 
 def summary(data: AnalysisInput) -> None:
@@ -104,14 +170,28 @@ def summary(data: AnalysisInput) -> None:
 
 
 st.title("Data")
-keys = list(DATASETS) + [UPLOAD]
+keys = [*DATASETS, UPLOAD]
+restore("dataset", "view_dataset", keys)
 key = st.radio("Judgments", keys, horizontal=True, key="dataset",
                format_func=lambda k: "Upload a CSV" if k == UPLOAD else DATASETS[k].title)
+st.session_state["view_dataset"] = key
 try:
     data = choose_upload() if key == UPLOAD else choose_bundled(key)
+    report = design_report(data.matrix) if data is not None else None
 except InputError as err:
-    st.error(f"Cannot use this data: {err}")
-    data = None
+    st.error(f"Cannot use this data: {escape_markdown(err)}")
+    data = report = None
+if report is not None:
+    for problem in report.errors:
+        st.error(f"Cannot use this data: {escape_markdown(problem)}")
+    for warning in report.warnings:
+        st.warning(escape_markdown(warning))
+    if report.errors:
+        data = None
+# Never the previous data: after an upload that cannot be used, no data is active.
+st.session_state["analysis_input"] = data
+sync_url()
 if data is not None:
-    st.session_state["analysis_input"] = data
+    if (warning := merge_warning(data.matrix)) is not None:
+        st.warning(escape_markdown(warning))
     summary(data)

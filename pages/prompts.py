@@ -3,9 +3,12 @@
 import numpy as np
 import streamlit as st
 
+from lib.export import csv_text
+from lib.irt.contraction import UNINFORMED_BELOW
 from lib.irt.summary import prompt_table
 from lib.plots.irt import category_curves, expected_rating_band, information_curves
 from pages.common import current_fit, current_input
+from pages.text import escape_markdown
 
 st.title("Prompts")
 st.caption("alpha_j (discrimination): how sharply prompt j separates better from worse systems; "
@@ -19,10 +22,16 @@ if fit is not None:
     if fit.diagnostics.sampler == "map":
         st.warning("MAP preview: discriminations are point estimates without intervals.")
     table = prompt_table(fit, rm)
+    weak = table["alpha_contraction"] < UNINFORMED_BELOW
+    if weak.any():
+        st.warning(f"The data do not inform the discrimination of {weak.sum()} of {len(table)} "
+                   f"prompts (contraction of log alpha below {UNINFORMED_BELOW}, column "
+                   "`alpha_contraction`): their alpha is the prior's, and their ranking by alpha "
+                   "means nothing. More comparisons per prompt are needed.")
     shown = table.assign(b_mean=table["b_mean"].map(lambda b: ", ".join(f"{x:.2f}" for x in b)))
     st.dataframe(shown.sort_values("alpha_mean", ascending=False).round(3), hide_index=True,
                  key="prompts_table")
-    st.download_button("prompts.csv", table.drop(columns="b_mean").to_csv(index=False),
+    st.download_button("prompts.csv", csv_text(table.drop(columns="b_mean")),
                        "prompts.csv", mime="text/csv", key="prompts_dl")
 
     post = fit.idata.posterior
@@ -50,8 +59,12 @@ if fit is not None:
         comp = st.selectbox("Responses of comparison", rm.comparisons["comparison"], key="prompts_comp")
         row = rm.comparisons.set_index("comparison").loc[comp]
         resp = j_data.responses
+        has_responses = "response" in resp.columns and resp["response"].fillna("").astype(str).ne("").any()
+        if not has_responses:
+            st.caption("No response column mapped: responses cannot be shown.")
         c = st.columns(2)
         for col, system in zip(c, [row["system_a"], row["system_b"]], strict=True):
-            hit = resp[(resp["prompt_id"] == members[0]) & (resp["system"] == system)]["response"]
-            col.markdown(f"**{'A' if system == row['system_a'] else 'B'}: {system}**")
-            col.text(hit.iloc[0] if len(hit) and hit.iloc[0] else "(empty response)")
+            col.markdown(f"**{'A' if system == row['system_a'] else 'B'}: {escape_markdown(system)}**")
+            if has_responses:
+                hit = resp[(resp["prompt_id"] == members[0]) & (resp["system"] == system)]["response"]
+                col.text(hit.iloc[0] if len(hit) and hit.iloc[0] else "(empty response)")

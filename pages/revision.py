@@ -3,24 +3,29 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 
 import pandas as pd
 import streamlit as st
 
-from lib.cli import parse_columns
 from lib.errors import InputError
+from lib.export import csv_text
 from lib.plots.revision import category_figure, revision_distance_figure
 from lib.revision.client import DraftTask, EditProposer, LLMSettings, results_to_tables
+from lib.revision.credentials import choose_key
 from lib.revision.diff_edits import diff_edits_table
-from lib.revision.io import read_drafts, read_edits
+from lib.revision.io import (DRAFT_OPTIONAL, DRAFT_REQUIRED, EDIT_OPTIONAL, EDIT_REQUIRED, drafts_from_table,
+                             edits_from_table, guess_roles, read_table)
 from lib.revision.lamp import WRITERS, load_lamp
 from lib.revision.locate import locate_edits, render_edit_list, render_side_by_side
 from lib.revision.metrics import (category_table, compare_models, postedit_reproduction, revision_distance,
                                   span_agreement, summarize)
 from lib.revision.prompts import PROMPTS
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
+from pages.mapping import column_mapping
+from pages.text import escape_markdown
 
 HUMAN, UPLOAD, DIFF, LLM = ("Human writers (LAMP)", "Uploaded edits", "Diff-based (towards a reference)",
                             "LLM (OpenAI-compatible)")
@@ -48,6 +53,11 @@ def diff_edits(drafts: pd.DataFrame) -> pd.DataFrame:
     return diff_edits_table(drafts)
 
 
+@st.cache_data(show_spinner=False, max_entries=4)
+def uploaded_table(data: bytes, name: str) -> pd.DataFrame:
+    return read_table(io.BytesIO(data), name)
+
+
 def configured(name: str) -> str:
     """A setting from the environment, else from st.secrets (absent secrets file is fine)."""
     if os.environ.get(name):
@@ -59,8 +69,23 @@ def configured(name: str) -> str:
 
 
 def fail(err: InputError) -> None:
-    st.error(str(err))
+    st.error(escape_markdown(err))
     st.stop()
+
+
+def mapped_upload(up, required, optional, key: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The uploaded file as read and the user's ``{role: column}`` (stops until required roles are mapped)."""
+    try:
+        table = uploaded_table(up.getvalue(), up.name)
+    except InputError as err:
+        fail(err)
+    columns = [str(c) for c in table.columns]
+    mapping, missing = column_mapping(columns, required, optional, guess_roles(columns, [*required, *optional]),
+                                      key=key)
+    if missing:
+        st.warning(escape_markdown(f"Choose the column of: {', '.join(missing)}"))
+        st.stop()
+    return table, mapping
 
 
 st.title("Revision edits")
@@ -73,10 +98,19 @@ with st.sidebar:
                              placeholder="https://api.openai.com/v1", help="Any OpenAI-compatible server.")
     model = st.text_input("Model", value=configured("OPENAI_MODEL"), key="revision_model")
     typed_key = st.text_input("API key", type="password", key="revision_api_key",
-                              help="Kept in this browser session only; never written to disk or logs.")
-    api_key = typed_key or configured("OPENAI_API_KEY")
-    st.caption("Key: " + ("typed for this session" if typed_key else
-                          "from environment/secrets" if api_key else "none (fine for local servers)"))
+                              help="Kept in this browser session only; never written to disk or logs. The "
+                                   "app's own key is only sent to the server it is configured for.")
+    timeout = st.number_input("Timeout per request (s)", min_value=1, max_value=600, value=60,
+                              key="revision_timeout", help="Longest wait for one answer (3 retries follow).")
+    try:
+        base_url, api_key = choose_key(base_url, typed_key, {n: configured(n) for n in ("OPENAI_BASE_URL",
+                                                                                         "OPENAI_API_KEY")})
+        key_problem = None
+    except InputError as err:
+        api_key, key_problem = "", err
+    st.caption("Key: " + ("typed for this session" if typed_key.strip() else
+                          "needed for this Base URL" if key_problem else
+                          "the app's own (configured server)" if api_key else "none (fine for local servers)"))
 
 drafts_source = st.radio("Drafts", [LAMP_DRAFTS, UPLOADED_DRAFTS], horizontal=True, key="revision_drafts_source")
 lamp_drafts, lamp_edits, lamp_evaluated = lamp_tables()
@@ -86,12 +120,12 @@ if drafts_source == LAMP_DRAFTS:
                f"{', '.join(WRITERS)} (LAMP, BSD-3-Clause).")
 else:
     up = st.file_uploader("Drafts CSV: text_id, system, draft [, reference]", type=["csv"], key="revision_drafts_file")
-    mapping = st.text_input("Column names, if yours differ (ROLE=NAME,...)", key="revision_drafts_columns")
     if up is None:
         st.info("Upload a CSV of drafts, or choose the bundled LAMP paragraphs.")
         st.stop()
+    table, mapping = mapped_upload(up, DRAFT_REQUIRED, DRAFT_OPTIONAL, "revision_drafts")
     try:
-        drafts = read_drafts(up, up.name, columns=parse_columns(mapping))
+        drafts = drafts_from_table(table, up.name, columns=mapping)
     except InputError as err:
         fail(err)
 
@@ -107,13 +141,15 @@ if source in (DIFF, LLM) and drafts_source == LAMP_DRAFTS:
 if source == HUMAN:
     edits, evaluated = lamp_edits, lamp_evaluated[["text_id", "system", "editor", "draft"]]
 elif source == UPLOAD:
-    up_edits = st.file_uploader("Edits (JSON lines or CSV): text_id, system, [editor,] " + ", ".join(EDIT_FIELDS),
-                                type=["jsonl", "json", "csv"], key="revision_edits_file")
+    up_edits = st.file_uploader("Edits (JSON lines or CSV): text_id, system, original_snippet, revised_snippet "
+                                "[, editor and the other schema fields]", type=["jsonl", "json", "csv"],
+                                key="revision_edits_file")
     if up_edits is None:
         st.info("Upload edits from another tool, e.g. the `edits.jsonl` of `python -m lib revise`.")
         st.stop()
+    table, mapping = mapped_upload(up_edits, EDIT_REQUIRED, EDIT_OPTIONAL, "revision_edits")
     try:
-        edits = read_edits(up_edits, up_edits.name)
+        edits = edits_from_table(table, up_edits.name, columns=mapping)
     except InputError as err:
         fail(err)
     # every draft counts as revised by every editor in the file (a draft without edits scores 0)
@@ -124,12 +160,17 @@ elif source == DIFF:
         st.warning("Diff-based edits need a reference text: upload drafts with a `reference` column.")
         st.stop()
     st.caption(f"Diff-based edits (no LLM): word-level alignment of {len(with_ref)} drafts with their reference.")
-    edits = diff_edits(with_ref[["text_id", "system", "draft", "reference"]])
+    try:
+        edits = diff_edits(with_ref[["text_id", "system", "draft", "reference"]])
+    except InputError as err:
+        fail(err)
     evaluated = with_ref[["text_id", "system", "draft"]].assign(editor=DIFF_EDITOR)
 else:
     prompt = st.radio("Prompt", list(PROMPTS), horizontal=True, key="revision_prompt",
                       help=", ".join(f"{p.name}: version {p.version}" for p in PROMPTS.values()))
     template = PROMPTS[prompt]
+    if key_problem is not None:
+        fail(key_problem)
     concurrency = st.slider("Drafts in flight", 1, 16, 4, key="revision_concurrency")
     todo = references if template.needs_reference else references.assign(reference=None)
     if template.needs_reference:
@@ -142,8 +183,8 @@ else:
     texts = pd.util.hash_pandas_object(todo[["text_id", "system", "draft", "reference"]], index=False)
     run_key = (base_url, model, template.version, hashlib.sha256(texts.to_numpy().tobytes()).hexdigest())
     if st.button(f"Propose edits for {len(todo)} drafts", type="primary", key="revision_run", disabled=not model):
-        proposer = EditProposer(LLMSettings(model=model, base_url=base_url or None, api_key=api_key,
-                                            concurrency=concurrency), template)
+        proposer = EditProposer(LLMSettings(model=model, base_url=base_url, api_key=api_key,
+                                            concurrency=concurrency, timeout=float(timeout)), template)
         bar = st.progress(0.0, text="Asking the LLM")
         tasks = [DraftTask(r.text_id, r.system, r.draft, r.reference) for r in todo.itertuples(index=False)]
         results = proposer.run(tasks, progress=lambda d, n: bar.progress(d / n, text=f"{d}/{n} drafts"))
@@ -209,7 +250,7 @@ with tab_rd:
         model_b = b_col.selectbox("Model B", models, index=1, key="revision_model_b")
         if model_a != model_b:
             cmp = compare_models(per_draft, model_a, model_b)
-            st.metric(f"{model_a} → {model_b}", f"{cmp['mean_a']:.2f} → {cmp['mean_b']:.2f} edits",
+            st.metric(escape_markdown(f"{model_a} → {model_b}"), f"{cmp['mean_a']:.2f} → {cmp['mean_b']:.2f} edits",
                       f"{cmp['change_pct']:+.1f} % (95 % bootstrap {cmp['ci_low']:+.1f} to {cmp['ci_high']:+.1f})")
     group = st.radio("Category table by", ["system", "editor"], horizontal=True, key="revision_cat_by")
     table = category_table(located, per_draft, by=group)
@@ -218,7 +259,7 @@ with tab_rd:
     st.plotly_chart(category_figure(table, f"Edit categories per {group}"), key="revision_fig_cat")
     with st.expander("Revision Distance per draft"):
         st.dataframe(per_draft, hide_index=True)
-    st.download_button("Download Revision Distance per draft (CSV)", per_draft.to_csv(index=False),
+    st.download_button("Download Revision Distance per draft (CSV)", csv_text(per_draft),
                        "revision_distance.csv", key="revision_dl_rd")
 
 with tab_side:

@@ -5,13 +5,15 @@ import pandas as pd
 import streamlit as st
 
 from lib.errors import InputError
+from lib.export import csv_text
 from lib.irt.fit import data_key
 from lib.plots.selection import se_curve, what_if_chart
 from lib.selection import (
+    DEFAULT_TARGET_SE,
     PSIS_KHAT_LIMIT,
     STRATEGIES,
+    check_selection_data,
     default_k_grid,
-    default_target_se,
     loo_curve,
     make_calibration,
     parse_k_grid,
@@ -20,6 +22,7 @@ from lib.selection import (
     what_if,
 )
 from pages.common import current_input
+from pages.text import escape_markdown
 
 FULL_SETTINGS = {"chains": 2, "draws": 500, "tune": 500}
 
@@ -55,12 +58,14 @@ if data is None:
 rm = data.matrix
 n_comp, n_prompts = rm.shape
 merged = rm.groups["prompt_id"].nunique() - n_prompts
-st.write(f"**{data.source}**{f' ({data.criterion})' if data.criterion else ''}: "
-         f"{n_comp} comparisons x {n_prompts} prompts"
+criterion = f" ({escape_markdown(data.criterion)})" if data.criterion else ""
+st.write(f"**{escape_markdown(data.source)}**{criterion}: {n_comp} comparisons x {n_prompts} prompts"
          + (f" ({merged} redundant prompts merged into their groups)" if merged > 0 else ""))
-if n_comp < 3:
-    st.warning("Leave-one-out selection needs at least 3 comparisons; choose another data set on the "
-               "Data page.")
+try:
+    for message in check_selection_data(rm):
+        st.warning(escape_markdown(message))
+except InputError as err:
+    st.error(escape_markdown(f"{err}; choose another data set on the Data page"))
     st.stop()
 cutpoints = "free" if data.fmt == "responses" else "antisymmetric"
 
@@ -77,8 +82,12 @@ with st.expander("Settings", expanded=True):
         help="fast: leave-one-out MAP rescaled to sd(theta) = 1 (seconds). full: posterior draws "
              "of the items, left out by PSIS, so item uncertainty widens the SE (minutes).",
     )
-    target_in = c[2].number_input("Target SE (0 = 10% above the SE with every prompt)", 0.0, 5.0, 0.0,
-                                  0.01, key="selection_target")
+    target = c[2].number_input(
+        "Target SE of theta", 0.01, 5.0, DEFAULT_TARGET_SE, 0.01, key="selection_target",
+        help=f"The same in both modes. Default {DEFAULT_TARGET_SE}: with theta's N(0, 1) prior a "
+             "reliability of 0.91, the usual stopping rule of adaptive testing. For a 95% interval "
+             "of width w, use w / 3.92.",
+    )
     c = st.columns(3)
     n_random = int(c[0].number_input("Random draws", 1, 500, 50, key="selection_random"))
     theta0 = c[1].number_input("theta0 for max_info", -4.0, 4.0, 0.0, 0.1, key="selection_theta0",
@@ -89,7 +98,7 @@ try:
     if not chosen:
         raise InputError("choose at least one strategy")
 except InputError as err:
-    st.error(str(err))
+    st.error(escape_markdown(err))
     st.stop()
 
 settings = (data_key(rm), mode, cutpoints, tuple(chosen), tuple(int(k) for k in ks), n_random, float(theta0))
@@ -103,7 +112,7 @@ if mode == "full" and st.session_state.get("selection_full_done") != settings:
 try:
     result, cal = cached_curve(*settings, rm)
 except InputError as err:
-    st.error(str(err))
+    st.error(escape_markdown(err))
     st.stop()
 if mode == "full":
     st.session_state["selection_full_done"] = settings
@@ -111,19 +120,23 @@ if mode == "full":
         st.warning(f"Pareto k-hat up to {result.khat_max:.2f} (> {PSIS_KHAT_LIMIT}): some leave-one-out "
                    "weights are unreliable; compare with the fast mode.")
 
-target = target_in if target_in > 0 else default_target_se(result.summary)
 st.plotly_chart(se_curve(result.summary, result.mode, target), key="selection_curve_chart")
 needed = prompts_needed(result.summary, target)
 st.subheader(f"Prompts needed for SE <= {target:.3f}")
-st.dataframe(needed.assign(strategy=needed["strategy"].map(lambda s: STRATEGIES[s].label)),
-             hide_index=True, key="selection_needed")
-st.caption("Missing k: the strategy does not reach the target on the k grid. Adaptive strategies "
-           "choose prompts per comparison as the ratings come in, so they have no fixed subset.")
+shown = needed.assign(strategy=needed["strategy"].map(lambda s: STRATEGIES[s].label),
+                      k_needed=[str(k) if pd.notna(k) else "not reached" for k in needed["k_needed"]])
+st.dataframe(shown, hide_index=True, key="selection_needed")
+st.caption(
+    "k_needed: the smallest k on the grid at which the curve's mean SE, averaged over all held-out "
+    "comparisons, is at or below the target; se_best: the smallest mean SE the strategy reaches on the "
+    "grid (\"not reached\": refine the grid or raise the target). Adaptive strategies choose prompts per "
+    "comparison as the ratings come in, so they have no fixed subset."
+)
 
 c = st.columns(3)
-c[0].download_button("selection_curve.csv", result.summary.to_csv(index=False), "selection_curve.csv",
+c[0].download_button("selection_curve.csv", csv_text(result.summary), "selection_curve.csv",
                      mime="text/csv", key="selection_dl_curve")
-c[1].download_button("prompts_needed.csv", needed.to_csv(index=False), "prompts_needed.csv",
+c[1].download_button("prompts_needed.csv", csv_text(needed), "prompts_needed.csv",
                      mime="text/csv", key="selection_dl_needed")
 static = [s for s in chosen if not STRATEGIES[s].adaptive]
 if static:
@@ -135,17 +148,23 @@ if static:
     try:
         subset = select_subset(cal, pick, k_sub, prompt_ids=rm.prompt_ids, groups=rm.groups,
                                texts=texts, theta0=float(theta0))
-        c[2].download_button(f"subset_{pick}.csv ({k_sub} prompts)", subset.to_csv(index=False),
+        c[2].download_button(f"subset_{pick}.csv ({k_sub} prompts)", csv_text(subset),
                              f"subset_{pick}.csv", mime="text/csv", key="selection_dl_subset")
         with st.expander(f"Selected subset: {STRATEGIES[pick].label}, k = {k_sub}"):
             st.dataframe(subset, hide_index=True, key="selection_subset_table")
     except InputError as err:
-        c[2].warning(str(err))
+        c[2].warning(escape_markdown(err))
 
 st.subheader("Adaptive what-if")
-st.caption("Step through adaptive selection prompt by prompt for one comparison (items calibrated "
-           "without it) or for a new comparison simulated at a chosen true ability, next to a random "
-           "order; each stops when its SE reaches the target.")
+st.caption(
+    "Step through adaptive selection prompt by prompt for one comparison (items calibrated without it) "
+    "or for a new comparison simulated at a chosen true ability, next to a random order; each stops "
+    "when the posterior SD of this ONE comparison falls to the same target. The table above averages "
+    "the SE over every held-out comparison and reads it on the k grid, so the two can differ: "
+    "comparisons far from theta = 0 (clearly different systems) learn little from each prompt and "
+    "raise the average, and a simulated comparison follows the model exactly. For a real comparison "
+    "the adaptive path here is the one the curve uses for it."
+)
 c = st.columns(3)
 rule = c[0].selectbox("Adaptive rule", [s for s in STRATEGIES if STRATEGIES[s].adaptive],
                       format_func=lambda s: STRATEGIES[s].label, key="selection_rule")
@@ -162,10 +181,10 @@ try:
         wi = what_if(cal.loo(i), rule, prompt_ids=rm.prompt_ids, categories=rm.categories,
                      codes_row=rm.codes()[i], target_se=target)
 except InputError as err:
-    st.error(str(err))
+    st.error(escape_markdown(err))
     st.stop()
 st.plotly_chart(what_if_chart(wi, target), key="selection_whatif_chart")
 stops = ", ".join(f"{STRATEGIES[o].label}: {s if s is not None else 'not reached'}" for o, s in wi.stop.items())
 st.write(f"Prompts until SE <= {target:.3f}: {stops}.")
-st.download_button("what_if.csv", wi.path.to_csv(index=False), "what_if.csv", mime="text/csv",
+st.download_button("what_if.csv", csv_text(wi.path), "what_if.csv", mime="text/csv",
                    key="selection_dl_whatif")

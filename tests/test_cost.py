@@ -442,3 +442,85 @@ def test_guessed_covariates_are_participant_level():
     df = _base().assign(age=[20, 20, 20, 30, 30, 30], seconds=[1, 2, 3, 4, 5, 6])
     study = read_study(df, file="s.csv")
     assert study.covariates == ["age"]  # 'seconds' changes within a participant: not a covariate
+
+
+# ------------------------------------------------------------------------------ options, display, output
+
+
+def test_validation_time_taken_as_zero_when_not_measured():
+    """Issue 8 item 9: without a V_H column every task said "no cost, V_H not measured"."""
+    no_v = {k: v for k, v in NUMERIC.items() if k != "validate_time_s"}
+    study = _study(_rows("numeric", [3] * 9, [5] * 9, **no_v), covariates={})
+    plain = analyse(study, weights=Weights(0.01, 0.01, 0.01, 0.01))
+    assert plain.cost_terms.setup.isna().all() and any("V_H not measured" in w for w in plain.warnings)
+    zero = analyse(study, weights=Weights(0.01, 0.01, 0.01, 0.01), validation_zero=True)
+    measured = _study(_rows("numeric", [3] * 9, [5] * 9, **no_v, validate_time_s=([0] * 9, None)), covariates={})
+    want = analyse(measured, weights=Weights(0.01, 0.01, 0.01, 0.01))
+    pd.testing.assert_frame_equal(zero.cost_terms, want.cost_terms)
+    pd.testing.assert_frame_equal(zero.cost_curve, want.cost_curve)
+    assert zero.cost_terms.break_even_n.notna().all()
+    assert any("V_H not measured, taken as 0 s" in w for w in zero.warnings)
+
+
+def test_default_weight_is_one_constant_in_code_and_help():
+    from lib.cli import build_parser
+    from lib.commands.cost import DEFAULT_WEIGHT as HELP_WEIGHT
+    from lib.cost.costs import DEFAULT_WEIGHT
+
+    assert DEFAULT_WEIGHT == HELP_WEIGHT == 0.01  # 100 s of effort cost as much as a useless answer
+    assert Weights() == Weights(*[DEFAULT_WEIGHT] * 4) == parse_weights(None)
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices["cost"]
+    text = " ".join(sub.format_help().split())
+    assert "default 0.01,0.01,0.01,0.01" in text and "1,1,1,1" not in text
+
+
+def test_id_like_columns_are_not_guessed_as_covariates():
+    df = _base().assign(age=[20] * 3 + [30] * 3, session_id=[101] * 3 + [202] * 3,
+                        SessionID=["s1"] * 3 + ["s2"] * 3, respondentId=[7] * 3 + [8] * 3, paid=[1] * 3 + [0] * 3)
+    assert read_study(df, file="s.csv").covariates == ["age", "paid"]
+
+
+def test_readable_tables_spell_out_missing_and_infinite_values(effort_study):
+    from lib.cost.display import readable
+
+    res = analyse(effort_study, weights=Weights(1, 0, 1, 1))  # solving alone costs nothing: never pays
+    shown = readable(res.cost_terms)
+    assert shown.break_even_n.tolist() == ["—", "—"] and shown.n_star.tolist() == ["∞", "∞"]
+    assert shown.loss_with.tolist() == res.cost_terms.loss_with.tolist()  # finite columns stay numbers
+    table = pd.DataFrame({"x": [1.5, np.nan, -np.inf], "n": pd.array([1, None, 2], dtype="Int64"),
+                          "p": [0.000123, np.nan, 0.5], "name": ["a", None, "c"]})
+    out = readable(table, formats={"p": "{:.2e}"})
+    assert out.x.tolist() == ["1.5", "—", "-∞"] and out.n.tolist() == ["1", "—", "2"]
+    assert out.p.tolist() == ["1.23e-04", "—", "5.00e-01"]
+    assert out.name.tolist() == ["a", "—", "c"]
+
+
+def test_loss_source_errors_are_typed(effort_study):
+    with pytest.raises(SettingsError, match="source must be one of self, external"):
+        loss_by_difficulty(effort_study, source="median")
+    with pytest.raises(SettingsError, match="external_loss"):
+        loss_by_difficulty(effort_study, source="external")  # the study has no L_E column
+
+
+def test_cli_validation_zero_out_checks_and_safe_csv(tmp_path, capsys):
+    """Issue 9 items 2 and 7 for ``cost``: formula-like task names are neutralised in every CSV, a
+    bad --out fails before the input is read, a used one needs --overwrite."""
+    df = pd.read_csv(EXAMPLE).drop(columns="validate_time_s")
+    df["task"] = "=" + df["task"]
+    src = tmp_path / "study.csv"
+    df.to_csv(src, index=False)
+    out = tmp_path / "out"
+    assert _cli(["--input", str(src), "--out", str(out)]) == 0
+    assert pd.read_csv(out / "cost_terms.csv").setup.isna().all()
+    assert "V_H not measured" in capsys.readouterr().err
+    assert _cli(["--input", str(src), "--out", str(out)]) == 2
+    assert "not empty" in capsys.readouterr().err
+    assert _cli(["--input", str(src), "--validation-zero", "--out", str(out), "--overwrite"]) == 0
+    terms = pd.read_csv(out / "cost_terms.csv")
+    assert terms.setup.notna().all() and (terms.V_H == 0).all()
+    for name in ("loss_table.csv", "cost_terms.csv", "cost_curve.csv", "effort_medians.csv"):
+        assert pd.read_csv(out / name).task.str.startswith("'=").all(), name
+    a_file = tmp_path / "taken.txt"
+    a_file.write_text("x")
+    assert _cli(["--input", str(tmp_path / "missing.csv"), "--out", str(a_file)]) == 2
+    assert "taken.txt: --out names a file" in capsys.readouterr().err

@@ -95,3 +95,10 @@ def test_errors_for_unknown_key_and_non_judgment_data():
         load_judgments("nope")
     with pytest.raises(SettingsError, match="ratings data, not pairwise judgments"):
         load_judgments("hanna_means")
+
+
+@pytest.mark.parametrize("key", list(DATASETS))
+def test_format_is_guessed_from_the_columns(key):
+    from lib.formats import guess_format
+
+    assert guess_format(list(load_table(key).columns)) == DATASETS[key].fmt

@@ -13,6 +13,7 @@ from lib.formats import (
     ROLES,
     VOTE_COLUMNS,
     guess_columns,
+    guess_format,
     read_csv,
     read_judgments,
     read_ratings,
@@ -342,3 +343,69 @@ def test_resolve_columns_errors_name_the_file_and_column():
     assert err.file == "t.csv" and "prompt, system_a, system_b, choice" in str(err)
     raises("unknown role 'winner'", resolve_columns, df, "pairwise", {"winner": "label"}, file="t.csv")
     raises("unknown format 'triples'", resolve_columns, df, "triples", None, file="t.csv")
+
+
+# ------------------------------------------------------------------ reader gaps (issue 9 item 9)
+
+VOTES = "prompt,system_a,system_b,annotator,choice\np1,x,y,r1,A\np2,x,y,r1,maybe\n"
+
+
+def test_read_csv_trailing_comma_on_data_rows_does_not_shift_columns():
+    df = read_csv(b"prompt,system_a,system_b,annotator,choice\np1,x,y,r1,A,\np2,x,y,r2,B,\n", "t.csv")
+    assert list(df.columns) == ["prompt", "system_a", "system_b", "annotator", "choice"]
+    assert df["prompt"].tolist() == ["p1", "p2"] and df["choice"].tolist() == ["A", "B"]
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_read_csv_detects_the_delimiter_and_keeps_row_numbers(sep):
+    df = read_csv(VOTES.replace(",", sep).encode(), "t.csv")
+    assert df.equals(read_csv(VOTES.encode(), "t.csv"))
+    err = raises("unknown choice value 'maybe'", read_judgments, df, "pairwise", file="t.csv")
+    assert err.rows == [2] and err.column == "choice"
+
+
+def test_read_csv_comma_file_with_semicolons_in_quoted_text_stays_comma():
+    df = read_csv(b'prompt,text\np1,"a; b; c"\np2,"d; e"\n', "t.csv")
+    assert list(df.columns) == ["prompt", "text"] and df["text"].tolist() == ["a; b; c", "d; e"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be"])
+def test_read_csv_decodes_utf8_bom_and_utf16_with_bom(encoding):
+    text = "prompt;system;score\np1;Zoë;3\np2;Émile;4\n"
+    data = text.encode(encoding)
+    if encoding in ("utf-16-le", "utf-16-be"):  # these codecs write no byte-order mark
+        data = "\ufeff".encode(encoding) + data
+    df = read_csv(data, "t.csv")
+    assert list(df.columns) == ["prompt", "system", "score"] and df["system"].tolist() == ["Zoë", "Émile"]
+
+
+def test_read_csv_bad_utf16_names_the_file_and_asks_for_utf8():
+    err = raises("UTF-8", read_csv, b"\xff\xfe not utf-8", "latin.csv")
+    assert err.file == "latin.csv"
+
+
+# ------------------------------------------------------------------------- guessing (issue 8)
+
+
+@pytest.mark.parametrize(
+    ("columns", "fmt"),
+    [
+        (["item_id", "system_a", "system_b", "annotator", "choice"], "pairwise"),
+        (["participant", "page", "case", "system", "judgment"], "bestworst"),
+        (["passage_id", "annotator", "item", "condition", "rank"], "ranking"),
+        (["person", "item", "score"], "responses"),
+        (["system", "prompt_idx", "criterion", "mean_human_score"], "ratings"),
+        (["passage_id", "text", "annotator"], None),
+    ],
+)
+def test_guess_format_from_the_column_names(columns, fmt):
+    assert guess_format(columns) == fmt
+
+
+def test_guess_columns_never_takes_an_integer_column_for_text():
+    df = table("question,system,rank,annotator,passage\n1,x,1,r,2\n1,y,2,r,3\n")
+    guess = guess_columns(list(df.columns), "ranking", df)
+    assert "prompt_text" not in guess and "response" not in guess
+    df = table("question,system,rank,annotator,passage\nWhy?,x,1,r,Once upon\nWhy?,y,2,r,A time\n")
+    guess = guess_columns(list(df.columns), "ranking", df)
+    assert guess["response"] == "passage"

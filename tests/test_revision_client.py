@@ -190,3 +190,114 @@ def test_real_local_http_server(chat_server, tmp_path):
     assert progress[-1] == (5, 5) and len(progress) == 5
     assert {c["path"] for c in _ChatServer.calls} == {"/v1/chat/completions"}
     assert {c["auth"] for c in _ChatServer.calls} == {"Bearer sk-local"}
+
+
+def _cached(p, task):
+    return next(p.cache.glob(f"{p.cache_key(task)}.json"))
+
+
+@pytest.mark.parametrize("entry", ["{not json", '{"edits": []}', "[1, 2]", '\xff\xfe',
+                                   '{"model": "m", "prompt_version": "rd-reference-free-v1", "path": "x", '
+                                   '"edits": [{"a": 1}]}',
+                                   '{"model": "other", "prompt_version": "rd-reference-free-v1", "path": "x", '
+                                   '"edits": []}'])
+def test_an_unreadable_or_mismatched_cache_entry_is_a_miss_and_is_replaced(tmp_path, entry):
+    p, seen = proposer(lambda req, n: good(), tmp_path)
+    task = DraftTask("t1", "A", DRAFT)
+    (tmp_path / f"{p.cache_key(task)}.json").write_bytes(entry.encode("latin-1"))
+    result = p.propose(task)
+    assert result.error is None and not result.cached and len(seen) == 1
+    assert json.loads(_cached(p, task).read_text())["edits"] == [EDIT]
+    assert p.propose(task).cached and len(seen) == 1
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_cache_that_cannot_be_written_warns_and_keeps_the_answer(tmp_path):
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache folder should be")
+    p, seen = proposer(lambda req, n: good(), blocked)
+    with pytest.warns(RuntimeWarning, match="cannot be written"):
+        result = p.propose(DraftTask("t1", "A", DRAFT))
+    assert result.error is None and [e.model_dump() for e in result.edits] == [EDIT]
+
+
+def test_concurrent_writes_of_one_entry_use_distinct_temp_files(tmp_path, monkeypatch):
+    import tempfile
+
+    made = []
+    real = tempfile.mkstemp
+    monkeypatch.setattr(tempfile, "mkstemp", lambda **kw: made.append(real(**kw)) or made[-1])
+    both_asked = threading.Barrier(2, timeout=10)  # both drafts are in flight before either is written
+
+    def handler(req, n):
+        both_asked.wait()
+        return good()
+
+    p, _ = proposer(handler, tmp_path)
+    results = p.run([DraftTask("t1", "A", DRAFT), DraftTask("t2", "B", DRAFT)])  # same text: the same entry
+    assert [r.cached for r in results] == [False, False]
+    assert len({name for _, name in made}) == 2 and all(name.startswith(str(tmp_path)) for _, name in made)
+    assert len(list(tmp_path.glob("*.json"))) == 1 and not list(tmp_path.glob("*.tmp"))
+
+
+class _HtmlServer(BaseHTTPRequestHandler):
+    """A proxy's login page: HTTP 200 with HTML, or 502 with HTML for /bad/."""
+
+    def do_POST(self):  # noqa: N802 - http.server API
+        self.rfile.read(int(self.headers["Content-Length"]))
+        payload = b"<html><body><h1>Please log in</h1></body></html>"
+        self.send_response(502 if self.path.startswith("/bad/") else 200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+class _SlowServer(_HtmlServer):
+    def do_POST(self):  # noqa: N802 - http.server API
+        import time
+
+        time.sleep(3)
+        super().do_POST()
+
+
+def _serve(handler):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize("path, status", [("/v1", 200), ("/bad/v1", 502)])
+def test_a_server_answering_html_is_named_with_status_and_body(tmp_path, path, status):
+    server = _serve(_HtmlServer)
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}{path}"
+        p = EditProposer(LLMSettings(model="m", base_url=url, max_retries=0), REFERENCE_FREE, cache=tmp_path)
+        result = p.propose(DraftTask("t1", "A", DRAFT))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.edits is None
+    assert f"the server at {url}/ did not answer with JSON (HTTP {status}" in result.error
+    assert "<h1>Please log in</h1>" in result.error
+
+
+def test_a_server_that_does_not_answer_in_time_fails_the_draft_quickly(tmp_path):
+    import time
+
+    server = _serve(_SlowServer)
+    start = time.perf_counter()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        p = EditProposer(LLMSettings(model="m", base_url=url, timeout=1, max_retries=0), REFERENCE_FREE,
+                         cache=tmp_path)
+        result = p.propose(DraftTask("t1", "A", DRAFT))
+        assert time.perf_counter() - start < 2.5
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.edits is None and result.error == f"no answer from the server at {url}/ within 1 s (1 attempts)"

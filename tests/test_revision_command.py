@@ -38,7 +38,7 @@ def test_missing_reference_is_exit_2_with_the_column_named(tmp_path, capsys):
     write_drafts(tmp_path / "d.csv")
     code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff",
                      "--columns", "text_id=id,system=model", "--out", str(tmp_path / "out")])
-    assert code == 2 and "missing column 'reference'" in capsys.readouterr().err
+    assert code == 2 and "required role reference" in capsys.readouterr().err
 
 
 def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, monkeypatch, capsys):
@@ -90,7 +90,7 @@ def test_read_edits_jsonl_and_csv():
     assert set(edits["editor"]) == {"uploaded"}
     with pytest.raises(FormatError, match="e.jsonl, row 2: line is not valid JSON"):
         read_edits(io.BytesIO(b'{"text_id": 1}\n{oops\n'), "e.jsonl")
-    with pytest.raises(FormatError, match="missing field 'system'"):
+    with pytest.raises(FormatError, match="required roles system, original_snippet, revised_snippet"):
         read_edits(io.BytesIO(b'{"text_id": 1}\n'), "e.jsonl")
 
 
@@ -100,3 +100,127 @@ def test_a_blank_named_reference_is_exit_2_before_any_llm_call(tmp_path, capsys)
     code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "openai", "--model", "m",
                      "--base-url", "http://127.0.0.1:9/v1", "--reference-column", "gold", "--out", str(tmp_path / "o")])
     assert code == 2 and "row 2, column 'gold': empty reference" in capsys.readouterr().err
+
+
+def test_csv_outputs_neutralise_spreadsheet_formulas(tmp_path, monkeypatch):
+    evil = '=HYPERLINK("http://evil.test","x")'
+    pd.DataFrame({"text_id": ["1", "2"], "system": [evil, "@SUM(A1)"], "draft": ["a b c", "d e f"],
+                  "reference": ["a c", "d e f"]}).to_csv(tmp_path / "d.csv", index=False)
+    assert cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff",
+                     "--out", str(tmp_path / "out")]) == 0
+    rd = pd.read_csv(tmp_path / "out" / "revision_distance.csv", dtype=str)
+    assert rd["system"].tolist() == ["'" + evil, "'@SUM(A1)"]
+
+    import openai
+
+    real = openai.OpenAI
+    monkeypatch.setattr(openai, "OpenAI", lambda **kw: real(**{**kw, "http_client": httpx2.Client(
+        transport=httpx2.MockTransport(lambda r: httpx2.Response(400, json={"error": {"message": "=1+1"}})))}))
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
+    assert cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "openai", "--model", "m",
+                     "--base-url", "http://llm.test/v1", "--max-retries", "0", "--out", str(tmp_path / "llm")]) == 1
+    failures = pd.read_csv(tmp_path / "llm" / "failures.csv", dtype=str)
+    assert failures["system"].tolist() == ["'" + evil, "'@SUM(A1)"]
+
+
+def test_out_is_checked_before_reading_anything(tmp_path, capsys):
+    drafts = str(tmp_path / "absent.csv")  # never read: --out fails first
+    (tmp_path / "file").write_text("x")
+    assert cli.main(["revise", "--drafts", drafts, "--engine", "diff", "--out", str(tmp_path / "file")]) == 2
+    assert "names a file" in capsys.readouterr().err
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "notes.txt").write_text("keep")
+    (full / "edits.jsonl").write_text("old")
+    assert cli.main(["revise", "--drafts", drafts, "--engine", "diff", "--out", str(full)]) == 2
+    assert "not empty" in capsys.readouterr().err
+    write_drafts(tmp_path / "d.csv")
+    assert cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff", "--reference-column", "gold",
+                     "--columns", "text_id=id,system=model", "--out", str(full), "--overwrite"]) == 0
+    assert (full / "notes.txt").read_text() == "keep" and (full / "edits.jsonl").read_text() != "old"
+
+
+def test_unwritable_out_is_exit_2(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")  # a folder inside a file cannot be made, even by root
+    assert cli.main(["revise", "--drafts", "x.csv", "--engine", "diff", "--out", str(tmp_path / "file" / "out")]) == 2
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_header_only_drafts_are_a_clear_error(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("text_id,system,draft,reference\n")
+    code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff", "--out", str(tmp_path / "o")])
+    assert code == 2 and "the file has a header but no data rows" in capsys.readouterr().err
+    with pytest.raises(FormatError, match="header but no data rows"):
+        read_edits(io.BytesIO(b"text_id,system,original_snippet,revised_snippet\n"), "e.csv")
+
+
+def test_a_1_mb_draft_is_refused_fast_with_its_id_and_length(tmp_path, capsys):
+    import time
+
+    big = "word " * 200_000
+    pd.DataFrame({"text_id": ["small", "huge"], "system": ["A", "A"], "draft": ["a b", big],
+                  "reference": ["a", big + "x"]}).to_csv(tmp_path / "d.csv", index=False)
+    start = time.perf_counter()
+    code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert time.perf_counter() - start < 5
+    assert code == 2 and "row 2" in err and "text_id 'huge'" in err and "1,000,000 characters" in err
+
+
+def test_diff_engine_bounds_the_alignment_of_texts_it_is_given():
+    from lib.revision.diff_edits import MAX_WORD_PAIRS, diff_edits_table
+
+    n = int(MAX_WORD_PAIRS**0.5) + 1  # one-letter words: within the character limit, too many pairs
+    drafts = pd.DataFrame({"text_id": ["t"], "system": ["S"], "draft": ["a " * n], "reference": ["b " * n]})
+    with pytest.raises(FormatError, match="text_id 't', system 'S'.*too long to align"):
+        diff_edits_table(drafts)
+
+
+def test_edits_with_their_own_column_names_are_mapped_or_guessed():
+    from lib.revision.io import EDIT_OPTIONAL, EDIT_REQUIRED, guess_roles, read_table
+
+    csv = b"doc,model_name,before,after,kind\n1,A,cat,dog,Cliche\n"
+    table = read_table(io.BytesIO(csv), "mine.csv")
+    guesses = guess_roles(list(table.columns), [*EDIT_REQUIRED, *EDIT_OPTIONAL])
+    assert guesses == {"text_id": "doc", "system": "model_name", "original_snippet": "before",
+                       "revised_snippet": "after"}
+    edits = read_edits(io.BytesIO(csv), "mine.csv", columns={"revision_intention": "kind"})
+    row = edits.iloc[0]
+    assert (row["text_id"], row["system"], row["original_snippet"], row["revised_snippet"]) == ("1", "A", "cat", "dog")
+    assert (row["revision_intention"], row["action_name"], row["editor"]) == ("Cliche", "", "uploaded")
+    # a role mapped to a column wins over a column of the role's own name
+    swapped = read_edits(io.BytesIO(b"text_id,doc,system,original_snippet,revised_snippet\nx,1,A,a,b\n"), "e.csv",
+                         columns={"text_id": "doc"})
+    assert swapped["text_id"].tolist() == ["1"]
+
+
+def test_llm_timeout_is_an_option_and_a_silent_server_fails_fast(tmp_path, capsys, monkeypatch):
+    import socket
+    import time
+
+    silent = socket.socket()  # accepts connections (backlog) but never answers
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
+    write_drafts(tmp_path / "d.csv")
+    start = time.perf_counter()
+    try:
+        code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "openai", "--model", "m",
+                         "--base-url", f"http://127.0.0.1:{silent.getsockname()[1]}/v1", "--timeout", "1",
+                         "--max-retries", "0", "--columns", "text_id=id,system=model", "--out", str(tmp_path / "o")])
+    finally:
+        silent.close()
+    assert time.perf_counter() - start < 4
+    failures = pd.read_csv(tmp_path / "o" / "failures.csv", dtype=str)
+    assert code == 1 and len(failures) == 2 and failures["error"].str.contains("within 1 s").all()
+
+
+def test_prompt_errors_are_settings_errors():
+    from lib.errors import SettingsError
+    from lib.revision.prompts import REFERENCE_BASED, build_messages, prompt_template
+
+    with pytest.raises(SettingsError, match="needs a reference"):
+        build_messages(REFERENCE_BASED, "draft", None)
+    with pytest.raises(SettingsError, match="unknown prompt 'nope'; the prompts are reference-based, reference-free"):
+        prompt_template("nope")
+    assert prompt_template("reference-free").needs_reference is False

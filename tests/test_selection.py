@@ -45,10 +45,10 @@ def test_static_orders_on_a_hand_made_bank():
 
 
 def test_command_lists_every_strategy():
-    from lib.commands.select import STRATEGY_NAMES
-    from lib.selection import STRATEGIES
+    from lib.commands.select import STRATEGY_NAMES, TARGET_SE
+    from lib.selection import DEFAULT_TARGET_SE, STRATEGIES
 
-    assert STRATEGY_NAMES == tuple(STRATEGIES)
+    assert STRATEGY_NAMES == tuple(STRATEGIES) and TARGET_SE == DEFAULT_TARGET_SE
 
 
 def test_adaptive_rules_follow_the_running_posterior():
@@ -86,7 +86,7 @@ def test_prompts_needed_reads_the_smallest_k_reaching_the_target():
         "se_mean": [0.5, 0.4, 0.3, 0.35, 0.3, 0.25], "se_lo": 0.0, "se_hi": 1.0, "abs_err_mean": 0.0,
     })
     out = prompts_needed(summary, 0.3)
-    assert list(out.columns) == ["strategy", "target_se", "k_needed"]
+    assert list(out.columns) == ["strategy", "target_se", "k_needed", "se_best"]
     assert out.set_index("strategy")["k_needed"].to_dict() == {"random": 20, "top_alpha": 10}
     assert pd.isna(prompts_needed(summary, 0.2)["k_needed"]).all()
     with pytest.raises(SettingsError):
@@ -129,19 +129,6 @@ def test_full_mode_se_matches_the_actual_error_within_25_percent(paper, tmp_path
     rms_se = np.sqrt((est["theta_sd"] ** 2).mean())
     assert abs(rms_se / rmse - 1) < 0.25, (rms_se, rmse)
     assert curve.mode == "full" and curve.khat_max is not None
-
-
-def test_informed_selection_beats_random_at_24_prompts_on_hanna():
-    """The issue's real-data check: hanna_means, one criterion, 55 comparisons x 96 prompts."""
-    from lib.inputs import bundled_input
-    from lib.selection import STRATEGIES, make_calibration
-
-    rm = bundled_input("hanna_means", "Relevance", merge_redundant=False).matrix
-    assert rm.shape == (55, 96)
-    curve = loo_curve(rm.codes(), make_calibration(rm, "fast"), list(STRATEGIES), [24], n_random=10, seed=0)
-    se = curve.summary.set_index("strategy")["se_mean"]
-    informed = se.drop("random")
-    assert (informed < se["random"]).all(), se.to_dict()
 
 
 # ------------------------------------------------------------------ systems, groups, subsets, CLI
@@ -191,13 +178,151 @@ def test_select_command_writes_the_three_kinds_of_file(hanna_small, tmp_path, ca
     assert list(curve.columns) == ["strategy", "k", "se_mean", "se_lo", "se_hi", "abs_err_mean"]
     assert set(curve["strategy"]) == {"random", "top_alpha", "cat_info"} and set(curve["k"]) == {5, 10, 30}
     needed = pd.read_csv(out / "prompts_needed.csv")
-    assert list(needed.columns) == ["strategy", "target_se", "k_needed"]
+    assert list(needed.columns) == ["strategy", "target_se", "k_needed", "se_best"]
     assert (out / "subset_random.csv").exists() and (out / "subset_top_alpha.csv").exists()
     assert not (out / "subset_cat_info.csv").exists()
     assert "cat_info is adaptive" in capsys.readouterr().out
     common = ["select", "--input", str(src), "--format", "ratings", "--criterion", "Relevance",
-              "--columns", "prompt=story,score=mean", "--out", str(out)]
+              "--columns", "prompt=story,score=mean", "--out", str(tmp_path / "again")]
     assert main([*common, "--strategies", "best"]) == 2
     assert "unknown strategy 'best'" in capsys.readouterr().err
     assert main([*common, "--k", "5,x"]) == 2
     assert "whole numbers separated by commas (got '5,x')" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ one target, enough data, safe output
+def _hanna_csv(ratings: pd.DataFrame, path, prompt=lambda s: s):
+    """The ratings as the user's CSV, with the prompt column ``story`` (ids mapped by ``prompt``)."""
+    ratings.rename(columns={"prompt_id": "story", "score": "mean"}).assign(
+        story=lambda d: d["story"].map(prompt)).to_csv(path, index=False)
+    return ["--input", str(path), "--format", "ratings", "--criterion", "Relevance",
+            "--columns", "prompt=story,score=mean"]
+
+
+def _matrix(path):
+    from lib.formats import read_csv
+    from lib.inputs import analysis_input
+
+    return analysis_input(read_csv(path, path.name), "ratings", {"prompt": "story", "score": "mean"}, file=path.name,
+                          criterion="Relevance", merge_redundant=False).matrix
+
+
+def test_one_absolute_target_and_the_what_if_agrees_with_the_curve_per_comparison():
+    """The issue's real-data check (hanna_means, one criterion): informed strategies beat random at
+    24 prompts. Issue 8 item 8: the default target is an absolute SE on the theta scale (the same in both
+    modes), so the informed strategies reach it with a fraction of HANNA's 96 prompts; a target
+    derived from the curve's own end (10% above the all-prompt SE) needed all 96 for every strategy.
+    The what-if of a held-out comparison walks the same adaptive path as the curve, so its stopping
+    step is where that comparison's own SE crosses the target."""
+    from lib.inputs import bundled_input
+    from lib.selection import DEFAULT_TARGET_SE, STRATEGIES, make_calibration
+
+    assert DEFAULT_TARGET_SE == 0.3
+    rm = bundled_input("hanna_means", "Relevance", merge_redundant=False).matrix
+    assert rm.shape == (55, 96)
+    cal = make_calibration(rm, "fast")
+    ks = [3, 5, 10, 24, 96]
+    curve = loo_curve(rm.codes(), cal, list(STRATEGIES), ks, n_random=10, seed=0)
+    se = curve.summary.set_index(["strategy", "k"])["se_mean"]
+    assert (se.xs(24, level="k").drop("random") < se[("random", 24)]).all(), se.to_dict()
+    needed = prompts_needed(curve.summary, DEFAULT_TARGET_SE).set_index("strategy")
+    assert needed.loc["top_alpha", "k_needed"] <= 10 and needed.loc["cat_epv", "k_needed"] <= 10
+    assert needed.loc["random", "k_needed"] > needed.loc["cat_epv", "k_needed"]
+    assert list(needed.columns) == ["target_se", "k_needed", "se_best"]
+    assert needed.loc["random", "se_best"] == pytest.approx(se[("random", 96)])
+    est = curve.estimates.query("strategy == 'cat_epv'")
+    for i in (0, 6, 23):  # near-equal systems and two clear differences (theta about 2 and 3)
+        wi = what_if(cal.loo(i), "cat_epv", prompt_ids=rm.prompt_ids, categories=rm.categories,
+                     codes_row=rm.codes()[i], target_se=DEFAULT_TARGET_SE)
+        own = est[est["comparison"] == i].set_index("k")["theta_sd"]
+        path = wi.path.query("order == 'cat_epv'").set_index("step")["theta_sd"]
+        assert np.allclose(own.to_numpy(), path.loc[ks].to_numpy())
+        assert wi.stop["cat_epv"] == int(path.index[path <= DEFAULT_TARGET_SE][0])
+
+
+def test_few_comparisons_warn_and_too_few_or_no_design_fail(hanna_small, codes_to_matrix):
+    from lib.errors import DesignError
+    from lib.ratings import from_absolute_ratings
+    from lib.selection import check_selection_data, make_calibration
+
+    def systems(n):
+        keep = hanna_small["system"].isin(sorted(hanna_small["system"].unique())[:n])
+        return from_absolute_ratings(hanna_small[keep], "Relevance", merge_redundant=False)
+
+    assert not any("mostly prior" in w for w in check_selection_data(systems(6)))  # 15 comparisons
+    warnings = check_selection_data(systems(4))  # 6 comparisons
+    assert any("6 comparisons" in w and "mostly prior" in w for w in warnings), warnings
+    with pytest.raises(DesignError, match="at least 3 comparisons with ratings; the data has 1"):
+        make_calibration(systems(2), "fast")
+    ties = codes_to_matrix(np.full((5, 4), 3))  # every net rating 0
+    with pytest.raises(DesignError):
+        make_calibration(ties, "fast")
+
+
+def test_select_in_both_modes_shares_the_target_and_keeps_the_users_fit(hanna_small, tmp_path, monkeypatch):
+    """One target for fast and full mode; the full mode's internal fits leave the user's latest fit
+    (here: none) alone, so the Abilities page still shows the user's own fit. Four systems: six
+    comparisons, too few for group fits, so the full mode samples once (1 chain x 30 draws)."""
+    from lib.cli import main
+    from lib.irt.fit import load_latest
+    from lib.selection import DEFAULT_TARGET_SE
+
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
+    four = hanna_small[hanna_small["system"].isin(sorted(hanna_small["system"].unique())[:4])]
+    common = _hanna_csv(four, tmp_path / "ratings.csv")
+    for mode in ("fast", "full"):
+        assert main(["select", *common, "--mode", mode, "--strategies", "random,top_alpha", "--k", "5,30",
+                     "--random-draws", "2", "--chains", "1", "--draws", "30", "--tune", "30", "--no-merge",
+                     "--out", str(tmp_path / mode)]) == 0
+        needed = pd.read_csv(tmp_path / mode / "prompts_needed.csv")
+        assert (needed["target_se"] == DEFAULT_TARGET_SE).all(), (mode, needed)
+    assert load_latest(_matrix(tmp_path / "ratings.csv")) is None
+
+
+def test_select_checks_out_before_reading_and_writes_safe_csv(hanna_small, tmp_path, capsys):
+    """Issue 9 items 2 and 7: a bad --out fails at once (before the input is read), a used one needs
+    --overwrite (which removes the command's earlier files only), and text cells that a spreadsheet
+    would run as formulas are neutralised."""
+    from lib.cli import main
+
+    a_file = tmp_path / "taken.txt"
+    a_file.write_text("x")
+    missing = ["--input", str(tmp_path / "missing.csv"), "--format", "ratings"]
+    assert main(["select", *missing, "--out", str(a_file)]) == 2
+    assert "taken.txt: --out names a file" in capsys.readouterr().err
+
+    common = _hanna_csv(hanna_small, tmp_path / "ratings.csv", prompt=lambda s: f"=cmd|{s}")
+    run = [*common, "--strategies", "random,top_alpha", "--k", "5,30", "--random-draws", "2", "--no-merge"]
+    out = tmp_path / "out"
+    assert main(["select", *run, "--out", str(out)]) == 0
+    subset = pd.read_csv(out / "subset_top_alpha.csv")
+    assert subset["prompt_id"].str.startswith("'=cmd|").all()
+    groups = pd.read_csv(out / "groups.csv")
+    assert list(groups.columns) == ["prompt_id", "group"] and len(groups) == 30
+    assert groups["prompt_id"].str.startswith("'=").all()
+    capsys.readouterr()
+    assert main(["select", *run, "--out", str(out)]) == 2
+    assert "not empty" in capsys.readouterr().err
+    (out / "subset_group.csv").write_text("stale")
+    (out / "notes.txt").write_text("mine")
+    assert main(["select", *run, "--out", str(out), "--overwrite"]) == 0
+    assert not (out / "subset_group.csv").exists() and (out / "notes.txt").exists()
+
+
+def test_select_prints_the_merges_and_the_few_comparisons_warning(hanna_small, tmp_path, capsys):
+    from lib.cli import main
+    from lib.formats import read_csv
+    from lib.inputs import analysis_input
+    from lib.ratings import merge_lines
+
+    few = hanna_small[hanna_small["system"].isin(sorted(hanna_small["system"].unique())[:4])]
+    common = _hanna_csv(few, tmp_path / "ratings.csv")
+    assert main(["select", *common, "--strategies", "top_alpha", "--k", "5", "--out", str(tmp_path / "out")]) == 0
+    captured = capsys.readouterr()
+    rm = analysis_input(read_csv(tmp_path / "ratings.csv", "ratings.csv"), "ratings", {"prompt": "story", "score": "mean"},
+                        file="ratings.csv", criterion="Relevance").matrix
+    for line in merge_lines(rm):
+        assert line in captured.out
+    assert "warning:" in captured.err and "mostly prior" in captured.err
+    groups = pd.read_csv(tmp_path / "out" / "groups.csv", dtype=str)
+    assert groups.equals(rm.groups.astype(str).reset_index(drop=True))

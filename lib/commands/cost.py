@@ -6,7 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from lib.cli import add_columns_option, parse_columns
+from lib.cli import add_columns_option, add_out_option, parse_columns
+
+DEFAULT_WEIGHT = 0.01
+"""``lib.cost.costs.DEFAULT_WEIGHT``, spelled out so that ``--help`` needs no numpy/scipy import."""
+
+FILES = ("loss_table.csv", "loss_tests.csv", "effort_medians.csv", "effort_tests.csv", "cost_terms.csv",
+         "cost_curve.csv", "loss_by_difficulty.csv", "spearman.csv")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -22,7 +28,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--input", required=True, help="study CSV, one row per participant x task instance")
     parser.add_argument("--with-label", default=None, help="condition label meaning 'with the model' (default: guessed)")
-    parser.add_argument("--weights", default=None, help="alpha,beta,gamma,delta of Eqs. 2-3 (default 1,1,1,1)")
+    parser.add_argument(
+        "--weights", default=None,
+        help=f"alpha,beta,gamma,delta of Eqs. 2-3 in loss units per second of effort (default "
+             f"{','.join([str(DEFAULT_WEIGHT)] * 4)}: 100 s cost as much as a useless answer)",
+    )
+    parser.add_argument(
+        "--validation-zero", action="store_true",
+        help="take the validation time V_H as 0 s for tasks where it was not measured (otherwise "
+             "those tasks get no cost)",
+    )
     parser.add_argument("--n-max", type=int, default=20, help="cost curve for n = 1..N instances (default 20)")
     parser.add_argument(
         "--covariates",
@@ -30,7 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="participant covariates NAME[=LOW<...<HIGH],... (default: numeric and known ordered columns; '' for none)",
     )
     add_columns_option(parser)
-    parser.add_argument("--out", required=True, help="output directory")
+    add_out_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -40,10 +55,12 @@ def run(args: argparse.Namespace) -> int:
     from lib.cost.analysis import analyse
     from lib.cost.costs import parse_weights
     from lib.cost.schema import parse_covariates, read_study
+    from lib.export import prepare_out, write_csv
     from lib.formats import read_csv
 
-    path = Path(args.input)
     weights = parse_weights(args.weights)
+    out = prepare_out(args.out, FILES, overwrite=args.overwrite)
+    path = Path(args.input)
     study = read_study(
         read_csv(path, path.name),
         parse_columns(args.columns),
@@ -51,21 +68,11 @@ def run(args: argparse.Namespace) -> int:
         covariates=parse_covariates(args.covariates),
         file=path.name,
     )
-    res = analyse(study, weights=weights, n_max=args.n_max)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    files = {
-        "loss_table.csv": res.loss_table,
-        "loss_tests.csv": res.loss_tests,
-        "effort_medians.csv": res.effort_medians,
-        "effort_tests.csv": res.effort_tests,
-        "cost_terms.csv": res.cost_terms,
-        "cost_curve.csv": res.cost_curve,
-        "loss_by_difficulty.csv": res.difficulty,
-        "spearman.csv": res.spearman,
-    }
-    for name, table in files.items():
-        table.to_csv(out / name, index=False)
+    res = analyse(study, weights=weights, n_max=args.n_max, validation_zero=args.validation_zero)
+    tables = (res.loss_table, res.loss_tests, res.effort_medians, res.effort_tests, res.cost_terms,
+              res.cost_curve, res.difficulty, res.spearman)
+    for name, table in zip(FILES, tables, strict=True):
+        write_csv(table, out / name)
     for message in res.warnings:
         print(f"warning: {message}", file=sys.stderr)
     print(f"{study.file}: {len(study.data)} rows, {len(study.tasks)} tasks, with model = '{study.with_label}'")
@@ -77,5 +84,5 @@ def run(args: argparse.Namespace) -> int:
         else:
             verdict = f"the model pays from n = {t.break_even_n} instances"
         print(f"  {t.task}: {verdict}")
-    print(f"wrote {', '.join(files)} to {out}")
+    print(f"wrote {', '.join(FILES)} to {out}")
     return 0

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
-from dataclasses import asdict
+import tempfile
 from pathlib import Path
 
-from lib.cli import add_columns_option, parse_columns
+from lib.cli import add_columns_option, add_out_option, parse_columns
 from lib.formats import FORMATS
+
+OUTPUTS = ["abilities.csv", "prompts.csv", "diagnostics.json", "posterior.nc", "groups.csv"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -16,7 +17,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "fit",
         help="fit the graded response model to a judgment file",
         description="Fit the Bayesian graded response model (Sedoc & Ungar 2020) and write "
-        "abilities.csv, prompts.csv, diagnostics.json and posterior.nc to --out.",
+        "abilities.csv, prompts.csv, diagnostics.json, posterior.nc and groups.csv to --out.",
     )
     p.add_argument("--input", required=True, help="CSV of judgments")
     p.add_argument("--format", required=True, choices=[f for f in FORMATS])
@@ -30,33 +31,61 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tune", type=int, help="tuning iterations per chain, default 500")
     p.add_argument("--seed", type=int)
     p.add_argument("--no-merge", action="store_true", help="do not average redundant prompts")
-    p.add_argument("--out", required=True, help="output folder (created)")
+    add_out_option(p)
     p.set_defaults(run=run)
 
 
+def _progress_printer():
+    """Print a progress line when the stage changes or every further 10%."""
+    last = {"stage": None, "fraction": -1.0}
+
+    def show(fraction: float, message: str) -> None:
+        stage = message.split(":")[0].split(" · ")[0]
+        if stage != last["stage"] or fraction >= last["fraction"] + 0.1:
+            last.update(stage=stage, fraction=fraction)
+            print(f"[{fraction:4.0%}] {message}", flush=True)
+
+    return show
+
+
 def run(args: argparse.Namespace) -> int:
+    from lib.export import csv_text, prepare_out
     from lib.formats import read_csv
     from lib.inputs import analysis_input
-    from lib.irt.fit import FitSettings, fit_grm
+    from lib.irt.fit import FitSettings, diagnostics_json, fit_grm
     from lib.irt.summary import ability_table, prompt_table
+    from lib.ratings import merge_lines, merge_warning
 
+    out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
     path = Path(args.input)
     data = analysis_input(
         read_csv(path, path.name), args.format, parse_columns(args.columns), file=path.name,
         criterion=args.criterion, merge_redundant=not args.no_merge,
     )
+    rm = data.matrix
+    for line in merge_lines(rm):
+        print(line)
+    if (merged := merge_warning(rm)) is not None:
+        print(f"warning: {merged}")
     cutpoints = args.cutpoints or ("free" if args.format == "responses" else "antisymmetric")
     given = {k: getattr(args, k) for k in ("chains", "draws", "tune", "seed") if getattr(args, k) is not None}
     settings = FitSettings(cutpoints=cutpoints, sampler=args.sampler, **given)
-    fit = fit_grm(data.matrix, settings, use_cache=False,
-                  progress=lambda f, msg: print(f"[{f:4.0%}] {msg}", flush=True))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    ability_table(fit, data.matrix).to_csv(out / "abilities.csv", index=False)
-    prompt_table(fit, data.matrix).drop(columns="b_mean").to_csv(out / "prompts.csv", index=False)
-    (out / "diagnostics.json").write_text(json.dumps(asdict(fit.diagnostics), indent=2))
-    fit.idata.to_netcdf(str(out / "posterior.nc"))
+    fit = fit_grm(rm, settings, use_cache=False, progress=_progress_printer())
+    texts = {
+        "abilities.csv": csv_text(ability_table(fit, rm)),
+        "prompts.csv": csv_text(prompt_table(fit, rm).drop(columns="b_mean")),
+        "diagnostics.json": diagnostics_json(fit.diagnostics),
+        "groups.csv": csv_text(rm.groups),
+    }
+    # Everything is written into a temporary folder inside --out first and moved in at the end,
+    # so a failure (e.g. the netcdf writer) leaves no partial outputs.
+    with tempfile.TemporaryDirectory(dir=out, prefix=".fit-") as staging:
+        fit.idata.to_netcdf(str(Path(staging) / "posterior.nc"))
+        for name, text in texts.items():
+            (Path(staging) / name).write_text(text, encoding="utf-8")
+        for name in OUTPUTS:
+            (Path(staging) / name).replace(out / name)
     for w in fit.diagnostics.warnings:
         print(f"warning: {w}")
-    print(f"wrote {out}/abilities.csv, prompts.csv, diagnostics.json, posterior.nc")
+    print(f"wrote {out}/{', '.join(OUTPUTS)}")
     return 0

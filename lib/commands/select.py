@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from lib.cli import add_columns_option, parse_columns
+from lib.cli import add_columns_option, add_out_option, parse_columns
 from lib.errors import SettingsError
 from lib.formats import FORMATS
 
 STRATEGY_NAMES = ("random", "top_alpha", "max_info", "group", "cat_info", "cat_epv")
 """``lib.selection.STRATEGIES`` spelled out, so that ``--help`` needs no numpy/scipy import."""
+
+TARGET_SE = 0.3
+"""``lib.selection.DEFAULT_TARGET_SE``, spelled out for the same reason."""
+
+OWN_FILES = ("selection_curve.csv", "prompts_needed.csv", "subset_*.csv", "groups.csv")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="leave-one-out SE curve of prompt-selection strategies",
         description="For each comparison, calibrate the prompts on the other comparisons, select k "
         "prompts by each strategy and estimate the held-out ability from them (Sedoc & Ungar 2020, "
-        "Fig. 2). Writes selection_curve.csv, prompts_needed.csv and subset_<strategy>.csv to --out.",
+        "Fig. 2). Writes selection_curve.csv, prompts_needed.csv, subset_<strategy>.csv and groups.csv "
+        "to --out.",
     )
     p.add_argument("--input", required=True, help="CSV of judgments, ratings or responses")
     p.add_argument("--format", required=True, choices=list(FORMATS))
@@ -30,8 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", choices=["fast", "full"], default="fast",
                    help="fast: leave-one-out MAP rescaled to sd(theta)=1; full: posterior draws "
                         "of the items with PSIS leave-one-out (minutes)")
-    p.add_argument("--target-se", type=float, default=None,
-                   help="SE to reach (default: 10%% above the SE with every prompt)")
+    p.add_argument("--target-se", type=float, default=TARGET_SE,
+                   help=f"SE of theta to reach, the same in both modes (default {TARGET_SE}: reliability 0.91)")
     p.add_argument("--k", default=None, help="comma-separated subset sizes (default: about 12 "
                                              "roughly geometric steps from 5 to all prompts)")
     p.add_argument("--random-draws", type=int, default=50, help="random orders per comparison")
@@ -43,21 +50,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tune", type=int, default=500, help="full mode: tuning iterations per chain")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-merge", action="store_true", help="do not average redundant prompts")
-    p.add_argument("--out", required=True, help="output folder (created)")
+    add_out_option(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from lib.export import prepare_out, write_csv
     from lib.formats import read_csv
     from lib.inputs import analysis_input
+    from lib.ratings import merge_lines, merge_warning
     from lib.selection import (
         PSIS_KHAT_LIMIT,
         STRATEGIES,
+        check_selection_data,
         check_strategies,
         default_k_grid,
-        default_target_se,
         loo_curve,
         make_calibration,
         parse_k_grid,
@@ -66,14 +75,20 @@ def run(args: argparse.Namespace) -> int:
     )
 
     strategies = check_strategies([s.strip() for s in args.strategies.split(",") if s.strip()])
-    if args.target_se is not None and not args.target_se > 0:
+    if not args.target_se > 0:
         raise SettingsError(f"--target-se must be positive (got {args.target_se})")
+    out = prepare_out(args.out, OWN_FILES, overwrite=args.overwrite)
     path = Path(args.input)
     data = analysis_input(
         read_csv(path, path.name), args.format, parse_columns(args.columns), file=path.name,
         criterion=args.criterion, merge_redundant=not args.no_merge,
     )
     rm = data.matrix
+    for line in merge_lines(rm):
+        print(line)
+    warnings = [w for w in (merge_warning(rm), *check_selection_data(rm)) if w]
+    for message in warnings:
+        print(f"warning: {message}", file=sys.stderr)
     ks = parse_k_grid(args.k, rm.shape[1]) if args.k else default_k_grid(rm.shape[1])
     cutpoints = args.cutpoints or ("free" if args.format == "responses" else "antisymmetric")
 
@@ -85,14 +100,12 @@ def run(args: argparse.Namespace) -> int:
                            tune=args.tune, seed=args.seed, progress=report)
     curve = loo_curve(rm.codes(), cal, strategies, ks,
                       n_random=args.random_draws, theta0=args.theta0, seed=args.seed, progress=report)
-    target = args.target_se if args.target_se is not None else default_target_se(curve.summary)
-    needed = prompts_needed(curve.summary, target)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    curve.summary.to_csv(out / "selection_curve.csv", index=False)
-    needed.to_csv(out / "prompts_needed.csv", index=False)
+    needed = prompts_needed(curve.summary, args.target_se)
+    write_csv(curve.summary, out / "selection_curve.csv")
+    write_csv(needed, out / "prompts_needed.csv")
+    write_csv(rm.groups, out / "groups.csv")
     texts = data.judgments.prompt_texts if data.judgments is not None else None
-    written = ["selection_curve.csv", "prompts_needed.csv"]
+    written = ["selection_curve.csv", "prompts_needed.csv", "groups.csv"]
     for row in needed.itertuples():
         if STRATEGIES[row.strategy].adaptive:
             print(f"note: {row.strategy} is adaptive (prompts chosen per comparison): no fixed subset")
@@ -100,18 +113,19 @@ def run(args: argparse.Namespace) -> int:
         reached = not pd.isna(row.k_needed)
         k = int(row.k_needed) if reached else rm.shape[1]
         if not reached:
-            print(f"note: {row.strategy} does not reach SE {target:.3g}; its subset lists all prompts")
+            print(f"note: {row.strategy} does not reach SE {args.target_se:.3g} (best {row.se_best:.3g}); "
+                  "its subset lists all prompts")
         try:
             subset = select_subset(cal, row.strategy, k, prompt_ids=rm.prompt_ids, groups=rm.groups,
                                    texts=texts, theta0=args.theta0, seed=args.seed)
         except SettingsError as err:
             print(f"note: no subset for {row.strategy}: {err}")
             continue
-        subset.to_csv(out / f"subset_{row.strategy}.csv", index=False)
+        write_csv(subset, out / f"subset_{row.strategy}.csv")
         written.append(f"subset_{row.strategy}.csv")
     if curve.khat_max is not None and curve.khat_max > PSIS_KHAT_LIMIT:
         print(f"warning: Pareto k-hat up to {curve.khat_max:.2f} (> {PSIS_KHAT_LIMIT}): some leave-one-out "
-              "weights are unreliable; the fast mode or more draws may be safer")
+              "weights are unreliable; the fast mode or more draws may be safer", file=sys.stderr)
     print(needed.to_string(index=False))
     print(f"wrote {out}/" + ", ".join(written))
     return 0

@@ -51,6 +51,7 @@ def analyse(
     n_max: int = 20,
     loss_source: str = "self",
     alpha: float = 0.05,
+    validation_zero: bool = False,
 ) -> CostResults:
     """Run Table 1, Fig. 4, Eqs. 2-3, Fig. 5 and Fig. 3 of Casares et al. 2022 on a study.
 
@@ -59,25 +60,27 @@ def analyse(
     study : Study
         From :func:`lib.cost.schema.read_study`.
     weights : Weights, optional
-        alpha, beta, gamma, delta of Eqs. 2-3 (default all 1).
+        alpha, beta, gamma, delta of Eqs. 2-3 (default all ``DEFAULT_WEIGHT`` = 0.01 per second).
     n_max : int
         Cost curves for n = 1..n_max instances.
     loss_source : {"self", "external"}
         Loss plotted against difficulty: L_H from the Likert scores or the external L_E.
     alpha : float
         Level of the pre-tests choosing the test of Table 1.
+    validation_zero : bool
+        Take the validation time ``V_H`` as 0 s where it was not measured (see
+        :func:`lib.cost.costs.cost_terms`).
 
     Raises
     ------
     SettingsError
-        ``n_max`` < 1.
-    ValueError
-        Unknown ``loss_source``.
+        ``n_max`` < 1; unknown ``loss_source``, or ``external`` without an ``external_loss`` column.
     """
     weights = weights or Weights()
     table = loss_table(study, alpha=alpha)
     medians, effort_warnings = effort_medians(study)
-    terms, cost_warnings = cost_terms(table, medians, study.with_label, study.without_label, weights)
+    terms, cost_warnings = cost_terms(table, medians, study.with_label, study.without_label, weights,
+                                      validation_zero=validation_zero)
     return CostResults(
         loss_table=table,
         loss_tests=loss_tests(study, alpha=alpha),

@@ -6,9 +6,9 @@ Per task, with mean losses and median efforts estimated from the study:
 - Eq. 3, the person with model: ``C_H,M(n) = alpha D_H + n [L_H,M + gamma (W_H + U_H) + delta V_H]``
 
 The prompt strategy is devised once (``D_H``); every other term is paid per instance. Loss is in
-[0, 1] and effort in seconds, so the weights say how much loss one second is worth (beta = 0.01:
-100 s of solving cost as much as a useless answer). The model pays from the break-even n on, the
-smallest n with ``C_H,M(n) < C_H(n)``.
+[0, 1] and effort in seconds, so the weights say how much loss one second is worth; the default
+:data:`DEFAULT_WEIGHT` = 0.01 makes 100 s of effort cost as much as a useless answer. The model
+pays from the break-even n on, the smallest n with ``C_H,M(n) < C_H(n)``.
 """
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ TERM_COLUMNS = [
 ]
 
 
+DEFAULT_WEIGHT = 0.01
+"""Default of every weight, loss units per second: 100 s of effort cost as much as a useless answer
+(loss 1). With 1, a single second would, and time would swamp the loss terms."""
+
+
 @dataclass(frozen=True)
 class Weights:
     """Weights of Eqs. 2-3, in loss units per second of effort.
@@ -37,14 +42,14 @@ class Weights:
     (W_H + U_H); delta: validating (V_H).
     """
 
-    alpha: float = 1.0
-    beta: float = 1.0
-    gamma: float = 1.0
-    delta: float = 1.0
+    alpha: float = DEFAULT_WEIGHT
+    beta: float = DEFAULT_WEIGHT
+    gamma: float = DEFAULT_WEIGHT
+    delta: float = DEFAULT_WEIGHT
 
 
 def parse_weights(text: str | None) -> Weights:
-    """Parse ``--weights a,b,g,d`` (alpha, beta, gamma, delta); None gives all 1.
+    """Parse ``--weights a,b,g,d`` (alpha, beta, gamma, delta); None gives :class:`Weights` defaults.
 
     Raises
     ------
@@ -104,7 +109,8 @@ def break_even(setup: float, per_instance_with: float, per_instance_without: flo
 
 
 def cost_terms(
-    loss_table: pd.DataFrame, medians: pd.DataFrame, with_label: str, without_label: str, weights: Weights
+    loss_table: pd.DataFrame, medians: pd.DataFrame, with_label: str, without_label: str, weights: Weights,
+    *, validation_zero: bool = False,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Plug the per-task mean losses and median efforts into Eqs. 2-3.
 
@@ -117,6 +123,9 @@ def cost_terms(
     with_label, without_label : str
         Condition labels.
     weights : Weights
+    validation_zero : bool
+        Take ``V_H`` as 0 s for tasks where it was not measured (studies that did not time the
+        checking of answers); each such task gets a note among the warnings.
 
     Returns
     -------
@@ -125,13 +134,17 @@ def cost_terms(
         costs with and without the model, ``break_even_n`` (nullable Int64; <NA> = never pays) and
         ``n_star``. Tasks missing a term have NaN costs.
     warnings : list of str
-        One per task whose cost cannot be computed, naming the missing terms.
+        One per task whose cost cannot be computed, naming the missing terms, and one per task
+        whose ``V_H`` was taken as 0.
     """
     mean = loss_table.set_index(["task", "condition"]).mean_loss
     med = medians.set_index(["task", "component"]).median_s
     records, warnings = [], []
     for task in pd.unique(loss_table.task):
         comp = {c: float(med.get((task, c), np.nan)) for c in COMPONENTS}
+        if validation_zero and np.isnan(comp["V_H"]):
+            comp["V_H"] = 0.0
+            warnings.append(f"task '{task}': V_H not measured, taken as 0 s")
         lw = float(mean.get((task, with_label), np.nan))
         lwo = float(mean.get((task, without_label), np.nan))
         missing = [k for k, v in {"L with": lw, "L without": lwo, **comp}.items() if np.isnan(v)]

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from lib.cost.compare import compare_groups, holm
+from lib.errors import SettingsError
 
 if TYPE_CHECKING:
     from lib.cost.schema import Study
@@ -110,12 +111,14 @@ def loss_by_difficulty(study: Study, *, source: str = "self") -> pd.DataFrame:
 
     Raises
     ------
-    ValueError
-        Unknown ``source``.
+    SettingsError
+        Unknown ``source``, or ``external`` for a study without an ``external_loss`` column.
     """
     if source not in LOSS_SOURCES:
-        raise ValueError(f"source must be one of {', '.join(LOSS_SOURCES)}")
+        raise SettingsError(f"source must be one of {', '.join(LOSS_SOURCES)} (got '{source}')")
     col = LOSS_SOURCES[source]
+    if source == "external" and col not in study.measured:
+        raise SettingsError("the external loss L_E needs an external_loss column; map one or use the self-assessed loss")
     d = study.data.dropna(subset=[col])
     g = d.groupby(["task", "with_model", "instance"], sort=False)[col].agg(["mean", "size"]).reset_index()
     g["easiest"] = g.instance == g.task.map(study.data.groupby("task").instance.min())

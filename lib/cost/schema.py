@@ -160,6 +160,17 @@ def guess_with_label(labels: Sequence[str]) -> str:
     return max(ordered, key=score)
 
 
+ID_WORDS = ("id", "uuid", "guid")
+"""A column whose name ends in one of these words (``session_id``, ``SessionID``) labels rows or
+people; its numbers are not a measurement to correlate."""
+
+
+def id_like(name: str) -> bool:
+    """True for a column name whose last word (split at ``_``, spaces and camelCase) is an id word."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", str(name))
+    return bool(words) and words[-1].lower() in ID_WORDS
+
+
 def guess_covariates(df: pd.DataFrame, mapping: Mapping[str, str]) -> dict[str, list[str] | None]:
     """Participant covariates among the unmapped columns.
 
@@ -168,13 +179,14 @@ def guess_covariates(df: pd.DataFrame, mapping: Mapping[str, str]) -> dict[str, 
     dict
         ``{column: None}`` for numeric columns and ``{column: levels}`` for text columns whose
         values all belong to one of ``KNOWN_ORDERS`` (e.g. CEFR English levels A1 < ... < C2);
-        only columns constant within each participant (when a participant column is mapped).
+        only columns constant within each participant (when a participant column is mapped), and
+        never id-like ones (:func:`id_like`).
     """
     used = set(mapping.values()) | set(CANONICAL)
     people = _text(df[mapping["participant"]]) if mapping.get("participant") in df.columns else None
     found: dict[str, list[str] | None] = {}
     for col in df.columns:
-        if col in used:
+        if col in used or id_like(col):
             continue
         text = _text(df[col])
         filled = text[text != ""]

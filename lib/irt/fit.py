@@ -2,28 +2,38 @@
 
 Samplers: ``numpyro`` (default; NUTS in JAX through PyMC, about 3x the effective samples per second
 of PyMC's own sampler on this model, see ``bench/bench_samplers.py``), ``pymc``, ``nutpie`` and
-``map`` (a maximum a posteriori point in about a second; MAP abilities are shrunk towards 0 and
+``map`` (a maximum a posteriori point in about a second once its solver is compiled, which takes
+several seconds the first time for data of a given size; MAP abilities are shrunk towards 0 and
 carry no interval, so they are a preview, not an estimate to report).
+
+Thread safety: two sessions may fit at once. Compiled MAP solvers take the data as inputs and
+are compiled under a lock; cache files are written under unique temporary names and renamed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import math
 import os
 import sys
+import tempfile
+import threading
 import time
+import warnings
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import arviz as az
 import numpy as np
 import xarray as xr
 
-from lib.errors import SettingsError
-from lib.irt.model import build_grm, check_cutpoints
+from lib.errors import FormatError, SettingsError
+from lib.irt.contraction import UNINFORMED_BELOW, uninformed
+from lib.irt.model import build_grm, check_cutpoints, observations
 from lib.ratings import RatingMatrix
 
 SAMPLERS = ("numpyro", "pymc", "nutpie", "map")
@@ -44,6 +54,14 @@ RHAT_MAX = 1.01
 
 Progress = Callable[[float, str], None]
 """Called with (fraction done in [0, 1], what is happening)."""
+
+PROGRESS_EVERY = 25
+"""PyMC's sampler reports every this many iterations of a chain."""
+
+CACHE_MAX_ENTRIES = 50
+CACHE_MAX_BYTES = 200 * 2**20
+"""Bounds of the on-disk fit cache; the oldest entries are removed on save (one session of
+refits grew it to 128 MB)."""
 
 
 @dataclass
@@ -82,7 +100,13 @@ class FitSettings:
 
 @dataclass
 class Diagnostics:
-    """Convergence diagnostics of a fit (R-hat and ESS from arviz; NaN for MAP)."""
+    """Convergence diagnostics of a fit (R-hat and ESS from arviz; NaN for MAP).
+
+    ``wall_s``: seconds from the call of :func:`fit_grm` to its result (model building and
+    compilation included). ``prior_dominated``: ids of the parameters whose prior-to-posterior
+    contraction is below :data:`lib.irt.contraction.UNINFORMED_BELOW`, ``n_prior_dominated`` their
+    count (0 for MAP, which cannot tell).
+    """
 
     sampler: str
     chains: int
@@ -93,6 +117,8 @@ class Diagnostics:
     divergences: int
     wall_s: float
     warnings: list[str] = field(default_factory=list)
+    n_prior_dominated: int = 0
+    prior_dominated: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -109,49 +135,114 @@ class GRMFit:
     cache_key: str
 
 
-@lru_cache(maxsize=8)
-def _map_solver(codes_bytes: bytes, shape: tuple[int, int], n_categories: int, cutpoints: str):
-    """Compile log density and gradient once per data set, as one function of a flat vector.
+_COMPILE_LOCK = threading.Lock()
+"""Held while pytensor compiles or copies a function: concurrent compilation in two sessions
+raised AssertionErrors inside pytensor."""
 
-    Refits with other weights (leave-one-out) reuse the compiled function and start from the
-    all-data MAP point, which is computed first so results do not depend on the call order.
+MAX_SOLVERS = 8
+"""Compiled MAP solvers kept in memory (one per data shape, category count and cutpoints)."""
+
+
+class _MapSolver:
+    """Log density and gradient of the GRM for one data shape, compiled once.
+
+    The data (observed cells and per-comparison weights) are function inputs, not shared
+    variables, so one compiled solver serves every data set of its shape and every thread. A
+    pytensor function keeps its inputs and outputs in its own storage, so each optimisation
+    borrows a private copy from a pool (copies are cheap: no recompilation).
     """
-    import pytensor
-    import pytensor.tensor as pt
-    from pymc.pytensorf import join_nonshared_inputs
-    from scipy.optimize import minimize
 
-    codes = np.frombuffer(codes_bytes, dtype=np.int64).reshape(shape)
-    model = build_grm(codes, n_categories, cutpoints=cutpoints)
-    start = model.initial_point()
-    logp = model.logp(jacobian=False)
-    grad = pt.concatenate([g.ravel() for g in pt.grad(logp, model.value_vars)])
-    # theta, alpha and b written in terms of the (transformed) value variables.
-    by_name = {v.name: v for v in model.unobserved_value_vars}
-    outs, flat = join_nonshared_inputs(
-        start, [logp, grad, by_name["theta"], by_name["alpha"], by_name["b"]], model.value_vars
-    )
-    value_and_grad = pytensor.function([flat], outs[:2])
-    params = pytensor.function([flat], outs[2:], on_unused_input="ignore")
-    weight = model["weight"]
+    def __init__(self, shape: tuple[int, int], n_categories: int, cutpoints: str) -> None:
+        import pytensor
+        import pytensor.tensor as pt
+        from pymc.pytensorf import join_nonshared_inputs
+        from pytensor.graph.replace import graph_replace
 
-    def cost(x: np.ndarray) -> tuple[float, np.ndarray]:
-        value, gradient = value_and_grad(x)
-        return -float(value), -gradient
+        model = build_grm(np.zeros(shape, dtype=np.int64), n_categories, cutpoints=cutpoints)
+        start = model.initial_point()
+        logp = model.logp(jacobian=False)
+        grad = pt.concatenate([g.ravel() for g in pt.grad(logp, model.value_vars)])
+        # theta, alpha and b written in terms of the (transformed) value variables.
+        by_name = {v.name: v for v in model.unobserved_value_vars}
+        outs, flat = join_nonshared_inputs(
+            start, [logp, grad, by_name["theta"], by_name["alpha"], by_name["b"]], model.value_vars
+        )
+        data = [model[n] for n in ("obs_comparison", "obs_prompt", "obs_category", "weight")]
+        self._dtypes = [d.dtype for d in data]
+        inputs = [d.type() for d in data]
+        outs = graph_replace(outs, dict(zip(data, inputs, strict=True)))
+        self._pool = [(pytensor.function([flat, *inputs], outs[:2]),
+                       pytensor.function([flat], outs[2:], on_unused_input="ignore"))]
+        self._pool_lock = threading.Lock()
+        self.x_start = np.concatenate([np.ravel(start[v.name]) for v in model.value_vars])
 
-    def optimum(weights: np.ndarray, x0: np.ndarray) -> np.ndarray:
-        weight.set_value(weights)
-        return minimize(cost, x0, jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
+    def _borrow(self):
+        with self._pool_lock:
+            if len(self._pool) > 1:
+                return self._pool.pop()
+            template = self._pool[0]
+        with _COMPILE_LOCK:
+            return tuple(f.copy() for f in template)
 
-    x_start = np.concatenate([np.ravel(start[v.name]) for v in model.value_vars])
-    x_all = optimum(np.ones(shape[0]), x_start)
+    def _give_back(self, functions) -> None:
+        with self._pool_lock:
+            self._pool.append(functions)
 
-    def solve(weights: np.ndarray) -> GRMPoint:
-        x = x_all if np.all(weights == 1) else optimum(weights, x_all)
-        theta, alpha, b = params(x)
-        return GRMPoint(theta=np.asarray(theta), alpha=np.asarray(alpha), b=np.asarray(b))
+    def optimum(self, codes: np.ndarray, weights: np.ndarray, x0: np.ndarray) -> np.ndarray:
+        """Unconstrained MAP point (flat vector) by L-BFGS from ``x0``."""
+        from scipy.optimize import minimize
 
-    return solve
+        data = [np.asarray(a, dtype=t) for a, t in zip((*observations(codes)[:3], weights), self._dtypes,
+                                                        strict=True)]
+        functions = self._borrow()
+        value_and_grad = functions[0]
+
+        def cost(x: np.ndarray) -> tuple[float, np.ndarray]:
+            value, gradient = value_and_grad(x, *data)
+            return -float(value), -np.asarray(gradient)
+
+        try:
+            return minimize(cost, x0, jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
+        finally:
+            self._give_back(functions)
+
+    def point(self, x: np.ndarray) -> GRMPoint:
+        """theta, alpha and b at a flat unconstrained point."""
+        functions = self._borrow()
+        try:
+            theta, alpha, b = (np.array(v) for v in functions[1](x))
+        finally:
+            self._give_back(functions)
+        return GRMPoint(theta=theta, alpha=alpha, b=b)
+
+
+_SOLVERS: OrderedDict[tuple, _MapSolver] = OrderedDict()
+_ALL_DATA_OPTIMA: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_SOLVERS_LOCK = threading.Lock()
+
+
+def map_solver_ready(shape: tuple[int, int], n_categories: int, cutpoints: str) -> bool:
+    """Whether the MAP solver for this data shape is compiled (else the next MAP fit compiles it)."""
+    with _SOLVERS_LOCK:
+        return (tuple(shape), int(n_categories), cutpoints) in _SOLVERS
+
+
+def _map_solver(shape: tuple[int, int], n_categories: int, cutpoints: str) -> _MapSolver:
+    key = (tuple(shape), int(n_categories), cutpoints)
+    with _SOLVERS_LOCK:
+        if key in _SOLVERS:
+            _SOLVERS.move_to_end(key)
+            return _SOLVERS[key]
+    with _COMPILE_LOCK:  # a second thread asking for the same key waits, then finds it compiled
+        with _SOLVERS_LOCK:
+            if key in _SOLVERS:
+                return _SOLVERS[key]
+        solver = _MapSolver(*key)
+        with _SOLVERS_LOCK:
+            _SOLVERS[key] = solver
+            while len(_SOLVERS) > MAX_SOLVERS:
+                _SOLVERS.popitem(last=False)
+    return solver
 
 
 def fit_map(
@@ -163,6 +254,8 @@ def fit_map(
 ) -> GRMPoint:
     """Maximum a posteriori estimate of the GRM (L-BFGS on the unconstrained space).
 
+    Thread-safe: the compiled solver is shared by data shape, the data are its inputs.
+
     Parameters
     ----------
     codes : ndarray, shape (I, J), int64
@@ -172,8 +265,8 @@ def fit_map(
     cutpoints : {"antisymmetric", "free"}
     weights : ndarray, shape (I,), optional
         Per-comparison weight of the log-likelihood; 0 leaves a comparison out (its theta then
-        sits at the prior mode, 0). The compiled model is cached per data set, so repeated
-        calls with other weights (leave-one-out) cost only the optimisation.
+        sits at the prior mode, 0). Refits with other weights (leave-one-out) start from the
+        all-data MAP point, computed first, so results do not depend on the call order.
 
     Returns
     -------
@@ -183,13 +276,24 @@ def fit_map(
     Raises
     ------
     SettingsError
-        See :func:`lib.irt.model.check_cutpoints`.
+        See :func:`lib.irt.model.check_cutpoints`; weights of the wrong shape or negative.
     """
     check_cutpoints(cutpoints, n_categories)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
-    solve = _map_solver(codes.tobytes(), codes.shape, int(n_categories), cutpoints)
     w = np.ones(codes.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
-    return solve(w)
+    if w.shape != (codes.shape[0],) or not (w >= 0).all():
+        raise SettingsError(f"weights must be {codes.shape[0]} non-negative numbers, one per comparison")
+    solver = _map_solver(codes.shape, n_categories, cutpoints)
+    key = (hashlib.sha256(codes.tobytes()).hexdigest(), codes.shape, int(n_categories), cutpoints)
+    with _SOLVERS_LOCK:
+        x_all = _ALL_DATA_OPTIMA.get(key)
+    if x_all is None:
+        x_all = solver.optimum(codes, np.ones(codes.shape[0]), solver.x_start)
+        with _SOLVERS_LOCK:
+            _ALL_DATA_OPTIMA[key] = x_all
+            while len(_ALL_DATA_OPTIMA) > 4 * MAX_SOLVERS:
+                _ALL_DATA_OPTIMA.popitem(last=False)
+    return solver.point(x_all if np.all(w == 1) else solver.optimum(codes, w, x_all))
 
 
 def cache_dir() -> Path:
@@ -202,8 +306,8 @@ def data_key(rm: RatingMatrix) -> str:
     """Hash of the data a fit depends on: codes, comparison and prompt labels, categories."""
     h = hashlib.sha256()
     h.update(rm.codes().tobytes())
-    h.update(json.dumps([rm.comparisons["comparison"].tolist(), rm.prompt_ids.tolist(),
-                         rm.categories.tolist()]).encode())
+    h.update(json.dumps([rm.comparisons["comparison"].astype(str).tolist(),
+                         rm.prompt_ids.astype(str).tolist(), rm.categories.tolist()]).encode())
     return h.hexdigest()[:20]
 
 
@@ -212,24 +316,147 @@ def fit_key(rm: RatingMatrix, settings: FitSettings) -> str:
     return hashlib.sha256(json.dumps([data_key(rm), asdict(settings)]).encode()).hexdigest()[:20]
 
 
+def diagnostics_json(diagnostics: Diagnostics) -> str:
+    """Diagnostics as valid JSON (RFC 8259 has no NaN or Infinity: non-finite numbers become null)."""
+    def finite(value):
+        return None if isinstance(value, float) and not math.isfinite(value) else value
+
+    return json.dumps({k: finite(v) for k, v in asdict(diagnostics).items()}, indent=2, allow_nan=False)
+
+
+def _diagnostics_from_json(entry: dict) -> Diagnostics:
+    return Diagnostics(**{k: float("nan") if v is None else v for k, v in entry.items()})
+
+
+def _discard(*paths: Path) -> None:
+    """Remove unreadable or mismatched cache files (best effort: the cache may be read-only)."""
+    for path in paths:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
+def _matches(idata: az.InferenceData, rm: RatingMatrix) -> bool:
+    post = idata.posterior
+    return (
+        {"theta", "alpha", "b"} <= set(post.data_vars)
+        and post["comparison"].to_numpy().astype(str).tolist() == rm.comparisons["comparison"].astype(str).tolist()
+        and post["prompt"].to_numpy().astype(str).tolist() == rm.prompt_ids.astype(str).tolist()
+        and post.sizes["threshold"] == len(rm.categories) - 1
+    )
+
+
 def load_cached(rm: RatingMatrix, settings: FitSettings) -> GRMFit | None:
-    """The cached fit for this data and these settings, or None."""
+    """The cached fit for this data and these settings, or None.
+
+    Never raises: an unreadable entry (truncated file, old layout) or one whose stored data key or
+    settings differ from the ones asked for is a miss, and its files are removed.
+    """
     key = fit_key(rm, settings)
     nc, meta = cache_dir() / f"{key}.nc", cache_dir() / f"{key}.json"
     if not (nc.exists() and meta.exists()):
         return None
-    idata = az.from_netcdf(nc)
-    idata.load()  # read everything now so the file is not held open
-    diag = Diagnostics(**json.loads(meta.read_text()))
+    try:
+        entry = json.loads(meta.read_text(encoding="utf-8"))
+        if entry["data_key"] != data_key(rm) or entry["settings"] != asdict(settings):
+            raise LookupError("the entry belongs to other data or settings")
+        diag = _diagnostics_from_json(entry["diagnostics"])
+        idata = az.from_netcdf(nc)
+        idata.load()  # read everything now so the file is not held open
+        if not _matches(idata, rm):
+            raise LookupError("the posterior does not fit this data")
+    # Whatever a damaged file raises (netCDF/HDF5 errors, JSON, missing keys, wrong types), the
+    # entry cannot be used: a miss, never an error on a page.
+    except Exception:  # noqa: BLE001
+        _discard(nc, meta)
+        return None
     return GRMFit(idata=idata, diagnostics=diag, settings=settings, cache_key=key)
 
 
 def load_latest(rm: RatingMatrix) -> GRMFit | None:
-    """The most recent cached fit of this data, whatever its settings, or None."""
+    """The fit last remembered (``fit_grm(..., remember=True)``) for this data, or None.
+
+    Never raises: a damaged pointer is a miss and is removed.
+    """
     pointer = cache_dir() / f"latest-{data_key(rm)}.json"
     if not pointer.exists():
         return None
-    return load_cached(rm, FitSettings(**json.loads(pointer.read_text())))
+    try:
+        settings = FitSettings(**json.loads(pointer.read_text(encoding="utf-8")))
+        settings.validate()
+    except Exception:  # noqa: BLE001  (a damaged pointer, see load_cached)
+        _discard(pointer)
+        return None
+    fit = load_cached(rm, settings)
+    if fit is None:
+        _discard(pointer)
+    return fit
+
+
+def _write_atomic(path: Path, write: Callable[[str], None]) -> None:
+    """Write through a unique temporary file in the same folder, then rename: concurrent writers
+    of one key never share a temporary name, and a reader never sees a half-written file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        _discard(Path(tmp))
+        raise
+
+
+def save(fit: GRMFit, rm: RatingMatrix) -> Path:
+    """Write the fit to the cache as arviz netcdf plus a JSON of data key, settings and diagnostics.
+
+    Returns the .nc path. Removes the oldest entries beyond :data:`CACHE_MAX_ENTRIES` or
+    :data:`CACHE_MAX_BYTES`.
+
+    Raises
+    ------
+    OSError
+        The cache folder cannot be written.
+    """
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    nc = folder / f"{fit.cache_key}.nc"
+    entry = {"data_key": data_key(rm), "settings": asdict(fit.settings),
+             "diagnostics": json.loads(diagnostics_json(fit.diagnostics))}
+    _write_atomic(nc, fit.idata.to_netcdf)
+    _write_atomic(folder / f"{fit.cache_key}.json",
+                  lambda tmp: Path(tmp).write_text(json.dumps(entry), encoding="utf-8"))
+    _prune(folder)
+    return nc
+
+
+def _prune(folder: Path) -> None:
+    """Keep the newest entries within the cache's count and size bounds."""
+    entries = []
+    for nc in folder.glob("*.nc"):
+        with contextlib.suppress(OSError):  # another session may remove it meanwhile
+            meta = nc.with_suffix(".json")
+            size = nc.stat().st_size + (meta.stat().st_size if meta.exists() else 0)
+            entries.append((nc.stat().st_mtime, size, nc))
+    entries.sort(reverse=True)
+    total = 0
+    for rank, (_, size, nc) in enumerate(entries):
+        total += size
+        if rank >= CACHE_MAX_ENTRIES or (rank > 0 and total > CACHE_MAX_BYTES):
+            _discard(nc, nc.with_suffix(".json"))
+
+
+def _remember(rm: RatingMatrix, settings: FitSettings) -> None:
+    pointer = cache_dir() / f"latest-{data_key(rm)}.json"
+    _write_atomic(pointer, lambda tmp: Path(tmp).write_text(json.dumps(asdict(settings)), encoding="utf-8"))
+
+
+def _check_labels(rm: RatingMatrix) -> None:
+    """NUL characters cannot be stored in netcdf: refuse them before anything is computed or written."""
+    for label, values, column in (("prompt id", rm.prompt_ids, "prompt"),
+                                  ("comparison", rm.comparisons["comparison"], "comparison")):
+        for value in map(str, values):
+            if "\x00" in value:
+                raise FormatError(f"{label} {value!r} contains a NUL character (\\x00), which the "
+                                  "posterior file (netcdf) cannot store; remove it", column=column)
 
 
 def fit_grm(
@@ -238,6 +465,7 @@ def fit_grm(
     *,
     progress: Progress | None = None,
     use_cache: bool = True,
+    remember: bool = False,
 ) -> GRMFit:
     """Fit the GRM to a rating matrix; cached on disk by a hash of data and settings.
 
@@ -247,52 +475,159 @@ def fit_grm(
     settings : FitSettings, optional
         Defaults: antisymmetric cutpoints, numpyro NUTS, 4 chains x 1000 draws (500 tuning).
     progress : callable, optional
-        ``progress(fraction, message)``; PyMC's sampler reports every draw, the others report
-        their stages.
+        ``progress(fraction, message)``, called in the caller's thread with non-decreasing
+        fractions through the stages "building the model", "compiling", "warm-up", "sampling"
+        (numpyro and pymc report every chain in chunks; nutpie reports elapsed time only) and
+        "computing diagnostics"; a MAP fit says "compiling (first time only)" when it compiles.
     use_cache : bool
-        Read and write ``cache_dir()``.
+        Read and write ``cache_dir()``. A fit that cannot be written is still returned, with a
+        warning in ``diagnostics.warnings``.
+    remember : bool
+        Make this the fit :func:`load_latest` returns for this data (the user's own fit; internal
+        fits, e.g. prompt selection's calibration, leave it off).
 
     Returns
     -------
     GRMFit
+        ``diagnostics.wall_s`` is the time from this call to the result, including model building
+        and compilation.
 
     Raises
     ------
     SettingsError
         On invalid settings or data the model cannot take (see :func:`lib.irt.model.check_cutpoints`).
+    DesignError
+        The data cannot support the model (:func:`lib.design.check_design`).
+    FormatError
+        A prompt id or comparison label holds a NUL character.
     """
+    from lib.design import check_design
+
+    start = time.perf_counter()
     settings = settings or FitSettings()
     settings.validate()
     check_cutpoints(settings.cutpoints, len(rm.categories))
-    report = progress or (lambda fraction, message: None)
+    design = check_design(rm)
+    _check_labels(rm)
+    report = _monotone(progress or (lambda fraction, message: None))
     if use_cache and (hit := load_cached(rm, settings)) is not None:
+        if remember:
+            _try(lambda: _remember(rm, settings), hit.diagnostics.warnings)
         report(1.0, "loaded from cache")
         return hit
-    start = time.perf_counter()
     if settings.sampler == "map":
-        report(0.1, "finding the MAP point")
-        idata = _map_idata(rm, settings)
+        idata = _map_idata(rm, settings, report)
     else:
-        idata = _sample(rm, settings, report)
-    diag = diagnose(idata, settings, time.perf_counter() - start)
+        idata = _run_reporting(lambda tracker: _sample(rm, settings, tracker), report, start,
+                               settings.chains * (settings.tune + settings.draws))
+    report(0.97, "computing diagnostics")
+    diag = diagnose(idata, settings, 0.0)
+    diag.warnings += design.warnings
+    diag.wall_s = time.perf_counter() - start
     fit = GRMFit(idata=idata, diagnostics=diag, settings=settings, cache_key=fit_key(rm, settings))
     if use_cache:
-        save(fit)
-        (cache_dir() / f"latest-{data_key(rm)}.json").write_text(json.dumps(asdict(settings)))
-    report(1.0, "done")
+        _try(lambda: save(fit, rm), diag.warnings)
+        if remember:
+            _try(lambda: _remember(rm, settings), diag.warnings)
+    report(1.0, f"done in {time.perf_counter() - start:.1f} s")
     return fit
+
+
+def _try(write: Callable[[], object], warnings_list: list[str]) -> None:
+    """Run a cache write; on failure warn and note it in the fit's warnings (the result stands)."""
+    try:
+        write()
+    except OSError as err:
+        message = f"the fit could not be saved in the cache ({err.strerror or err}): it is not kept for next time."
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        warnings_list.append(message)
+
+
+def _monotone(report: Progress) -> Progress:
+    """Never let the reported fraction go back."""
+    last = [0.0]
+
+    def call(fraction: float, message: str) -> None:
+        last[0] = max(last[0], min(float(fraction), 1.0))
+        report(last[0], message)
+
+    return call
+
+
+class _Tracker:
+    """Progress written by the sampling thread (and JAX's callback threads), read by the caller."""
+
+    def __init__(self, total: int, start: float) -> None:
+        self.total, self.start = max(total, 1), start
+        self.done = 0
+        self.events: list[tuple[float, str]] = []
+        self.lock = threading.Lock()
+
+    def stage(self, fraction: float, name: str) -> None:
+        with self.lock:
+            self.events.append((fraction, name))
+
+    def iterations(self, n: int, tuning: bool) -> None:
+        """``n`` more iterations of one chain; ``tuning``: still warming up."""
+        with self.lock:
+            self.done = min(self.done + int(n), self.total)
+            stage = "warm-up" if tuning else "sampling"
+            self.events.append((0.05 + 0.9 * self.done / self.total,
+                                f"{stage}: {self.done} of {self.total} iterations (all chains)"))
+
+    def drain(self) -> list[tuple[float, str]]:
+        with self.lock:
+            events, self.events = self.events, []
+            return events
+
+
+def _run_reporting(work: Callable[[_Tracker], az.InferenceData], report: Progress, start: float,
+                   total: int) -> az.InferenceData:
+    """Run ``work`` in a thread and relay its progress from this thread every half second.
+
+    Progress comes from the sampler's own threads, which cannot draw on a Streamlit page; the
+    caller's thread can. Every stage is relayed in order, with the seconds elapsed since ``start``.
+    """
+    tracker = _Tracker(total, start)
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["idata"] = work(tracker)
+        except BaseException as err:  # re-raised in the caller's thread below
+            outcome["error"] = err
+
+    thread = threading.Thread(target=target, name="grm-sampler", daemon=True)
+    thread.start()
+    message = "starting"
+    fraction = 0.0
+    while True:
+        thread.join(0.5)
+        for fraction, message in tracker.drain():
+            report(fraction, f"{message} · {time.perf_counter() - start:.0f} s")
+        if not thread.is_alive():
+            break
+        report(fraction, f"{message} · {time.perf_counter() - start:.0f} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["idata"]
 
 
 def _coords(rm: RatingMatrix) -> dict[str, np.ndarray]:
     return {
         "comparison": rm.comparisons["comparison"].to_numpy(dtype=str),
-        "prompt": rm.prompt_ids,
+        "prompt": rm.prompt_ids.astype(str),
         "threshold": np.arange(1, len(rm.categories)),
     }
 
 
-def _map_idata(rm: RatingMatrix, settings: FitSettings) -> az.InferenceData:
-    point = fit_map(rm.codes(), len(rm.categories), cutpoints=settings.cutpoints)
+def _map_idata(rm: RatingMatrix, settings: FitSettings, report: Progress) -> az.InferenceData:
+    codes, n_categories = rm.codes(), len(rm.categories)
+    if map_solver_ready(codes.shape, n_categories, settings.cutpoints):
+        report(0.1, "finding the MAP point")
+    else:
+        report(0.05, "compiling the MAP solver (first time only for data of this size)")
+    point = fit_map(codes, n_categories, cutpoints=settings.cutpoints)
     c = _coords(rm)
     post = xr.Dataset(
         {
@@ -305,67 +640,120 @@ def _map_idata(rm: RatingMatrix, settings: FitSettings) -> az.InferenceData:
     return az.InferenceData(posterior=post)
 
 
-def _sample(rm: RatingMatrix, settings: FitSettings, report: Progress) -> az.InferenceData:
+def _sample(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
     import pymc as pm
 
+    tracker.stage(0.01, "building the model")
     c = _coords(rm)
     model = build_grm(rm.codes(), len(rm.categories), cutpoints=settings.cutpoints,
                       comparison_ids=c["comparison"], prompt_ids=c["prompt"])
-    total = settings.chains * (settings.draws + settings.tune)
+    if settings.sampler == "numpyro":
+        return _sample_numpyro(model, settings, tracker)
     kwargs: dict = {}
     if settings.sampler == "pymc":
-        done = [0]
-
-        def callback(trace, draw) -> None:  # called once per draw of every chain
-            done[0] += 1
-            if done[0] % 50 == 0:
-                report(done[0] / total, f"sampling: {done[0]} of {total} iterations")
+        def callback(trace, draw) -> None:  # once per draw of every chain
+            if (draw.draw_idx + 1) % PROGRESS_EVERY == 0:
+                tracker.iterations(PROGRESS_EVERY, draw.tuning)
 
         kwargs = {"callback": callback, "cores": min(settings.chains, os.cpu_count() or 1)}
-    elif settings.sampler == "numpyro":
-        parallel = settings.chains <= MAX_PARALLEL_CHAINS
-        kwargs = {"nuts_sampler_kwargs": {"chain_method": "parallel" if parallel else "sequential"}}
-    report(0.02, f"compiling and sampling with {settings.sampler} "
-                 f"({settings.chains} chains x {settings.tune}+{settings.draws} iterations)")
+        tracker.stage(0.03, "compiling")
+    else:
+        tracker.stage(0.03, "compiling, then warm-up and sampling (nutpie reports no progress)")
     with model:
-        idata = pm.sample(
+        return pm.sample(
             draws=settings.draws, tune=settings.tune, chains=settings.chains,
             random_seed=settings.seed, nuts_sampler=settings.sampler, progressbar=False,
             compute_convergence_checks=False, var_names=["theta", "alpha", "b"], **kwargs,
         )
-    report(0.98, "computing diagnostics")
-    return idata
+
+
+def _sample_numpyro(model, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
+    """NUTS with numpyro on the model's JAX log density (as ``pm.sample(nuts_sampler="numpyro")``
+    does), with a kernel that reports every chain's progress through a JAX host callback."""
+    import jax
+    from jax.experimental import io_callback
+    from numpyro.infer import MCMC, NUTS
+    from pymc.sampling.jax import (
+        _get_batched_jittered_initial_points,
+        _postprocess_samples,
+        get_jaxified_graph,
+        get_jaxified_logp,
+    )
+
+    tune, draws, chains = settings.tune, settings.draws, settings.chains
+    every = max(1, (tune + draws) // 20)  # each chain's bar moves in about 5% steps
+
+    def on_iteration(i) -> None:
+        tracker.iterations(every, int(i) <= tune)
+
+    class ReportingNUTS(NUTS):
+        def sample(self, state, model_args, model_kwargs):
+            state = super().sample(state, model_args, model_kwargs)
+            jax.lax.cond(state.i % every == 0, lambda i: io_callback(on_iteration, None, i),
+                         lambda i: None, state.i)
+            return state
+
+    tracker.stage(0.03, "compiling")
+    with _COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
+        logp = get_jaxified_logp(model, negative_logp=False)
+        outputs = [v for v in model.unobserved_value_vars if v.name in ("theta", "alpha", "b")]
+        to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
+    init = _get_batched_jittered_initial_points(model, chains, None, settings.seed, logp_fn=logp)
+    method = "parallel" if chains <= MAX_PARALLEL_CHAINS else "sequential"
+    mcmc = MCMC(ReportingNUTS(potential_fn=logp, target_accept_prob=0.8), num_warmup=tune,
+                num_samples=draws, num_chains=chains, chain_method=method, progress_bar=False)
+    key = jax.random.PRNGKey(settings.seed)
+    mcmc.run(jax.random.split(key, chains) if chains > 1 else key, init_params=init,
+             extra_fields=("diverging",))
+    raw = mcmc.get_samples(group_by_chain=True)
+    values = _postprocess_samples(to_params, raw, postprocessing_vectorize="vmap")
+    diverging = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["diverging"])
+    coords = {name: np.asarray(model.coords[name]) for name in ("comparison", "prompt", "threshold")}
+    return az.from_dict(
+        posterior={v.name: np.asarray(x) for v, x in zip(outputs, values, strict=True)},
+        sample_stats={"diverging": diverging},
+        coords=coords, dims={"theta": ["comparison"], "alpha": ["prompt"], "b": ["prompt", "threshold"]},
+    )
 
 
 def diagnose(idata: az.InferenceData, settings: FitSettings, wall_s: float) -> Diagnostics:
-    """R-hat (rank-normalised), bulk and tail ESS over theta, alpha and b; divergent transitions."""
+    """R-hat (rank-normalised), bulk and tail ESS over theta, alpha and b; divergent transitions;
+    parameters the data do not inform (prior-to-posterior contraction, :mod:`lib.irt.contraction`)."""
     post = idata.posterior[["theta", "alpha", "b"]]
     n_chains, n_draws = post.sizes["chain"], post.sizes["draw"]
     if settings.sampler == "map":
         return Diagnostics("map", 1, 1, float("nan"), float("nan"), float("nan"), 0, wall_s,
-                           ["MAP point: no intervals, and abilities are shrunk towards 0."])
+                           ["MAP point: no intervals, abilities are shrunk towards 0, and whether "
+                            "the data inform each estimate (contraction) cannot be told without a "
+                            "posterior: run a sampler."])
     rhat = float(az.rhat(post).to_array().max()) if n_chains > 1 else float("nan")
     ess_bulk = float(az.ess(post, method="bulk").to_array().min())
     ess_tail = float(az.ess(post, method="tail").to_array().min())
     div = int(idata.sample_stats["diverging"].sum()) if "sample_stats" in idata else 0
-    warnings = []
+    weak = uninformed(post, settings.cutpoints)
+    warnings_list = []
+    if weak:
+        kinds = {kind: sum(w.startswith(f"{kind}[") for w in weak) for kind in ("theta", "alpha", "b")}
+        sizes = {"theta": post.sizes["comparison"], "alpha": post.sizes["prompt"],
+                 "b": post.sizes["prompt"] * post.sizes["threshold"]}
+        listed = ", ".join(f"{n} of {sizes[k]} {k}" for k, n in kinds.items() if n)
+        warnings_list.append(
+            f"The prior outweighs the data for {listed} (prior-to-posterior contraction below "
+            f"{UNINFORMED_BELOW}): those estimates mostly restate the prior; collect more "
+            "comparisons per prompt (or prompts per comparison) before reading them.")
     if not rhat <= RHAT_MAX and n_chains > 1:
-        warnings.append(f"R-hat up to {rhat:.3f} (> {RHAT_MAX}): chains disagree; run longer.")
+        warnings_list.append(f"R-hat up to {rhat:.3f} (> {RHAT_MAX}): chains disagree; run longer.")
     if n_chains == 1:
-        warnings.append("one chain: R-hat cannot be computed; use 4 chains to check convergence.")
+        warnings_list.append("one chain: R-hat cannot be computed; use 4 chains to check convergence.")
     if div > 0:
-        warnings.append(f"{div} divergent transitions: the posterior may be biased.")
+        warnings_list.append(f"{div} divergent transitions: the posterior may be biased.")
     return Diagnostics(settings.sampler, n_chains, n_draws, rhat, ess_bulk, ess_tail, div, wall_s,
-                       warnings)
+                       warnings_list, len(weak), weak)
 
 
-def save(fit: GRMFit) -> Path:
-    """Write the fit to the cache as arviz netcdf plus a JSON of diagnostics; return the .nc path."""
-    folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    nc = folder / f"{fit.cache_key}.nc"
-    tmp = nc.with_suffix(".tmp")
-    fit.idata.to_netcdf(str(tmp))
-    tmp.replace(nc)  # atomic: a half-written file is never read as a fit
-    (folder / f"{fit.cache_key}.json").write_text(json.dumps(asdict(fit.diagnostics)))
-    return nc
+def netcdf_bytes(fit: GRMFit) -> bytes:
+    """The posterior as arviz netcdf file contents (for a download)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "posterior.nc"
+        fit.idata.to_netcdf(str(path))
+        return path.read_bytes()

@@ -44,7 +44,6 @@ differentiated.
 """
 
 
-
 def observations(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row, column and category index of every observed cell of a (I, J) code matrix (-1 = missing)."""
     i, j = np.nonzero(codes >= 0)
@@ -102,9 +101,12 @@ def build_grm(
     -------
     pymc.Model
         Free variables ``theta`` (comparison), ``log_alpha`` (prompt) and ``b_log_gap``
-        (antisymmetric) or ``b`` (free); deterministics ``alpha`` and ``b`` (prompt, threshold), in logits. A data
-        container ``weight`` (one per comparison, default 1) scales each comparison's
-        log-likelihood: 0 leaves it out (its theta then follows the prior).
+        (antisymmetric) or ``b`` (free); deterministics ``alpha`` and ``b`` (prompt, threshold),
+        in logits. Data containers ``obs_comparison``, ``obs_prompt``, ``obs_category`` (one entry
+        per observed cell, see :func:`observations`) hold the data, so a compiled graph can take
+        them as inputs (:mod:`lib.irt.fit` does for MAP); ``weight`` (one per comparison,
+        default 1) scales each comparison's log-likelihood: 0 leaves it out (its theta then
+        follows the prior).
 
     Raises
     ------
@@ -121,6 +123,9 @@ def build_grm(
     ii, jj, kk = observations(codes)
     with pm.Model(coords=coords) as model:
         weight = pm.Data("weight", np.ones(n_comp), dims="comparison")
+        ii = pm.Data("obs_comparison", ii, shape=(None,))
+        jj = pm.Data("obs_prompt", jj, shape=(None,))
+        kk = pm.Data("obs_category", kk, shape=(None,))
         theta = pm.Normal("theta", 0.0, THETA_SD, dims="comparison")
         log_alpha = pm.Normal("log_alpha", 0.0, LOG_ALPHA_SD, dims="prompt")
         alpha = pm.Deterministic("alpha", pt.exp(log_alpha), dims="prompt")

@@ -6,6 +6,7 @@ import arviz as az
 import numpy as np
 import pandas as pd
 
+from lib.irt.contraction import contraction
 from lib.irt.fit import GRMFit
 from lib.ratings import RatingMatrix, item_total_correlation
 
@@ -28,23 +29,28 @@ def ability_table(fit: GRMFit, rm: RatingMatrix) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        ``comparison, system_a, system_b, theta_mean, theta_sd, hdi_low, hdi_high, p_b_better``;
-        theta in logits, theta > 0 means system_b is better; ``p_b_better`` = P(theta > 0).
-        For a MAP fit sd is NaN, the HDI collapses to the point and p_b_better is 0 or 1.
+        ``comparison, system_a, system_b, theta_mean, theta_sd, hdi_low, hdi_high, p_b_better,
+        contraction``; theta in logits, theta > 0 means system_b is better; ``p_b_better`` =
+        P(theta > 0); ``contraction`` = 1 - posterior var / prior var of theta
+        (:mod:`lib.irt.contraction`; near 0: the data do not inform it). For a MAP fit sd,
+        p_b_better and contraction are NaN (a point has no probability or variance) and the HDI
+        collapses to the point.
     """
     th = fit.idata.posterior["theta"].transpose("chain", "draw", "comparison").to_numpy()
     lo, hi = _hdi(th)
     flat = th.reshape(-1, th.shape[-1])
+    point = flat.shape[0] < 2
     return pd.DataFrame(
         {
             "comparison": rm.comparisons["comparison"].to_numpy(),
             "system_a": rm.comparisons["system_a"].to_numpy(),
             "system_b": rm.comparisons["system_b"].to_numpy(),
             "theta_mean": flat.mean(axis=0),
-            "theta_sd": flat.std(axis=0, ddof=1) if flat.shape[0] > 1 else np.nan,
+            "theta_sd": np.nan if point else flat.std(axis=0, ddof=1),
             "hdi_low": lo,
             "hdi_high": hi,
-            "p_b_better": (flat > 0).mean(axis=0),
+            "p_b_better": np.nan if point else (flat > 0).mean(axis=0),
+            "contraction": contraction(fit.idata.posterior, fit.settings.cutpoints)["theta"],
         }
     )
 
@@ -56,14 +62,18 @@ def prompt_table(fit: GRMFit, rm: RatingMatrix) -> pd.DataFrame:
     -------
     DataFrame
         ``prompt_id, alpha_mean, alpha_sd, alpha_hdi_low, alpha_hdi_high, n_comparisons,
-        item_total_corr, group`` and ``b_mean`` (posterior mean thresholds, logits, as a list);
-        ``group`` lists the original prompts averaged into this one, separated by ";".
+        item_total_corr, group, alpha_contraction, b_contraction`` and ``b_mean`` (posterior mean
+        thresholds, logits, as a list); ``group`` lists the original prompts averaged into this
+        one, separated by ";"; ``alpha_contraction`` is the prior-to-posterior contraction of
+        log alpha, ``b_contraction`` the smallest over the prompt's thresholds
+        (:mod:`lib.irt.contraction`; near 0: the data do not inform it; NaN for MAP).
     """
     al = fit.idata.posterior["alpha"].transpose("chain", "draw", "prompt").to_numpy()
     b = fit.idata.posterior["b"].transpose("chain", "draw", "prompt", "threshold").to_numpy()
     lo, hi = _hdi(al)
     flat = al.reshape(-1, al.shape[-1])
     members = rm.groups.groupby("group", sort=False)["prompt_id"].agg(";".join)
+    contr = contraction(fit.idata.posterior, fit.settings.cutpoints)
     return pd.DataFrame(
         {
             "prompt_id": rm.prompt_ids,
@@ -74,6 +84,8 @@ def prompt_table(fit: GRMFit, rm: RatingMatrix) -> pd.DataFrame:
             "n_comparisons": (~np.isnan(rm.u)).sum(axis=0),
             "item_total_corr": item_total_correlation(rm.u),
             "group": members.reindex(rm.prompt_ids).to_numpy(),
+            "alpha_contraction": contr["alpha"],
+            "b_contraction": contr["b"].min(axis=1),
             "b_mean": list(np.round(b.mean(axis=(0, 1)), 4)),
         }
     )

@@ -14,7 +14,10 @@ THETA_GRID = np.linspace(-4.0, 4.0, 161)
 
 
 def net_rating_heatmap(u: np.ndarray, comparisons: list[str], prompt_ids: list[str]) -> go.Figure:
-    """Heatmap of net ratings, comparisons x prompts (missing cells blank); u in [-K, K]."""
+    """Heatmap of net ratings, comparisons x prompts (missing cells blank); u in [-K, K].
+
+    Both axes are categorical, so numeric prompt ids are labels, not positions on a number line.
+    """
     top = float(np.nanmax(np.abs(u))) if np.isfinite(u).any() else 1.0
     fig = go.Figure(
         go.Heatmap(
@@ -24,7 +27,8 @@ def net_rating_heatmap(u: np.ndarray, comparisons: list[str], prompt_ids: list[s
         )
     )
     fig.update_layout(title="Net ratings (u > 0: B preferred)", xaxis_title="prompt",
-                      yaxis_title="comparison (B vs A)", xaxis_showticklabels=len(prompt_ids) <= 60)
+                      yaxis_title="comparison (B vs A)", xaxis_showticklabels=len(prompt_ids) <= 60,
+                      xaxis_type="category", yaxis_type="category")
     return fig
 
 
@@ -53,25 +57,28 @@ def ability_density(theta_draws: np.ndarray, labels: list[str]) -> go.Figure:
 def ability_forest(table: pd.DataFrame, *, point_only: bool = False) -> go.Figure:
     """Forest plot: posterior mean of theta with its 94% HDI per comparison.
 
-    ``table`` is :func:`lib.irt.summary.ability_table`; ``point_only`` for a MAP preview.
+    ``table`` is :func:`lib.irt.summary.ability_table`; ``point_only`` for a MAP preview. Every
+    comparison is labelled (the chart grows at least 22 px per row).
     """
     t = table.sort_values("theta_mean")
     err = None if point_only else {
         "type": "data", "symmetric": False,
         "array": t["hdi_high"] - t["theta_mean"], "arrayminus": t["theta_mean"] - t["hdi_low"],
     }
+    hover = "%{y}<br>theta %{x:.2f}" + ("" if point_only else "<br>P(B better) %{customdata[0]:.2f}")
     fig = go.Figure(
         go.Scatter(
-            x=t["theta_mean"], y=t["comparison"], mode="markers", error_x=err,
-            customdata=np.c_[t["p_b_better"]],
-            hovertemplate="%{y}<br>theta %{x:.2f}<br>P(B better) %{customdata[0]:.2f}<extra></extra>",
+            x=t["theta_mean"], y=t["comparison"].astype(str), mode="markers", error_x=err,
+            customdata=np.c_[t["p_b_better"]], hovertemplate=hover + "<extra></extra>",
         )
     )
     fig.add_vline(x=0, line_dash="dot")
     title = "MAP ability (preview: no interval, shrunk towards 0)" if point_only else \
         "Ability per comparison: posterior mean and 94% HDI"
-    fig.update_layout(title=title, xaxis_title="theta (logits)", yaxis_title="comparison (B vs A)",
-                      height=max(300, (40 if len(t) <= 30 else 14) * len(t) + 120))
+    fig.update_layout(title=title, xaxis_title="theta (logits)",
+                      yaxis={"title": "comparison (B vs A)", "type": "category", "dtick": 1,
+                             "automargin": True},
+                      height=max(300, (40 if len(t) <= 30 else 22) * len(t) + 120))
     return fig
 
 

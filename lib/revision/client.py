@@ -5,10 +5,14 @@ a server that rejects JSON-schema output (e.g. llama-cpp-python answers 500) is 
 JSON mode with the schema in the prompt, and the answer validated; invalid JSON gets one re-ask.
 The path used is recorded per draft (``json_schema``, ``json_object``, ``+reask``); once JSON mode
 has answered where the schema was rejected, the rest of the run asks in JSON mode directly.
-The SDK retries 429 and 5xx answers with backoff. Temperature is 0. Drafts run on a bounded
-thread pool; finished drafts are cached on disk by (model, prompt version, draft, reference) so
-a rerun never bills twice, and a failing draft is reported with its reason while the others are kept.
-The API key is only passed to the SDK: it is never stored, cached or logged.
+The SDK retries 429, 5xx and timed-out requests with backoff; each attempt waits at most
+``timeout`` seconds. Temperature is 0. Drafts run on a bounded thread pool; finished drafts are
+cached on disk by (model, prompt version, draft, reference) so a rerun never bills twice (an
+unreadable or mismatched cache entry is a miss, a cache that cannot be written only warns), and a
+failing draft is reported with its reason while the others are kept. A server that answers
+something other than a chat completion (an HTML page, a proxy's error) is named with its HTTP
+status and the start of its answer. The API key is only passed to the SDK: it is never stored,
+cached or logged.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
+import tempfile
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -47,7 +52,9 @@ class LLMSettings:
     api_key: str = field(default="", repr=False)
     concurrency: int = 4
     max_retries: int = 3
-    timeout: float = 120.0
+    timeout: float = 60.0
+    """Seconds one request may wait for the answer; with retries a draft waits at most
+    ``(1 + max_retries) * timeout`` plus the SDK's backoff."""
 
 
 @dataclass(frozen=True)
@@ -115,10 +122,41 @@ class EditProposer:
         raw = json.dumps([self.settings.model, self.template.version, task.draft, task.reference])
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
+    def _not_json(self, status: int, text: str) -> str:
+        return (f"the server at {self._client.base_url} did not answer with JSON (HTTP {status}, "
+                f"first 200 characters: {text[:200]!r})")
+
+    def _describe(self, err: Exception) -> str:
+        """The reason a draft failed, in words (the SDK's own messages for the rest)."""
+        import openai
+
+        if isinstance(err, DraftFailed):
+            return str(err)
+        if isinstance(err, openai.APITimeoutError):
+            return (f"no answer from the server at {self._client.base_url} within {self.settings.timeout:g} s "
+                    f"({1 + self.settings.max_retries} attempts)")
+        if isinstance(err, openai.APIConnectionError):
+            return f"cannot reach the server at {self._client.base_url} ({err.__cause__ or err})"
+        if isinstance(err, openai.APIStatusError):
+            try:
+                json.loads(err.response.text)
+            except ValueError:
+                return self._not_json(err.status_code, err.response.text)
+        return f"{type(err).__name__}: {err}"
+
     def _ask(self, messages: list[dict[str, str]], mode: str) -> str:
         fmt = _response_format() if mode == "json_schema" else {"type": "json_object"}
-        completion = self._client.chat.completions.create(
+        raw = self._client.chat.completions.with_raw_response.create(
             model=self.settings.model, messages=messages, temperature=0, response_format=fmt)
+        try:
+            completion = raw.parse()  # the text itself when the body is not declared JSON
+        except ValueError:  # declared JSON but is not
+            completion = None
+        if completion is None or isinstance(completion, str):
+            raise DraftFailed(self._not_json(raw.status_code, raw.text))
+        if not getattr(completion, "choices", None):
+            raise DraftFailed(f"the server at {self._client.base_url} answered JSON that is not a chat "
+                              f"completion (HTTP {raw.status_code}, first 200 characters: {raw.text[:200]!r})")
         choice = completion.choices[0]
         if choice.finish_reason == "length":
             raise DraftFailed("answer truncated at the token limit (finish_reason=length)")
@@ -157,23 +195,52 @@ class EditProposer:
         except ValidationError as err:
             raise DraftFailed(f"invalid JSON after one re-ask: {err.errors()[0]['msg']}") from err
 
+    def _load(self, path: Path) -> tuple[list[RevisionEdit], str] | None:
+        """A cached answer, or None: an unreadable or mismatched entry is a miss and is removed."""
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            if (stored["model"], stored["prompt_version"]) != (self.settings.model, self.template.version):
+                raise ValueError("entry of another model or prompt")
+            return [RevisionEdit.model_validate(e) for e in stored["edits"]], str(stored["path"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError):  # ValidationError and JSONDecodeError are ValueErrors
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass  # a read-only cache: the entry stays a miss
+            return None
+
+    def _store(self, path: Path, edits: list[RevisionEdit], used: str) -> None:
+        """Write atomically (unique temp file, then rename); a cache that cannot be written only warns."""
+        entry = {"model": self.settings.model, "prompt_version": self.template.version, "path": used,
+                 "edits": [e.model_dump() for e in edits]}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    json.dump(entry, out)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as err:
+            warnings.warn(f"the revision cache {path.parent} cannot be written ({err.strerror or err}); "
+                          "answers are kept but not cached", RuntimeWarning, stacklevel=3)
+
     def propose(self, task: DraftTask) -> DraftResult:
         """Edits for one draft, from the cache when present; failures are returned, not raised."""
         path = self.cache / f"{self.cache_key(task)}.json" if self.cache else None
-        if path is not None and path.exists():
-            stored = json.loads(path.read_text(encoding="utf-8"))
-            edits = [RevisionEdit.model_validate(e) for e in stored["edits"]]
-            return DraftResult(task.text_id, task.system, edits, stored["path"], cached=True)
+        hit = self._load(path) if path is not None else None
+        if hit is not None:
+            return DraftResult(task.text_id, task.system, hit[0], hit[1], cached=True)
         try:
             edits, used = self._edits(task)
         except Exception as err:  # noqa: BLE001 - every failure is reported per draft
-            return DraftResult(task.text_id, task.system, None, error=f"{type(err).__name__}: {err}")
+            return DraftResult(task.text_id, task.system, None, error=self._describe(err))
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps({"model": self.settings.model, "prompt_version": self.template.version,
-                                       "path": used, "edits": [e.model_dump() for e in edits]}), encoding="utf-8")
-            os.replace(tmp, path)
+            self._store(path, edits, used)
         return DraftResult(task.text_id, task.system, edits, used)
 
     def run(self, tasks: Sequence[DraftTask],

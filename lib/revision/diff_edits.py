@@ -12,10 +12,16 @@ These edits are labelled ``diff-based`` (editor and description) everywhere.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 import pandas as pd
 
-from lib.revision.schema import DIFF_EDITOR, EDIT_COLUMNS
+from lib.errors import FormatError
+from lib.revision.schema import DIFF_EDITOR, EDIT_COLUMNS, MAX_TEXT_CHARS
+
+MAX_WORD_PAIRS = 1_000_000_000
+"""Largest (draft words x reference words) aligned: the alignment's time and memory (bits) grow
+with it; about 31,000 words on each side (any 100,000-character prose) take ~150 MB and a second."""
 
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
 
@@ -58,16 +64,29 @@ def diff_edits(draft: str, reference: str, *, gap: int = 1, sentence_share: floa
     list of dict
         Schema fields (:class:`~lib.revision.schema.RevisionEdit`) in draft order; applying
         them all with :func:`lib.revision.locate.apply_edits` gives the reference up to whitespace.
+
+    Raises
+    ------
+    FormatError
+        More than :data:`MAX_WORD_PAIRS` draft-by-reference word pairs (checked before aligning).
     """
     from rapidfuzz.distance import Indel
 
     ta, tb = _tokens(draft), _tokens(reference)
+    if len(ta) * len(tb) > MAX_WORD_PAIRS:
+        raise FormatError(f"draft ({len(ta):,} words) and reference ({len(tb):,} words) are too long to align: "
+                          f"their product may be at most {MAX_WORD_PAIRS:,}")
     wa = [draft[s:e] for s, e in ta]
     wb = [reference[s:e] for s, e in tb]
     sid, n = [], 0
-    for w in wa:
+    first, last = [0], []  # first and last draft token of each sentence
+    for t, w in enumerate(wa):
         sid.append(n)
-        n += bool(_SENTENCE_END.search(w))
+        if _SENTENCE_END.search(w):
+            last.append(t)
+            first.append(t + 1)
+            n += 1
+    last.append(len(wa) - 1)
     groups: list[list[int]] = []  # changed runs [i1, i2, j1, j2] (draft, reference tokens)
     for op in Indel.opcodes(wa, wb):
         if op.tag == "equal":
@@ -83,19 +102,23 @@ def diff_edits(draft: str, reference: str, *, gap: int = 1, sentence_share: floa
     for i1, i2, *_ in groups:
         lo, hi, sentence = i1, i2, 0
         if i2 > i1:
-            in_sentence = [t for t, s in enumerate(sid) if sid[i1] <= s <= sid[i2 - 1]]
-            if sid[i1] != sid[i2 - 1] or i2 - i1 >= sentence_share * len(in_sentence):
-                lo, hi, sentence = in_sentence[0], in_sentence[-1] + 1, 1
+            start, end = first[sid[i1]], last[sid[i2 - 1]] + 1  # the sentences the run touches
+            if sid[i1] != sid[i2 - 1] or i2 - i1 >= sentence_share * (end - start):
+                lo, hi, sentence = start, end, 1
         prev = ranges[-1] if ranges else None
         if prev and (lo < prev[1] or (lo == prev[1] and (lo == hi or prev[0] == prev[1]))):
             prev[1], prev[2] = max(prev[1], hi), prev[2] | sentence
         else:
             ranges.append([lo, hi, sentence])
 
+    ends = [g[1] for g in groups]  # non-decreasing: a bisection finds the last run ending by p
+
     def to_ref(p: int, inclusive: bool) -> int:
         """Reference token index matching draft token boundary ``p`` (outside changed runs)."""
-        before = [g for g in groups if g[1] <= p and (g[0] < p or (inclusive and g[0] == g[1] == p))]
-        return before[-1][3] + p - before[-1][1] if before else p
+        k = bisect_right(ends, p) - 1
+        if k >= 0 and not inclusive and groups[k][0] == p:  # a pure insertion at p comes after p
+            k -= 1
+        return groups[k][3] + p - groups[k][1] if k >= 0 else p
 
     # an insertion at a shared boundary belongs to the earlier range (see the merge above)
     widened = [[lo, hi, to_ref(lo, k > 0 and ranges[k - 1][1] == lo), to_ref(hi, True), sentence]
@@ -147,9 +170,25 @@ def diff_edits_table(drafts: pd.DataFrame) -> pd.DataFrame:
     -------
     DataFrame
         :data:`~lib.revision.schema.EDIT_COLUMNS`, ``editor`` = ``diff-based``.
+
+    Raises
+    ------
+    FormatError
+        A draft or reference longer than :data:`~lib.revision.schema.MAX_TEXT_CHARS`, or a pair
+        too long to align (:func:`diff_edits`), naming the draft.
     """
     rows = []
-    for text_id, system, draft, reference in drafts[["text_id", "system", "draft", "reference"]].itertuples(index=False):
-        for k, edit in enumerate(diff_edits(str(draft), str(reference))):
+    for text_id, system, draft, reference in drafts[["text_id", "system", "draft", "reference"]].astype(str).itertuples(
+            index=False):
+        where = f"text_id '{text_id}', system '{system}'"
+        for what, text in (("draft", draft), ("reference", reference)):
+            if len(text) > MAX_TEXT_CHARS:
+                raise FormatError(f"{where}: the {what} is {len(text):,} characters long; at most "
+                                  f"{MAX_TEXT_CHARS:,} are accepted")
+        try:
+            found = diff_edits(draft, reference)
+        except FormatError as err:
+            raise FormatError(f"{where}: {err.problem}") from None
+        for k, edit in enumerate(found):
             rows.append({"text_id": text_id, "system": system, "editor": DIFF_EDITOR, "edit_index": k, **edit})
     return pd.DataFrame(rows, columns=list(EDIT_COLUMNS))

@@ -1,46 +1,170 @@
-"""Read drafts (CSV) and uploaded edits (JSON lines or CSV in the edit schema) with clear errors."""
+"""Read drafts (CSV) and uploaded edits (JSON lines or CSV) with clear errors.
+
+Both readers map the file's columns onto roles (:data:`DRAFT_REQUIRED`, :data:`EDIT_REQUIRED`,
+...) with :func:`lib.columns.resolve_roles`: the user's ``{role: column}`` wins over the guesses of
+:func:`guess_roles`. The page reads a file once with :func:`read_table`, shows the mapping
+drop-downs, then builds the table with :func:`drafts_from_table` or :func:`edits_from_table`.
+"""
 
 from __future__ import annotations
 
-import io
 import json
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 import pandas as pd
 
+from lib.columns import resolve_roles
 from lib.errors import FormatError
-from lib.revision.schema import EDIT_COLUMNS, EDIT_FIELDS
+from lib.formats import read_csv
+from lib.revision.schema import EDIT_COLUMNS, EDIT_FIELDS, MAX_TEXT_CHARS
 
-DRAFT_ROLES: tuple[str, ...] = ("text_id", "system", "draft", "reference")
+DRAFT_REQUIRED: tuple[str, ...] = ("text_id", "system", "draft")
+DRAFT_OPTIONAL: tuple[str, ...] = ("reference",)
+DRAFT_ROLES: tuple[str, ...] = (*DRAFT_REQUIRED, *DRAFT_OPTIONAL)
+EDIT_REQUIRED: tuple[str, ...] = ("text_id", "system", "original_snippet", "revised_snippet")
+EDIT_OPTIONAL: tuple[str, ...] = ("editor", "action_name", "revision_description", "revision_level",
+                                  "revision_intention")
+"""Only the draft and the two snippets are needed to locate and count an edit; the descriptive
+fields of the schema are blank when a file has none."""
 UPLOADED_EDITOR = "uploaded"
 
+_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "text_id": ("id", "doc", "doc_id", "document", "document_id", "paragraph_id", "item", "item_id", "prompt_id"),
+    "system": ("model", "model_name", "system_name", "generator"),
+    "draft": ("text", "output", "generation", "response"),
+    "reference": ("ref", "reference_text"),
+    "editor": ("annotator", "writer", "reviser"),
+    "original_snippet": ("original", "before", "old", "source_snippet"),
+    "revised_snippet": ("revised", "after", "new", "replacement"),
+    "action_name": ("action",),
+    "revision_description": ("description",),
+    "revision_level": ("level",),
+    "revision_intention": ("intention", "category"),
+}
 
-def _read_text(source: str | Path | IO[bytes], name: str) -> str:
+
+def _key(name: object) -> str:
+    return re.sub(r"[\s\-]+", "_", str(name).strip().lower())
+
+
+def guess_roles(columns: Sequence[str], roles: Sequence[str]) -> dict[str, str]:
+    """``{role: column}`` for roles whose name (or a usual synonym) is a column's name.
+
+    Case, surrounding blanks, spaces and hyphens are ignored (``Model Name`` = ``model_name``); a
+    column is guessed for one role at most.
+    """
+    by_key = {_key(c): c for c in reversed(list(columns))}  # the first of equal keys wins
+    guesses: dict[str, str] = {}
+    for role in roles:
+        for name in (role, *_SYNONYMS.get(role, ())):
+            col = by_key.get(name)
+            if col is not None and col not in guesses.values():
+                guesses[role] = col
+                break
+    return guesses
+
+
+def _read_bytes(source: str | Path | IO[bytes], name: str) -> bytes:
     try:
         raw = Path(source).read_bytes() if isinstance(source, (str, Path)) else source.read()
     except OSError as err:
         raise FormatError(f"cannot read the file ({err.strerror})", file=name) from err
+    return raw.encode("utf-8") if isinstance(raw, str) else raw
+
+
+def read_table(source: str | Path | IO[bytes], name: str | None = None) -> pd.DataFrame:
+    """A CSV, or JSON lines (by extension ``.jsonl``/``.json``/``.ndjson`` or a leading ``{``), as read.
+
+    CSV goes through :func:`lib.formats.read_csv` (encoding and delimiter detection, trailing
+    delimiters, duplicate column names), like every other upload.
+
+    Returns
+    -------
+    DataFrame
+        The file's columns; CSV cells as str. Row k of the frame is the file's data row k + 1.
+
+    Raises
+    ------
+    FormatError
+        Unreadable or not UTF-8, a JSON line that is not an object, or a file without data rows.
+    """
+    name = name or str(source)
+    raw = _read_bytes(source, name)
+    is_json = str(name).lower().endswith((".jsonl", ".json", ".ndjson"))
+    if not is_json and not raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+        return read_csv(raw, name).reset_index(drop=True)
     try:
-        return raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise FormatError(f"not UTF-8 text (byte {err.start})", file=name) from err
+    records = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise FormatError(f"line is not valid JSON ({err.msg})", file=name, rows=[line_no]) from err
+        if not isinstance(record, dict):
+            raise FormatError("line is not a JSON object", file=name, rows=[line_no])
+        records.append(record)
+    frame = pd.DataFrame.from_records(records)
+    if frame.empty:
+        raise FormatError("the file is empty", file=name)
+    return frame
 
 
-def _rename(frame: pd.DataFrame, columns: dict[str, str], roles: tuple[str, ...], name: str) -> pd.DataFrame:
-    unknown = sorted(set(columns) - set(roles))
-    if unknown:
-        raise FormatError(f"unknown role(s) {', '.join(unknown)} in the column mapping; roles are "
-                          f"{', '.join(roles)}", file=name)
-    absent = [c for c in columns.values() if c not in frame.columns]
-    if absent:
-        raise FormatError(f"mapped column(s) {', '.join(absent)} not in the file (it has "
-                          f"{', '.join(map(str, frame.columns))})", file=name)
-    return frame.rename(columns={v: k for k, v in columns.items()})
+def _select(frame: pd.DataFrame, columns: Mapping[str, str] | None, required: Sequence[str],
+            optional: Sequence[str], name: str, what: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The mapped columns renamed to their roles, and the mapping ``{role: file column}``."""
+    file_columns = [str(c) for c in frame.columns]
+    frame = frame.set_axis(file_columns, axis=1)
+    mapping = resolve_roles(file_columns, required, optional, guess_roles(file_columns, [*required, *optional]),
+                            columns, file=name, what=what)
+    return pd.DataFrame({role: frame[col] for role, col in mapping.items()}), mapping
+
+
+def _check_text(frame: pd.DataFrame, cols: Sequence[str], mapping: Mapping[str, str], name: str) -> None:
+    """Cells must be text (not missing, not a JSON list or object) and at most MAX_TEXT_CHARS long."""
+    for col in cols:
+        if col not in frame.columns:
+            continue
+        bad = frame[col].map(lambda v: not isinstance(v, (str, int, float)) or v != v).to_numpy().nonzero()[0]
+        if bad.size:
+            raise FormatError(f"'{col}' is missing or not text", file=name, rows=(bad + 1).tolist(),
+                              column=mapping[col])
+        long = (frame[col].astype(str).str.len() > MAX_TEXT_CHARS).to_numpy().nonzero()[0]
+        if long.size:
+            k = long[0]
+            raise FormatError(
+                f"{col} of text_id '{frame['text_id'].iloc[k]}' is {len(str(frame[col].iloc[k])):,} characters "
+                f"long; at most {MAX_TEXT_CHARS:,} are accepted (split the text)",
+                file=name, rows=(long + 1).tolist(), column=mapping[col])
+
+
+def drafts_from_table(frame: pd.DataFrame, name: str, *, columns: Mapping[str, str] | None = None,
+                      need_reference: bool = False) -> pd.DataFrame:
+    """Drafts from a table read by :func:`read_table`; see :func:`read_drafts`."""
+    required = (*DRAFT_REQUIRED, "reference") if need_reference else DRAFT_REQUIRED
+    optional = () if need_reference else DRAFT_OPTIONAL
+    frame, mapping = _select(frame, columns, required, optional, name, "the drafts file")
+    _check_text(frame, DRAFT_ROLES, mapping, name)
+    frame = frame.astype(str)
+    for col in required:
+        blank = (frame[col].str.strip() == "").to_numpy().nonzero()[0]
+        if blank.size:
+            raise FormatError(f"empty {col}", file=name, rows=(blank + 1).tolist(), column=mapping[col])
+    dup = frame.duplicated(["text_id", "system"], keep="first").to_numpy().nonzero()[0]
+    if dup.size:
+        raise FormatError("the same (text_id, system) appears more than once", file=name, rows=(dup + 1).tolist())
+    return frame.reset_index(drop=True)
 
 
 def read_drafts(source: str | Path | IO[bytes], name: str | None = None, *,
-                columns: dict[str, str] | None = None, need_reference: bool = False) -> pd.DataFrame:
+                columns: Mapping[str, str] | None = None, need_reference: bool = False) -> pd.DataFrame:
     """Drafts CSV with columns ``text_id, system, draft`` and optionally ``reference``.
 
     Parameters
@@ -48,52 +172,54 @@ def read_drafts(source: str | Path | IO[bytes], name: str | None = None, *,
     source : path or binary file
     name : str, optional
         File name used in error messages (default: the path).
-    columns : dict, optional
-        ``{role: file_column}`` for files whose column names differ (``--columns``).
+    columns : mapping, optional
+        ``{role: file_column}`` for files whose column names differ (``--columns``); roles left out
+        are guessed by name (:func:`guess_roles`), ``""`` unsets a role.
     need_reference : bool
         Require a non-empty ``reference`` in every row (diff-based engine).
 
     Returns
     -------
     DataFrame
-        ``text_id, system, draft`` (str) and ``reference`` (str) when present.
+        ``text_id, system, draft`` (str) and ``reference`` (str) when mapped.
 
     Raises
     ------
     FormatError
-        Unparsable file, missing column, empty draft or reference, duplicate (text_id, system).
+        Unparsable file, no data rows, missing column, empty draft or reference, a text longer than
+        :data:`~lib.revision.schema.MAX_TEXT_CHARS`, duplicate (text_id, system).
     """
     name = name or str(source)
-    try:
-        frame = pd.read_csv(io.StringIO(_read_text(source, name)), dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        raise FormatError(f"not a readable CSV file ({err})", file=name) from err
-    frame = _rename(frame, columns or {}, DRAFT_ROLES, name)
-    needed = ["text_id", "system", "draft"] + (["reference"] if need_reference else [])
-    for col in needed:
-        if col not in frame.columns:
-            raise FormatError(f"missing column '{col}' (the file has {', '.join(map(str, frame.columns))}; "
-                              "map yours with ROLE=NAME)", file=name, column=(columns or {}).get(col, col))
-    present = [c for c in DRAFT_ROLES if c in frame.columns]
-    frame = frame[present].copy()
-    for col in ("text_id", "system", "draft") + (("reference",) if need_reference else ()):
-        blank = (frame[col].str.strip() == "").to_numpy().nonzero()[0]
-        if blank.size:
-            raise FormatError(f"empty {col}", file=name, rows=(blank + 1).tolist(), column=(columns or {}).get(col, col))
-    dup = frame.duplicated(["text_id", "system"], keep="first").to_numpy().nonzero()[0]
-    if dup.size:
-        raise FormatError("the same (text_id, system) appears more than once", file=name, rows=(dup + 1).tolist())
-    return frame.reset_index(drop=True)
+    return drafts_from_table(read_table(source, name), name, columns=columns, need_reference=need_reference)
+
+
+def edits_from_table(frame: pd.DataFrame, name: str, *, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Edits from a table read by :func:`read_table`; see :func:`read_edits`."""
+    frame, mapping = _select(frame, columns, EDIT_REQUIRED, EDIT_OPTIONAL, name, "an edits file")
+    _check_text(frame, ("text_id", "system", "editor", *EDIT_FIELDS), mapping, name)
+    frame = frame.astype(str)
+    if "editor" not in frame.columns:
+        frame["editor"] = UPLOADED_EDITOR
+    for col in EDIT_FIELDS:
+        frame[col] = frame.get(col, "")
+    frame["edit_index"] = frame.groupby(["text_id", "system", "editor"], sort=False).cumcount()
+    return frame[list(EDIT_COLUMNS)].reset_index(drop=True)
 
 
 def read_edits(source: str | Path | IO[bytes], name: str | None = None, *,
-               columns: dict[str, str] | None = None) -> pd.DataFrame:
-    """Edits from another tool: JSON lines (one edit per line) or CSV, in the edit schema.
+               columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Edits from another tool: JSON lines (one edit per line) or CSV.
 
-    Required per edit: ``text_id, system`` and the six schema fields; optional ``editor``
-    (default ``uploaded``). ``edit_index`` is the order within each (text_id, system, editor).
-    An empty ``revised_snippet`` is a deletion. Other fields (e.g. ``located``) are ignored: edits
-    are located again against the drafts.
+    Required per edit: :data:`EDIT_REQUIRED` (``text_id, system, original_snippet,
+    revised_snippet``); optional :data:`EDIT_OPTIONAL`: ``editor`` (default ``uploaded``) and the
+    descriptive schema fields (blank when absent). ``edit_index`` is the order within each
+    (text_id, system, editor). An empty ``revised_snippet`` is a deletion. Other fields (e.g.
+    ``located``) are ignored: edits are located again against the drafts.
+
+    Parameters
+    ----------
+    columns : mapping, optional
+        ``{role: file_column}``; roles left out are guessed by name, ``""`` unsets a role.
 
     Returns
     -------
@@ -103,37 +229,8 @@ def read_edits(source: str | Path | IO[bytes], name: str | None = None, *,
     Raises
     ------
     FormatError
-        A line that is not a JSON object, a missing field, or a non-text value.
+        A line that is not a JSON object, no edits, a missing field, a non-text value, or a snippet
+        longer than :data:`~lib.revision.schema.MAX_TEXT_CHARS`.
     """
     name = name or str(source)
-    text = _read_text(source, name)
-    if str(name).lower().endswith((".jsonl", ".json", ".ndjson")) or text.lstrip().startswith("{"):
-        records = []
-        for line_no, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise FormatError(f"line is not valid JSON ({err.msg})", file=name, rows=[line_no]) from err
-            if not isinstance(record, dict):
-                raise FormatError("line is not a JSON object", file=name, rows=[line_no])
-            records.append(record)
-        frame = pd.DataFrame.from_records(records)
-    else:
-        try:
-            frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-            raise FormatError(f"not a readable CSV or JSON lines file ({err})", file=name) from err
-    frame = _rename(frame, columns or {}, ("text_id", "system", "editor", *EDIT_FIELDS), name)
-    for col in ("text_id", "system", *EDIT_FIELDS):
-        if col not in frame.columns:
-            raise FormatError(f"missing field '{col}'", file=name, column=col)
-        bad = frame[col].map(lambda v: not isinstance(v, (str, int, float)) or v != v).to_numpy().nonzero()[0]
-        if bad.size:
-            raise FormatError(f"'{col}' is missing or not text", file=name, rows=(bad + 1).tolist(), column=col)
-    if "editor" not in frame.columns:
-        frame["editor"] = UPLOADED_EDITOR
-    frame = frame.astype({c: str for c in ("text_id", "system", "editor", *EDIT_FIELDS)})
-    frame["edit_index"] = frame.groupby(["text_id", "system", "editor"], sort=False).cumcount()
-    return frame[list(EDIT_COLUMNS)].reset_index(drop=True)
+    return edits_from_table(read_table(source, name), name, columns=columns)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from lib.errors import SettingsError
 from lib.revision.schema import RevisionEdits
 
 CATEGORIES: tuple[str, ...] = (
@@ -69,6 +70,20 @@ REFERENCE_FREE = PromptTemplate(
 PROMPTS: dict[str, PromptTemplate] = {p.name: p for p in (REFERENCE_BASED, REFERENCE_FREE)}
 
 
+def prompt_template(name: str) -> PromptTemplate:
+    """The template called ``name`` (a key of :data:`PROMPTS`).
+
+    Raises
+    ------
+    SettingsError
+        If there is no such template (the message lists the names).
+    """
+    try:
+        return PROMPTS[name]
+    except KeyError:
+        raise SettingsError(f"unknown prompt '{name}'; the prompts are {', '.join(PROMPTS)}") from None
+
+
 def build_messages(template: PromptTemplate, draft: str, reference: str | None = None, *,
                    json_mode: bool = False) -> list[dict[str, str]]:
     """Chat messages for one draft.
@@ -80,11 +95,11 @@ def build_messages(template: PromptTemplate, draft: str, reference: str | None =
 
     Raises
     ------
-    ValueError
+    SettingsError
         If the template needs a reference and none is given.
     """
     if template.needs_reference and not reference:
-        raise ValueError(f"the {template.name} prompt needs a reference text")
+        raise SettingsError(f"the {template.name} prompt needs a reference text")
     system = template.system.format(categories="; ".join(CATEGORIES))
     if json_mode:
         system += ("\nAnswer with the JSON object only, valid against this JSON schema:\n"

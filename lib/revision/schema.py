@@ -41,3 +41,7 @@ EDIT_COLUMNS: tuple[str, ...] = (*KEY_COLUMNS, "edit_index", *EDIT_FIELDS)
 
 DIFF_EDITOR = "diff-based"
 """``editor`` label of edits made by aligning draft and reference (no LLM)."""
+
+MAX_TEXT_CHARS = 100_000
+"""Longest draft, reference or snippet accepted (characters, about 15,000 words): bounds what one
+draft may cost (the word alignment grows with the product of both lengths, an LLM bills per token)."""

@@ -9,20 +9,23 @@ rules), :mod:`.calibration` (leave-one-comparison-out calibration, fast MAP or f
 from lib.selection.adaptive import WhatIf, cat_path, what_if
 from lib.selection.bank import ItemParams
 from lib.selection.calibration import (
+    FEW_COMPARISONS,
+    MIN_COMPARISONS,
     MODES,
     PSIS_KHAT_LIMIT,
     FastCalibration,
     FullCalibration,
     check_mode,
+    check_selection_data,
     make_calibration,
     posterior_sampler,
     system_groups,
 )
 from lib.selection.curve import (
+    DEFAULT_TARGET_SE,
     SUMMARY_COLUMNS,
     LooCurve,
     default_k_grid,
-    default_target_se,
     loo_curve,
     parse_k_grid,
     prompts_needed,
@@ -31,8 +34,9 @@ from lib.selection.strategies import STRATEGIES, Strategy, check_strategies
 from lib.selection.subset import select_subset
 
 __all__ = [
-    "MODES", "PSIS_KHAT_LIMIT", "STRATEGIES", "SUMMARY_COLUMNS", "FastCalibration", "FullCalibration", "ItemParams",
-    "LooCurve", "Strategy", "WhatIf", "cat_path", "check_mode", "check_strategies", "default_k_grid",
-    "default_target_se", "loo_curve", "make_calibration", "parse_k_grid", "posterior_sampler", "prompts_needed", "select_subset",
+    "DEFAULT_TARGET_SE", "FEW_COMPARISONS", "MIN_COMPARISONS", "MODES", "PSIS_KHAT_LIMIT", "STRATEGIES",
+    "SUMMARY_COLUMNS", "FastCalibration", "FullCalibration", "ItemParams", "LooCurve", "Strategy", "WhatIf",
+    "cat_path", "check_mode", "check_selection_data", "check_strategies", "default_k_grid", "loo_curve",
+    "make_calibration", "parse_k_grid", "posterior_sampler", "prompts_needed", "select_subset",
     "system_groups", "what_if",
 ]

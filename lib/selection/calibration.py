@@ -37,13 +37,54 @@ import pandas as pd
 from scipy.special import logsumexp
 from threadpoolctl import threadpool_limits
 
-from lib.errors import SettingsError
+from lib.errors import DesignError, SettingsError
 from lib.irt.readouts import DEFAULT_GRID
 from lib.selection.bank import ItemParams
 
 MODES = ("fast", "full")
 PSIS_KHAT_LIMIT = 0.7
 """Above this Pareto k-hat the PSIS leave-one-out weights are unreliable (Vehtari et al. 2017)."""
+
+MIN_COMPARISONS = 3
+"""Leave-one-out needs one comparison held out and at least two to calibrate the prompts on."""
+
+FEW_COMPARISONS = 10
+"""Below this many comparisons each prompt's alpha and b rest on a handful of net ratings, so the
+posterior stays close to the prior (log alpha ~ N(0, 0.5), b ~ N(0, 2)) and the ranking of prompts
+is mostly noise."""
+
+
+def check_selection_data(rm) -> list[str]:
+    """Raise unless the data can support a leave-one-out selection; return what weakens it.
+
+    Parameters
+    ----------
+    rm : lib.ratings.RatingMatrix
+
+    Returns
+    -------
+    list of str
+        A warning when fewer than :data:`FEW_COMPARISONS` comparisons have ratings (the design
+        warnings of :func:`lib.design.check_design` are the Data page's).
+
+    Raises
+    ------
+    DesignError
+        When :func:`lib.design.check_design` finds the data cannot support a fit, or fewer than
+        :data:`MIN_COMPARISONS` comparisons have ratings.
+    """
+    from lib.design import check_design
+
+    check_design(rm)
+    n_comp = int((rm.codes() >= 0).any(axis=1).sum())
+    if n_comp < MIN_COMPARISONS:
+        raise DesignError(f"leave-one-out selection needs at least {MIN_COMPARISONS} comparisons with ratings; "
+                          f"the data has {n_comp}")
+    if n_comp >= FEW_COMPARISONS:
+        return []
+    return [f"only {n_comp} comparisons: each leave-one-out calibration estimates the prompts' alpha and b "
+            f"from {n_comp - 1} of them, so they are mostly prior; SEs and prompt rankings need "
+            f"{FEW_COMPARISONS} or more comparisons to mean much"]
 
 
 def _scale_to(theta: np.ndarray, target: np.ndarray | None, centred: bool) -> tuple[float, float]:
@@ -303,11 +344,14 @@ def make_calibration(
     ------
     SettingsError
         Unknown mode or cutpoints, or antisymmetric cutpoints with an even number of categories.
+    DesignError
+        Data that cannot support the selection (:func:`check_selection_data`).
     """
     from lib.irt.model import check_cutpoints
 
     check_mode(mode)
     check_cutpoints(cutpoints, len(rm.categories))
+    check_selection_data(rm)
     if mode == "fast":
         return FastCalibration(rm.codes(), len(rm.categories), rm.comparisons, cutpoints=cutpoints)
     sample = posterior_sampler(cutpoints=cutpoints, chains=chains, draws=draws, tune=tune, seed=seed,

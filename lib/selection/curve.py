@@ -229,10 +229,11 @@ def loo_curve(
     )
 
 
-def default_target_se(summary: pd.DataFrame) -> float:
-    """10% above the smallest mean SE reached with every prompt (the largest k)."""
-    at_max = summary[summary["k"] == summary["k"].max()]
-    return float(1.1 * at_max["se_mean"].min())
+DEFAULT_TARGET_SE = 0.3
+"""Default target SE on the theta scale, the same whatever the calibration mode. With theta's prior
+N(0, 1), SE 0.3 is a reliability of 1 - 0.3^2 = 0.91, the usual stopping rule of computerized
+adaptive testing (reliability 0.9, SE about 0.3; e.g. the PROMIS item banks), and a 95% interval of
++-0.59: the sign of a comparison is settled once |theta| is about 0.6 or more."""
 
 
 def prompts_needed(summary: pd.DataFrame, target_se: float) -> pd.DataFrame:
@@ -241,8 +242,9 @@ def prompts_needed(summary: pd.DataFrame, target_se: float) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        ``strategy, target_se, k_needed``; ``k_needed`` is a nullable Int64, missing when the
-        strategy never reaches the target on the grid.
+        ``strategy, target_se, k_needed, se_best``; ``k_needed`` is a nullable Int64, missing when
+        the strategy never reaches the target on the grid; ``se_best`` is the smallest mean SE the
+        strategy reaches on the grid (how far a missed target is).
 
     Raises
     ------
@@ -255,7 +257,8 @@ def prompts_needed(summary: pd.DataFrame, target_se: float) -> pd.DataFrame:
     for name, part in summary.groupby("strategy", sort=False):
         reached = part.loc[part["se_mean"] <= target_se, "k"]
         rows.append({"strategy": name, "target_se": float(target_se),
-                     "k_needed": int(reached.min()) if len(reached) else pd.NA})
-    out = pd.DataFrame(rows, columns=["strategy", "target_se", "k_needed"])
+                     "k_needed": int(reached.min()) if len(reached) else pd.NA,
+                     "se_best": float(part["se_mean"].min())})
+    out = pd.DataFrame(rows, columns=["strategy", "target_se", "k_needed", "se_best"])
     out["k_needed"] = out["k_needed"].astype("Int64")
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -9,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from lib.cost.analysis import analyse
-from lib.cost.costs import Weights
+from lib.cost.costs import DEFAULT_WEIGHT, Weights
 from lib.cost.schema import read_study
 from lib.formats import read_csv
 
@@ -22,6 +23,11 @@ EXAMPLE = ROOT / "data" / "cost_example" / "study.csv"
 def expected():
     study = read_study(read_csv(EXAMPLE, EXAMPLE.name), file=EXAMPLE.name)
     return study, analyse(study)
+
+
+def unescaped(text: str) -> str:
+    """Markdown as the reader sees it: backslash escapes removed (user text is escaped)."""
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def _run() -> AppTest:
@@ -42,7 +48,7 @@ def test_page_opens_on_example_without_upload(expected):
     # Fig. 5 shows the external L_E when the file has it, as in the paper.
     gap = next(df.value for df in at.dataframe if "loss_source" in df.value.columns)
     assert set(gap.loss_source) == {"external"}
-    assert at.selectbox(key="cost_col_usefulness_example").value == "usefulness"
+    assert at.selectbox(key="cost_example_role_usefulness").value == "usefulness"
     labels = {b.proto.label for b in at.get("download_button")}
     assert {f"Download {f}" for f in ("loss_table.csv", "effort_medians.csv", "cost_curve.csv", "spearman.csv")} <= labels
 
@@ -51,22 +57,24 @@ def test_weights_change_break_even(expected):
     study, _ = expected
     at = _run()
     for key in ("alpha", "beta", "gamma", "delta"):
-        at.select_slider(key=f"cost_w_{key}").set_value(0.01)
+        assert at.select_slider(key=f"cost_w_{key}").value == DEFAULT_WEIGHT
+        at.select_slider(key=f"cost_w_{key}").set_value(0.1)
     at.run()
     assert not at.exception and not at.error
-    want = analyse(study, weights=Weights(0.01, 0.01, 0.01, 0.01)).cost_terms
+    want = analyse(study, weights=Weights(0.1, 0.1, 0.1, 0.1)).cost_terms
     terms = next(df.value for df in at.dataframe if "break_even_n" in df.value.columns)
-    assert terms.break_even_n.astype("Int64").tolist() == want.break_even_n.tolist()
+    assert terms.break_even_n.astype(str).tolist() == [str(n) if pd.notna(n) else "never" for n in want.break_even_n]
+    assert any("0.01 (the default)" in c.value for c in at.sidebar.caption)
 
 
 def test_bad_mapping_shows_error_not_traceback():
     at = _run()
     # Age (19-65) is not a 1-5 Likert score: the page must say which file, rows and column.
-    at.selectbox(key="cost_col_usefulness_example").set_value("age")
+    at.selectbox(key="cost_example_role_usefulness").set_value("age")
     at.run()
     assert not at.exception
     assert len(at.error) == 1
-    message = at.error[0].value
+    message = unescaped(at.error[0].value)
     assert "study.csv" in message and "column 'age'" in message and "1-5" in message and "row" in message
 
 
@@ -76,7 +84,7 @@ def test_with_label_switch_flips_conditions():
     at.run()
     # Times of the model steps are now on the "without" rows: a precise error, no crash.
     assert not at.exception
-    assert "only applies to condition 'without_model'" in at.error[0].value
+    assert "only applies to condition 'without_model'" in unescaped(at.error[0].value)
 
 
 def _upload(content: bytes, name: str = "mine.csv") -> AppTest:
@@ -101,6 +109,30 @@ def test_bad_upload_shows_precise_error():
     df.loc[4, "usefulness"] = 9
     at = _upload(df.to_csv(index=False).encode(), "bad.csv")
     assert not at.exception
-    assert at.error[0].value == "bad.csv, row 5, column 'usefulness': usefulness must be on the Likert scale 1-5"
+    assert unescaped(at.error[0].value) == "bad.csv, row 5, column 'usefulness': usefulness must be on the Likert scale 1-5"
     at = _upload(b"\xff\xfe not utf-8", "latin.csv")
-    assert not at.exception and "latin.csv" in at.error[0].value and "UTF-8" in at.error[0].value
+    assert not at.exception and "latin.csv" in unescaped(at.error[0].value) and "UTF-8" in unescaped(at.error[0].value)
+
+
+def test_validation_zero_readable_tables_id_columns_and_file_name():
+    """Issue 8 item 9 on the page: take V_H as 0 when not measured, no None / Infinity in tables,
+    id-like columns not preselected as covariates, the file name shown as text."""
+    df = pd.read_csv(EXAMPLE).drop(columns="validate_time_s")
+    df["session_id"] = df["participant"].str[1:].astype(int) + 1000
+    at = _upload(df.to_csv(index=False).encode(), "*my* study.csv")
+    assert not at.exception and not at.error
+    assert any("V_H not measured" in unescaped(w.value) for w in at.warning)
+    cov = next(w for w in at.multiselect if w.key.startswith("cost_cov_"))
+    assert "session_id" in cov.options and "session_id" not in cov.value and "age" in cov.value
+    assert any("\\*my\\* study" in m.value for m in at.markdown)
+    terms = next(d.value for d in at.dataframe if "break_even_n" in d.value.columns)
+    assert terms.break_even_n.tolist() == ["—"] * len(terms)  # no cost: not measured
+    at.checkbox(key="cost_validation_zero").check().run()
+    assert not at.exception and not at.error
+    assert not any("no cost" in unescaped(w.value) for w in at.warning)
+    assert any("V_H not measured, taken as 0 s" in unescaped(w.value) for w in at.warning)
+    terms = next(d.value for d in at.dataframe if "break_even_n" in d.value.columns)
+    for d in at.dataframe:
+        text = d.value.astype(str)
+        assert not text.isin(["None", "nan", "inf", "<NA>"]).any().any()
+    assert (terms.V_H == 0).all() and terms.break_even_n.ne("—").all()

@@ -101,3 +101,57 @@ def test_abilities_page_runs_the_default_sampler_with_diagnostics(at):
     table = at.dataframe[0].value
     assert table["hdi_low"].lt(table["hdi_high"]).all()
     assert table["p_b_better"].between(0, 1).all()
+
+
+def pairwise_input(systems=("*star*", "[x](http://e.com)"), votes=("B", "A", "B", "tie")):
+    import pandas as pd
+
+    from lib.inputs import analysis_input
+
+    rows = [{"prompt": f"q{p}", "prompt_text": f"question {p}", "system_a": systems[0], "system_b": systems[1], "annotator": f"r{r}",
+             "choice": votes[(p + r) % len(votes)]} for p in range(6) for r in range(3)]
+    return analysis_input(pd.DataFrame(rows), "pairwise", file="t.csv", merge_redundant=False)
+
+
+def test_abilities_page_shows_no_code_comment_and_plain_sampler_names(at):
+    at.switch_page("pages/abilities.py").run()
+    assert not any("More density curves" in m.value for m in at.markdown)
+    box = at.selectbox(key="abil_sampler")
+    assert box.options == ["numpyro", "pymc", "nutpie", "map"]
+
+
+def test_map_results_leave_probability_empty_and_report_click_to_result_time(at):
+    fit_map(at)
+    table = at.dataframe[0].value
+    assert table["p_b_better"].isna().all() and "contraction" in table.columns
+    assert any("Result in" in s.value and "from the click" in s.value for s in at.success)
+
+
+def test_a_degenerate_design_shows_an_error_and_no_tick(at):
+    at.session_state["analysis_input"] = pairwise_input(votes=("tie",))
+    fit_map(at)
+    assert not at.exception
+    assert any("tie" in e.value for e in at.error)
+    assert not any("✓" in c.value for c in at.sidebar.caption)
+    assert len(at.dataframe) == 0
+
+
+def test_prompts_page_renders_system_names_as_text_and_says_when_no_responses(at):
+    at.session_state["analysis_input"] = pairwise_input()
+    fit_map(at)
+    at.switch_page("pages/prompts.py").run()
+    assert not at.exception and not at.error
+    heads = [m.value for m in at.markdown if "A:" in m.value or "B:" in m.value]
+    assert heads and all("\\*star\\*" in h or "\\[x\\]" in h for h in heads)
+    assert any("No response column mapped" in c.value for c in at.caption)
+    assert not any("(empty response)" in t.value for t in at.text)
+
+
+def test_a_corrupt_fit_cache_breaks_no_page(at, tmp_path):
+    fit_map(at)
+    for path in (tmp_path / "fits").iterdir():
+        path.write_bytes(path.read_bytes()[:20])
+    again = AppTest.from_file(APP, default_timeout=180).run()
+    assert not again.exception
+    again.switch_page("pages/abilities.py").run()
+    assert not again.exception and len(again.dataframe) == 0

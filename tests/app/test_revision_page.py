@@ -72,7 +72,8 @@ def test_uploaded_edits_are_escaped_and_unknown_drafts_are_an_error(at):
     wrong = dict(edit, text_id="nope")
     at.file_uploader(key="revision_edits_file").set_value(
         ("e.jsonl", (json.dumps(edit) + "\n" + json.dumps(wrong)).encode(), "application/json")).run()
-    assert not at.exception and "row 2" in at.error[0].value and "text_id" in at.error[0].value
+    message = at.error[0].value.replace("\\", "")  # Markdown escapes
+    assert not at.exception and "row 2" in message and "text_id" in message
 
 
 def test_llm_source_waits_for_a_model_without_calling_anything(at):
@@ -120,3 +121,53 @@ def test_llm_run_keeps_finished_drafts_and_compares_with_writers(at, monkeypatch
     assert not at.exception and not any("Press the button" in i.value for i in at.info)
     at.selectbox(key="revision_ref_writer").set_value("W12").run()
     assert any("Press the button" in i.value for i in at.info)
+
+
+def test_edits_with_other_column_names_are_mapped_with_drop_downs(at):
+    at.radio(key="revision_source").set_value("Uploaded edits").run()
+    csv = "doc,model_name,before,after,kind\nlamp-01,gpt4o,Maria's evenings,Her evenings,Cliche\n"
+    at.file_uploader(key="revision_edits_file").set_value(("mine.csv", csv.encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    # guessed roles are preselected, a role without a guess starts unmapped
+    assert at.selectbox(key="revision_edits_role_text_id").value == "doc"
+    assert at.selectbox(key="revision_edits_role_original_snippet").value == "before"
+    assert at.selectbox(key="revision_edits_role_revision_intention").value == "(none)"
+    at.selectbox(key="revision_edits_role_revision_intention").set_value("kind").run()
+    assert not at.exception and not at.error
+    by_editor = next(t for t in frames(at) if "editor" in t.columns and "mean" in t.columns)
+    assert by_editor[["editor", "n"]].values.tolist() == [["uploaded", 54]]  # every LAMP draft counts
+    category = next(t for t in frames(at) if "Total" in t.columns)
+    assert "Cliche" in category.columns
+    at.selectbox(key="revision_edits_role_system").set_value("(none)").run()
+    assert not at.exception and "system" in at.warning[0].value
+
+
+def test_a_1_mb_draft_is_an_error_on_the_page_fast(at):
+    import time
+
+    import pandas as pd
+
+    big = "word " * 200_000
+    csv = pd.DataFrame({"text_id": ["small", "huge"], "system": ["A", "A"], "draft": ["a b", big],
+                        "reference": ["a", big]}).to_csv(index=False)
+    at.radio(key="revision_drafts_source").set_value("Upload a drafts CSV").run()
+    start = time.perf_counter()
+    at.file_uploader(key="revision_drafts_file").set_value(("big.csv", csv.encode(), "text/csv")).run()
+    assert time.perf_counter() - start < 5
+    message = at.error[0].value.replace("\\", "")
+    assert not at.exception and "row 2" in message and "text_id 'huge'" in message and "1,000,000" in message
+
+
+def test_user_text_in_markdown_elements_is_escaped(at):
+    image = "![x](http://127.0.0.1:9/x.png)"
+    csv = f"text_id,system,draft,reference\n1,{image},a b c,a c\n2,B,d e f,d f\n1,B,g h,g\n"
+    at.radio(key="revision_drafts_source").set_value("Upload a drafts CSV").run()
+    at.file_uploader(key="revision_drafts_file").set_value(("d.csv", csv.encode(), "text/csv")).run()
+    at.radio(key="revision_source").set_value("Diff-based (towards a reference)").run()
+    assert not at.exception and not at.error
+    label = at.metric[0].label
+    assert image not in label and label.replace("\\", "") .startswith(image)
+    # a file name and a value quoted in an error are escaped too
+    bad = f"text_id,system,draft\n1,A,x\n1,A,{image}\n"
+    at.file_uploader(key="revision_drafts_file").set_value((f"{image}.csv", bad.encode(), "text/csv")).run()
+    assert not at.exception and image not in at.error[0].value and image in at.error[0].value.replace("\\", "")

@@ -34,3 +34,25 @@ def test_uploaded_edit_markup_is_rendered_as_text(page, app_url):
     page.wait_for_timeout(500)  # give an injected onerror handler time to fire
     assert page.evaluate("[window.__xss_script, window.__xss_img]") == [None, None]
     assert dialogs == []
+
+
+IMAGE = "![x](http://127.0.0.1:9/x.png)"
+
+
+def test_markdown_in_system_names_and_file_names_is_not_rendered(page, app_url):
+    page.goto(f"{app_url}/revision")
+    page.get_by_text("Upload a drafts CSV").click()
+    csv = f"text_id,system,draft,reference\n1,{IMAGE},a b c,a c\n2,B,d e f,d f\n1,B,g h,g\n"
+    page.locator('input[type="file"]').set_input_files(
+        files=[{"name": "drafts.csv", "mimeType": "text/csv", "buffer": csv.encode()}])
+    page.get_by_text("Diff-based (towards a reference)").click()
+    metric = page.locator('[data-testid="stMetricLabel"]').first
+    metric.wait_for()
+    assert IMAGE in metric.inner_text()  # shown as the text it is
+    bad = "text_id,system,draft\n1,A,x\n1,A,y\n"
+    page.locator('input[type="file"]').set_input_files(
+        files=[{"name": f"{IMAGE}.csv", "mimeType": "text/csv", "buffer": bad.encode()}])
+    error = page.locator('[data-testid="stAlertContentError"]').first
+    error.wait_for()
+    assert IMAGE in error.inner_text()
+    assert page.locator('img[src*="127.0.0.1:9"]').count() == 0

@@ -1,0 +1,60 @@
+"""Which API key may go to which server: the operator's key only to the operator's server.
+
+The app's operator configures a server and its key (``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` in the
+environment or ``.streamlit/secrets.toml``). A visitor may type another Base URL in the browser;
+the operator's key must never be sent there, or anyone could collect it with a server of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from lib.errors import SettingsError
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Where the openai SDK sends requests when no base URL is configured."""
+
+
+def _same_server(a: str, b: str) -> bool:
+    """Equal scheme, host (with port and any user part) and path, ignoring case of the host and a final '/'."""
+    x, y = urlsplit(a.strip()), urlsplit(b.strip())
+    return ((x.scheme.lower(), x.netloc.lower(), x.path.rstrip("/"), x.query)
+            == (y.scheme.lower(), y.netloc.lower(), y.path.rstrip("/"), y.query))
+
+
+def choose_key(typed_url: str, typed_key: str, env: Mapping[str, str]) -> tuple[str, str]:
+    """The base URL to call and the API key to send with it.
+
+    Parameters
+    ----------
+    typed_url, typed_key : str
+        What the visitor typed in this session ("" when nothing).
+    env : mapping
+        The operator's configuration: ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` (environment,
+        then secrets); missing or "" when not set.
+
+    Returns
+    -------
+    (url, key)
+        The typed URL, else the configured one, else :data:`DEFAULT_BASE_URL`. The key is the
+        typed one; the operator's key only when the URL is the operator's server (same scheme,
+        host, port and path); "" when there is none (fine for local servers).
+
+    Raises
+    ------
+    SettingsError
+        The visitor typed another server than the operator's, without a key of their own, while the
+        operator has a key: the operator's key is not sent there.
+    """
+    configured = (env.get("OPENAI_BASE_URL") or "").strip() or DEFAULT_BASE_URL
+    server_key = (env.get("OPENAI_API_KEY") or "").strip()
+    url = typed_url.strip() or configured
+    if typed_key.strip():
+        return url, typed_key.strip()
+    if _same_server(url, configured):
+        return url, server_key
+    if server_key:
+        raise SettingsError(f"the Base URL '{url}' is not the server this app is configured for: type an API "
+                            "key for it (the app's own key is only sent to its configured server)")
+    return url, ""
