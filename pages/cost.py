@@ -102,7 +102,7 @@ with st.expander("Columns and conditions", expanded=source == "Upload a CSV"):
         if order is None and not numeric:
             order = sorted(set(text[text != ""]))
         if order is not None:
-            typed = st.text_input(f"Order of '{col}' (low < ... < high)", " < ".join(order), key=f"cost_order_{col}_{file_id}",
+            typed = st.text_input(f"Order of '{escape_markdown(col)}' (low < ... < high)", " < ".join(order), key=f"cost_order_{col}_{file_id}",
                                   help="Recognised orders are filled in; anything else starts alphabetical: check it.")
             order = [v.strip() for v in typed.split("<") if v.strip()]
         covariates.append((col, tuple(order) if order else None))

@@ -704,14 +704,14 @@ def _sample_numpyro(model, settings: FitSettings, tracker: _Tracker) -> az.Infer
                 num_samples=draws, num_chains=chains, chain_method=method, progress_bar=False)
     key = jax.random.PRNGKey(settings.seed)
     mcmc.run(jax.random.split(key, chains) if chains > 1 else key, init_params=init,
-             extra_fields=("diverging",))
+             extra_fields=("diverging", "energy"))
     raw = mcmc.get_samples(group_by_chain=True)
     values = _postprocess_samples(to_params, raw, postprocessing_vectorize="vmap")
-    diverging = np.asarray(mcmc.get_extra_fields(group_by_chain=True)["diverging"])
+    extra = mcmc.get_extra_fields(group_by_chain=True)
     coords = {name: np.asarray(model.coords[name]) for name in ("comparison", "prompt", "threshold")}
     return az.from_dict(
         posterior={v.name: np.asarray(x) for v, x in zip(outputs, values, strict=True)},
-        sample_stats={"diverging": diverging},
+        sample_stats={"diverging": np.asarray(extra["diverging"]), "energy": np.asarray(extra["energy"])},
         coords=coords, dims={"theta": ["comparison"], "alpha": ["prompt"], "b": ["prompt", "threshold"]},
     )
 
