@@ -45,6 +45,57 @@ def add_columns_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_input_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """The judgment-file options ``fit`` and ``select`` share (the Data page's choices)."""
+    from lib.formats import FORMATS
+
+    parser.add_argument("--input", required=True, help=what)
+    parser.add_argument("--format", required=True, choices=list(FORMATS))
+    parser.add_argument("--criterion", default=None, help="criterion to use when the file has several")
+    add_columns_option(parser)
+    parser.add_argument("--filter", default=None, metavar="COLUMN=V1,V2",
+                        help="keep only the rows whose COLUMN has one of these values")
+    parser.add_argument("--drop-incomplete", action="store_true",
+                        help="leave out rows with a blank required cell (their row numbers are printed)")
+    parser.add_argument("--no-merge", action="store_true", help="do not average redundant prompts")
+
+
+def read_input(args: argparse.Namespace):
+    """The :class:`lib.inputs.AnalysisInput` of ``add_input_options``' arguments.
+
+    Prints what changed the data: dropped rows, every redundancy merge, and a warning when many
+    prompts merged.
+
+    Raises
+    ------
+    lib.errors.InputError
+        Bad file, mapping, filter or criterion.
+    """
+    from lib.formats import read_csv
+    from lib.inputs import analysis_input
+    from lib.ratings import merge_lines, merge_warning
+
+    filters = None
+    if args.filter:
+        column, sep, values = args.filter.partition("=")
+        if not sep or not column.strip() or not values.strip():
+            raise SettingsError(f"--filter '{args.filter}' is not COLUMN=V1,V2,...")
+        filters = {column.strip(): [v.strip() for v in values.split(",")]}
+    path = Path(args.input)
+    data = analysis_input(
+        read_csv(path, path.name), args.format, parse_columns(args.columns), file=path.name,
+        criterion=args.criterion, merge_redundant=not args.no_merge, filters=filters,
+        drop_incomplete_rows=args.drop_incomplete,
+    )
+    if data.dropped_rows:
+        print(f"dropped {len(data.dropped_rows)} incomplete rows: {', '.join(map(str, data.dropped_rows))}")
+    for line in merge_lines(data.matrix):
+        print(line)
+    if (merged := merge_warning(data.matrix)) is not None:
+        print(f"warning: {merged}", file=sys.stderr)
+    return data
+
+
 def add_out_option(parser: argparse.ArgumentParser) -> None:
     """``--out DIR`` and ``--overwrite``, checked by :func:`lib.export.prepare_out` before computing."""
     parser.add_argument("--out", required=True, help="output folder (created; must be empty unless --overwrite)")

@@ -73,7 +73,7 @@ def analysis_input(
     criterion : str, optional
         Needed when the data holds several criteria.
     merge_redundant : bool
-        Average prompts whose net ratings correlate above 0.6 (not for ``responses``).
+        Average redundant prompts (:func:`lib.ratings.redundancy_groups`; not for ``responses``).
     judgments : Judgments, optional
         Already read votes (with texts) to use instead of reading ``df`` again (then ``filters``
         and ``drop_incomplete_rows`` do not apply).

@@ -33,9 +33,13 @@ UPLOAD_WIDGETS = "up_"
 
 def merge_toggle(disabled: bool) -> bool:
     restore("data_merge", "view_merge")
-    merge = st.toggle("Average redundant prompts (correlation > 0.6)", key="data_merge", disabled=disabled,
-                      help="Sedoc & Ungar average prompts whose net ratings correlate above 0.6 "
-                           "over comparisons, so that near-copies do not overstate significance.")
+    merge = st.toggle("Average redundant prompts (correlation credibly > 0.6)", key="data_merge",
+                      disabled=disabled,
+                      help="Sedoc & Ungar average prompts whose net ratings correlate above 0.6 over "
+                           "comparisons, so that near-copies do not overstate significance. Merged "
+                           "only where r's one-sided 95% lower bound exceeds 0.6 over at least 10 "
+                           "independent comparisons (at most S - 1 for S systems), every member "
+                           "linked to every other.")
     st.session_state["view_merge"] = merge
     return merge
 

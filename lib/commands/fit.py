@@ -6,8 +6,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from lib.cli import add_columns_option, add_out_option, parse_columns
-from lib.formats import FORMATS
+from lib.cli import add_input_options, add_out_option, read_input
 
 OUTPUTS = ["abilities.csv", "prompts.csv", "diagnostics.json", "posterior.nc", "groups.csv"]
 
@@ -19,10 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Fit the Bayesian graded response model (Sedoc & Ungar 2020) and write "
         "abilities.csv, prompts.csv, diagnostics.json, posterior.nc and groups.csv to --out.",
     )
-    p.add_argument("--input", required=True, help="CSV of judgments")
-    p.add_argument("--format", required=True, choices=[f for f in FORMATS])
-    p.add_argument("--criterion", default=None, help="criterion to fit when the file has several")
-    add_columns_option(p)
+    add_input_options(p, "CSV of judgments")
     p.add_argument("--cutpoints", choices=["antisymmetric", "free"], default=None,
                    help="default: antisymmetric for votes and ratings, free for responses")
     p.add_argument("--sampler", choices=["numpyro", "pymc", "nutpie", "map"], default="numpyro")
@@ -30,7 +26,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--draws", type=int, help="draws per chain, default 1000")
     p.add_argument("--tune", type=int, help="tuning iterations per chain, default 500")
     p.add_argument("--seed", type=int)
-    p.add_argument("--no-merge", action="store_true", help="do not average redundant prompts")
     add_out_option(p)
     p.set_defaults(run=run)
 
@@ -50,23 +45,12 @@ def _progress_printer():
 
 def run(args: argparse.Namespace) -> int:
     from lib.export import csv_text, prepare_out
-    from lib.formats import read_csv
-    from lib.inputs import analysis_input
     from lib.irt.fit import FitSettings, diagnostics_json, fit_grm
     from lib.irt.summary import ability_table, prompt_table
-    from lib.ratings import merge_lines, merge_warning
 
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
-    path = Path(args.input)
-    data = analysis_input(
-        read_csv(path, path.name), args.format, parse_columns(args.columns), file=path.name,
-        criterion=args.criterion, merge_redundant=not args.no_merge,
-    )
+    data = read_input(args)
     rm = data.matrix
-    for line in merge_lines(rm):
-        print(line)
-    if (merged := merge_warning(rm)) is not None:
-        print(f"warning: {merged}")
     cutpoints = args.cutpoints or ("free" if args.format == "responses" else "antisymmetric")
     given = {k: getattr(args, k) for k in ("chains", "draws", "tune", "seed") if getattr(args, k) is not None}
     settings = FitSettings(cutpoints=cutpoints, sampler=args.sampler, **given)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from lib.cli import add_columns_option, add_out_option, parse_columns
+from lib.cli import add_input_options, add_out_option, read_input
 from lib.errors import SettingsError
-from lib.formats import FORMATS
 
 STRATEGY_NAMES = ("random", "top_alpha", "max_info", "group", "cat_info", "cat_epv")
 """``lib.selection.STRATEGIES`` spelled out, so that ``--help`` needs no numpy/scipy import."""
@@ -28,10 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "Fig. 2). Writes selection_curve.csv, prompts_needed.csv, subset_<strategy>.csv and groups.csv "
         "to --out.",
     )
-    p.add_argument("--input", required=True, help="CSV of judgments, ratings or responses")
-    p.add_argument("--format", required=True, choices=list(FORMATS))
-    p.add_argument("--criterion", default=None, help="criterion to use when the file has several")
-    add_columns_option(p)
+    add_input_options(p, "CSV of judgments, ratings or responses")
     p.add_argument("--strategies", default=",".join(STRATEGY_NAMES),
                    help=f"comma-separated, from {', '.join(STRATEGY_NAMES)} (default: all)")
     p.add_argument("--mode", choices=["fast", "full"], default="fast",
@@ -49,7 +44,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--draws", type=int, default=500, help="full mode: draws per chain")
     p.add_argument("--tune", type=int, default=500, help="full mode: tuning iterations per chain")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-merge", action="store_true", help="do not average redundant prompts")
     add_out_option(p)
     p.set_defaults(run=run)
 
@@ -58,9 +52,6 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from lib.export import prepare_out, write_csv
-    from lib.formats import read_csv
-    from lib.inputs import analysis_input
-    from lib.ratings import merge_lines, merge_warning
     from lib.selection import (
         PSIS_KHAT_LIMIT,
         STRATEGIES,
@@ -78,16 +69,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.target_se > 0:
         raise SettingsError(f"--target-se must be positive (got {args.target_se})")
     out = prepare_out(args.out, OWN_FILES, overwrite=args.overwrite)
-    path = Path(args.input)
-    data = analysis_input(
-        read_csv(path, path.name), args.format, parse_columns(args.columns), file=path.name,
-        criterion=args.criterion, merge_redundant=not args.no_merge,
-    )
+    data = read_input(args)
     rm = data.matrix
-    for line in merge_lines(rm):
-        print(line)
-    warnings = [w for w in (merge_warning(rm), *check_selection_data(rm)) if w]
-    for message in warnings:
+    for message in check_selection_data(rm):
         print(f"warning: {message}", file=sys.stderr)
     ks = parse_k_grid(args.k, rm.shape[1]) if args.k else default_k_grid(rm.shape[1])
     cutpoints = args.cutpoints or ("free" if args.format == "responses" else "antisymmetric")
