@@ -3,12 +3,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test chromium bench
+.PHONY: run dev test lint chromium bench
 
-$(BIN)/.installed: requirements.txt
+$(BIN)/.installed: requirements.txt requirements-test.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/pip install -q -r requirements-test.txt
+	# The project itself, editable, so bench/ and scripts/ import lib without a sys.path hack.
+	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
 # Debian's chromium for the real-browser tests (playwright drives it; no downloaded browsers).
@@ -18,7 +20,14 @@ chromium:
 run: $(BIN)/.installed
 	$(BIN)/streamlit run app.py
 
-test: $(BIN)/.installed chromium
+# Development: reload on save (the served app has no file watcher, see .streamlit/config.toml).
+dev: $(BIN)/.installed
+	$(BIN)/streamlit run app.py --server.fileWatcherType auto --server.runOnSave true
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+
+test: lint chromium
 	$(BIN)/python -m pytest -q
 
 bench: $(BIN)/.installed

@@ -9,18 +9,14 @@ up to ``OLD_MAX`` prompts. Run: ``.venv/bin/python bench/bench_grouping.py``.
 
 from __future__ import annotations
 
-import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from lib.ratings import redundancy_groups  # noqa: E402
+from lib.ratings import redundancy_groups
 
 SIZES = [1_000, 5_000, 10_000]
 OLD_MAX = 5_000
