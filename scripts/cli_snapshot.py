@@ -30,7 +30,8 @@ RUNS: dict[str, list[str]] = {
     "fit_hanna_map": ["fit", "--input", str(DATA / "hanna_means/mean_human_scores_long.csv"), "--format",
                       "ratings", "--criterion", "Coherence", "--sampler", "map"],
     "fit_lamp_numpyro": ["fit", "--input", str(DATA / "lamp_rankings/rankings_long.csv"), "--format",
-                         "ranking", "--columns", LAMP_COLUMNS, "--chains", "2", "--draws", "100", "--tune", "100", "--seed", "3"],
+                         "ranking", "--columns", LAMP_COLUMNS, "--chains", "2", "--draws", "100", "--tune", "100",
+                         "--seed", "3"],
     "select_hanna": ["select", "--input", str(DATA / "hanna_means/mean_human_scores_long.csv"), "--format",
                      "ratings", "--criterion", "Relevance", "--no-merge", "--k", "5,10,20,40",
                      "--random-draws", "5"],
@@ -89,7 +90,6 @@ def compare(before: Path, after: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="action", required=True)
     sub.add_parser("snapshot").add_argument("out", type=Path)
