@@ -12,7 +12,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from lib.irt.model import B_SD, LOG_ALPHA_SD, THETA_SD
+from lib.irt.settings import LOG_ALPHA_PRIOR_SD, THETA_PRIOR_SD
+from lib.irt.simulate import prior_thresholds
 
 UNINFORMED_BELOW = 0.5
 """Contraction under which a parameter counts as prior-dominated (not informed by the data).
@@ -36,13 +37,7 @@ def threshold_prior_variance(cutpoints: str, n_categories: int) -> np.ndarray:
     have no closed form, so they are estimated from 200 000 prior draws (fixed seed; relative
     Monte Carlo error 0.3%).
     """
-    rng = np.random.default_rng(0)
-    if cutpoints == "antisymmetric":
-        half = np.sort(np.abs(rng.normal(0.0, B_SD, (200_000, (n_categories - 1) // 2))), axis=1)
-        draws = np.concatenate([-half[:, ::-1], half], axis=1)
-    else:
-        draws = np.sort(rng.normal(0.0, B_SD, (200_000, n_categories - 1)), axis=1)
-    return draws.var(axis=0)
+    return prior_thresholds(np.random.default_rng(0), 200_000, n_categories, cutpoints).var(axis=0)
 
 
 def contraction(posterior, cutpoints: str) -> dict[str, np.ndarray]:
@@ -71,8 +66,8 @@ def contraction(posterior, cutpoints: str) -> dict[str, np.ndarray]:
 
     n_categories = posterior.sizes["threshold"] + 1
     return {
-        "theta": 1 - var("theta", ("comparison",)) / THETA_SD**2,
-        "alpha": 1 - var("alpha", ("prompt",), log=True) / LOG_ALPHA_SD**2,
+        "theta": 1 - var("theta", ("comparison",)) / THETA_PRIOR_SD**2,
+        "alpha": 1 - var("alpha", ("prompt",), log=True) / LOG_ALPHA_PRIOR_SD**2,
         "b": 1 - var("b", ("prompt", "threshold")) / threshold_prior_variance(cutpoints, n_categories),
     }
 

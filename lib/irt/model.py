@@ -5,6 +5,8 @@ For comparison (or person) i and prompt (or item) j with ordered category index 
     P(u_ij >= k) = logistic(alpha_j * (theta_i - b_jk)),   k = 1..K-1
     theta_i ~ N(0, 1),   log alpha_j ~ N(0, 0.5),   b_j ordered, ~ N(0, 2)
 
+(the prior SDs are in :mod:`lib.irt.settings`).
+
 Cutpoint variants:
 
 ``antisymmetric`` (default, net ratings)
@@ -27,13 +29,7 @@ import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions import transforms
 
-from lib.errors import SettingsError
-
-CUTPOINTS = ("antisymmetric", "free")
-
-THETA_SD = 1.0
-LOG_ALPHA_SD = 0.5
-B_SD = 2.0
+from lib.irt.settings import B_PRIOR_SD, LOG_ALPHA_PRIOR_SD, THETA_PRIOR_SD, check_cutpoints
 
 _EDGE = 50.0
 """Linear predictor standing in for the infinite outer cutpoints (logistic(50) = 1 - 2e-22).
@@ -50,21 +46,8 @@ def observations(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return i.astype(np.int64), j.astype(np.int64), codes[i, j].astype(np.int64)
 
 
-def check_cutpoints(cutpoints: str, n_categories: int) -> None:
-    """Raise SettingsError for an unknown variant or antisymmetric cutpoints with an even K."""
-    if cutpoints not in CUTPOINTS:
-        raise SettingsError(f"unknown cutpoints '{cutpoints}'; choose one of {', '.join(CUTPOINTS)}")
-    if n_categories < 2:
-        raise SettingsError("the scores take a single value: nothing to model")
-    if cutpoints == "antisymmetric" and n_categories % 2 == 0:
-        raise SettingsError(
-            f"antisymmetric cutpoints need an odd number of categories (got {n_categories}); "
-            "use free cutpoints for this data"
-        )
-
-
 def _antisymmetric_cutpoints(n_prompt: int, half: int) -> pt.TensorVariable:
-    """Cutpoints (-b_H..-b_1, b_1..b_H) from positive ordered b_1 < ... < b_H ~ N(0, B_SD).
+    """Cutpoints (-b_H..-b_1, b_1..b_H) from positive ordered b_1 < ... < b_H ~ N(0, B_PRIOR_SD).
 
     Parameterised by log gaps, ``b_1 = exp(y_1)``, ``b_k = b_k-1 + exp(y_k)``, with the normal
     prior and the Jacobian (``sum y``) added as a potential. This is the prior "ordered b ~
@@ -73,7 +56,7 @@ def _antisymmetric_cutpoints(n_prompt: int, half: int) -> pt.TensorVariable:
     """
     y = pm.Flat("b_log_gap", shape=(n_prompt, half), initval=np.full((n_prompt, half), np.log(0.7)))
     b_pos = pt.cumsum(pt.exp(y), axis=1)
-    pm.Potential("b_prior", pt.sum(pm.logp(pm.Normal.dist(0.0, B_SD), b_pos)) + pt.sum(y))
+    pm.Potential("b_prior", pt.sum(pm.logp(pm.Normal.dist(0.0, B_PRIOR_SD), b_pos)) + pt.sum(y))
     return pt.concatenate([-b_pos[:, ::-1], b_pos], axis=1)
 
 
@@ -111,7 +94,7 @@ def build_grm(
     Raises
     ------
     SettingsError
-        See :func:`check_cutpoints`.
+        See :func:`lib.irt.settings.check_cutpoints`.
     """
     check_cutpoints(cutpoints, n_categories)
     n_comp, n_prompt = codes.shape
@@ -126,15 +109,15 @@ def build_grm(
         ii = pm.Data("obs_comparison", ii, shape=(None,))
         jj = pm.Data("obs_prompt", jj, shape=(None,))
         kk = pm.Data("obs_category", kk, shape=(None,))
-        theta = pm.Normal("theta", 0.0, THETA_SD, dims="comparison")
-        log_alpha = pm.Normal("log_alpha", 0.0, LOG_ALPHA_SD, dims="prompt")
+        theta = pm.Normal("theta", 0.0, THETA_PRIOR_SD, dims="comparison")
+        log_alpha = pm.Normal("log_alpha", 0.0, LOG_ALPHA_PRIOR_SD, dims="prompt")
         alpha = pm.Deterministic("alpha", pt.exp(log_alpha), dims="prompt")
         if cutpoints == "antisymmetric":
             b = pm.Deterministic("b", _antisymmetric_cutpoints(n_prompt, (n_categories - 1) // 2),
                                  dims=("prompt", "threshold"))
         else:
             b = pm.Normal(
-                "b", 0.0, B_SD, dims=("prompt", "threshold"), transform=transforms.ordered,
+                "b", 0.0, B_PRIOR_SD, dims=("prompt", "threshold"), transform=transforms.ordered,
                 initval=np.tile(np.linspace(-1.5, 1.5, n_categories - 1), (n_prompt, 1)),
             )
         # b padded with placeholders so that b_pad[j, k] is the lower and b_pad[j, k+1] the upper

@@ -32,6 +32,14 @@ def _softplus(x: np.ndarray) -> np.ndarray:
     return np.logaddexp(0.0, x)
 
 
+def _log_prob_between(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """``log(sigmoid(hi) - sigmoid(lo))`` for logits ``hi >= lo`` (infinite ones allowed), computed
+    stably as ``-softplus(-hi) - softplus(lo) + log1mexp(lo - hi)``: the GRM's category
+    log-likelihood, numpy's one copy (the model's pytensor one is in :mod:`lib.irt.model`)."""
+    with np.errstate(invalid="ignore"):
+        return -_softplus(-hi) - _softplus(lo) + _log1mexp(lo - hi)
+
+
 def log_category_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Log probability of every category, computed stably.
 
@@ -57,10 +65,7 @@ def log_category_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> n
     )  # (..., J, K+1)
     # (..., n_theta, J, K+1); +-inf edges give logits of -+inf, handled by softplus/log1mexp.
     z = alpha[..., None, :, None] * (theta[:, None, None] - edges[..., None, :, :])
-    hi, lo = z[..., :-1], z[..., 1:]
-    with np.errstate(invalid="ignore"):
-        out = -_softplus(-hi) - _softplus(lo) + _log1mexp(lo - hi)
-    return out
+    return _log_prob_between(z[..., :-1], z[..., 1:])
 
 
 def category_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -185,8 +190,7 @@ def item_loglik(
     slope = alpha[..., None, :]
     hi = slope * (grid[:, None] - e_hi[..., None, :])  # (..., G, J)
     lo = slope * (grid[:, None] - e_lo[..., None, :])
-    with np.errstate(invalid="ignore"):
-        picked = -_softplus(-hi) - _softplus(lo) + _log1mexp(lo - hi)
+    picked = _log_prob_between(hi, lo)
     # A category impossible under the estimate (tied thresholds) gets log p = -700, not -inf, so
     # that sums over chosen prompts (mask x log-likelihood) stay finite.
     picked = np.where(observed, np.maximum(picked, LOG_FLOOR), 0.0)

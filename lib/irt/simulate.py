@@ -7,6 +7,31 @@ from dataclasses import dataclass
 import numpy as np
 
 from lib.irt.readouts import category_probs
+from lib.irt.settings import B_PRIOR_SD, LOG_ALPHA_PRIOR_SD, THETA_PRIOR_SD
+
+
+def prior_thresholds(rng: np.random.Generator, n: int, n_categories: int, cutpoints: str) -> np.ndarray:
+    """Draws of one prompt's thresholds b from the GRM's prior "ordered b ~ N(0, B_PRIOR_SD)".
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    n : int
+        Number of draws.
+    n_categories : int
+        K.
+    cutpoints : {"antisymmetric", "free"}
+        ``free``: sorted N(0, 2) draws (their order statistics); ``antisymmetric``: H = (K-1)/2
+        sorted half-normal |N(0, 2)| draws, mirrored (``b_j,-c = -b_j,c``; needs an odd K).
+
+    Returns
+    -------
+    ndarray, shape (n, K-1), logits, ordered along the last axis.
+    """
+    if cutpoints == "antisymmetric":
+        half = np.sort(np.abs(rng.normal(0.0, B_PRIOR_SD, (n, (n_categories - 1) // 2))), axis=1)
+        return np.concatenate([-half[:, ::-1], half], axis=1)
+    return np.sort(rng.normal(0.0, B_PRIOR_SD, (n, n_categories - 1)), axis=1)
 
 
 @dataclass
@@ -35,10 +60,9 @@ def simulate_grm(
     antisymmetric thresholds whose positive half is sorted |N(0, 2)| draws.
     """
     rng = np.random.default_rng(seed)
-    theta = rng.normal(0.0, 1.0, n_comparisons)
-    alpha = np.exp(rng.normal(0.0, 0.5, n_prompts))
-    half = np.sort(np.abs(rng.normal(0.0, 2.0, (n_prompts, (n_categories - 1) // 2))), axis=1)
-    b = np.concatenate([-half[:, ::-1], half], axis=1)
+    theta = rng.normal(0.0, THETA_PRIOR_SD, n_comparisons)
+    alpha = np.exp(rng.normal(0.0, LOG_ALPHA_PRIOR_SD, n_prompts))
+    b = prior_thresholds(rng, n_prompts, n_categories, "antisymmetric")
     probs = category_probs(theta, alpha, b)  # (I, J, K)
     cum = probs.cumsum(axis=-1)
     draws = rng.random((n_comparisons, n_prompts, 1))
