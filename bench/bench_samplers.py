@@ -8,19 +8,15 @@ the ratio against PyMC's own NUTS sampler measured in the same run. Run: ``make 
 from __future__ import annotations
 
 import argparse
-import sys
 import warnings
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-warnings.filterwarnings("ignore")
+import numpy as np
+import pandas as pd
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from lib.irt.fit import FitSettings, fit_grm  # noqa: E402
-from lib.irt.simulate import simulate_grm  # noqa: E402
-from lib.ratings import RatingMatrix  # noqa: E402
+from lib.irt.fit import fit_grm
+from lib.irt.settings import SAMPLERS, FitSettings
+from lib.irt.simulate import simulate_grm
+from lib.ratings import RatingMatrix
 
 
 def paper_design(seed: int = 0) -> tuple[RatingMatrix, np.ndarray]:
@@ -41,8 +37,9 @@ def main() -> None:
     ap.add_argument("--chains", type=int, default=FitSettings.chains)
     ap.add_argument("--draws", type=int, default=FitSettings.draws)
     ap.add_argument("--tune", type=int, default=FitSettings.tune)
-    ap.add_argument("--samplers", default="numpyro,pymc,nutpie,map")
+    ap.add_argument("--samplers", default=",".join(SAMPLERS))
     args = ap.parse_args()
+    warnings.filterwarnings("ignore")
     rm, truth = paper_design()
     rows = []
     for sampler in args.samplers.split(","):

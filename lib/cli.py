@@ -46,11 +46,15 @@ def add_columns_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_input_options(parser: argparse.ArgumentParser, what: str) -> None:
-    """The judgment-file options ``fit`` and ``select`` share (the Data page's choices)."""
+    """The judgment-file options ``fit`` and ``select`` share (the Data page's choices).
+
+    ``--format`` offers the formats registered in ``lib.formats.FORMATS`` when the parser is built.
+    """
     from lib.formats import FORMATS
 
     parser.add_argument("--input", required=True, help=what)
-    parser.add_argument("--format", required=True, choices=list(FORMATS))
+    parser.add_argument("--format", required=True, choices=list(FORMATS),
+                        help="; ".join(f"{name}: {spec.help}" for name, spec in FORMATS.items()))
     parser.add_argument("--criterion", default=None, help="criterion to use when the file has several")
     add_columns_option(parser)
     parser.add_argument("--filter", default=None, metavar="COLUMN=V1,V2",
@@ -71,9 +75,9 @@ def read_input(args: argparse.Namespace):
     lib.errors.InputError
         Bad file, mapping, filter or criterion.
     """
-    from lib.formats import read_csv
     from lib.inputs import analysis_input
     from lib.ratings import merge_lines, merge_warning
+    from lib.tables import read_csv
 
     filters = None
     if args.filter:

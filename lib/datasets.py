@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 
 from lib.errors import SettingsError
-from lib.formats import JUDGMENT_FORMATS, Judgments, read_csv, read_judgments
-
-DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+from lib.formats import Judgments, format_spec, read_judgments
+from lib.paths import DATA_DIR, ROOT
+from lib.tables import read_csv
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Dataset:
     title, description : str
         For the app's data-set chooser.
     fmt : str
-        One of ``lib.formats.FORMATS``.
+        A key of ``lib.formats.FORMATS``.
     path : Path
         The long CSV.
     columns : dict
@@ -177,11 +177,11 @@ def dataset(key: str) -> Dataset:
 
 
 def _file_name(ds: Dataset) -> str:
-    return ds.path.relative_to(DATA_DIR.parent).as_posix()
+    return ds.path.relative_to(ROOT).as_posix()
 
 
 def load_table(key: str) -> pd.DataFrame:
-    """The bundled long CSV as read by :func:`lib.formats.read_csv` (all columns ``str``).
+    """The bundled long CSV as read by :func:`lib.tables.read_csv` (all columns ``str``).
 
     Raises
     ------
@@ -198,7 +198,7 @@ def load_judgments(key: str) -> Judgments:
     Parameters
     ----------
     key : str
-        A key of ``DATASETS`` whose format is pairwise, bestworst or ranking.
+        A key of ``DATASETS`` whose format yields votes (pairwise, bestworst, ranking).
 
     Returns
     -------
@@ -208,11 +208,11 @@ def load_judgments(key: str) -> Judgments:
     Raises
     ------
     SettingsError
-        Unknown key, or a ratings / responses data set (read those with ``load_table`` and
-        ``lib.formats.read_ratings`` / ``read_responses`` using ``DATASETS[key].columns``).
+        Unknown key, or a data set whose format yields no votes (read those with ``load_table``
+        and the format's reader, ``lib.formats.FORMATS[fmt].read``, using ``DATASETS[key].columns``).
     """
     ds = dataset(key)
-    if ds.fmt not in JUDGMENT_FORMATS:
+    if not format_spec(ds.fmt).votes:
         raise SettingsError(f"data set '{key}' holds {ds.fmt} data, not pairwise judgments")
     judgments = read_judgments(load_table(key), ds.fmt, ds.columns, file=_file_name(ds))
     folder = ds.path.parent

@@ -1,6 +1,7 @@
-"""Readers that turn a user's judgment CSV into canonical tables, with precise validation.
+"""Judgment formats: a registry of readers that turn a user's table into canonical tables.
 
-Formats (issue 2, "Judgment formats"; issue 3, "Ratings as input"):
+Each format is one :class:`FormatSpec` in ``FORMATS`` (issue 2, "Judgment formats"; issue 3,
+"Ratings as input"; issue 10, "One place for each thing"):
 
 - ``pairwise``: one row per A/B/tie vote;
 - ``bestworst``: per trial the systems shown and which one was MOST and LEAST (best-worst scaling,
@@ -11,66 +12,117 @@ Formats (issue 2, "Judgment formats"; issue 3, "Ratings as input"):
 - ``responses``: classic item-response data ``person, item, score`` (ordered integer scores);
 - ``ratings``: absolute scores of several systems on the same prompts, averaged over annotators.
 
-The three judgment formats become one table of pairwise votes (``VOTE_COLUMNS``). Columns of the
-user's file are mapped onto *roles* (``ROLES``); :func:`guess_columns` proposes a mapping and
-:func:`resolve_columns` applies the user's choices over it. Every problem raises
+Formats that yield votes become one table of pairwise votes (``VOTE_COLUMNS``). Columns of the
+user's file are mapped onto the format's *roles*: :func:`guess_columns` proposes a mapping and
+:func:`resolve_columns` applies the user's choices over it. Files are read by
+:func:`lib.tables.read_csv` (also importable from here). Every problem raises
 :class:`lib.errors.FormatError` naming the file, the 1-based data rows (header = row 0), the column
-and what is wrong; no row is ever dropped silently.
+and what is wrong; no row is ever dropped silently. Adding a format is one :func:`register` call.
 """
 
 from __future__ import annotations
 
-import codecs
-import csv
-import io
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from lib.columns import resolve_roles
 from lib.errors import FormatError, SettingsError
+from lib.tables import guess_roles, numbers, read_csv, row_numbers, text
 
-FORMATS = ("pairwise", "bestworst", "ranking", "responses", "ratings")
-JUDGMENT_FORMATS = ("pairwise", "bestworst", "ranking")
+if TYPE_CHECKING:
+    from lib.ratings import RatingMatrix
 
-ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "pairwise": (
-        ("prompt", "system_a", "system_b", "annotator", "choice"),
-        ("criterion", "prompt_text", "response_a", "response_b"),
-    ),
-    "bestworst": (
-        ("prompt", "annotator", "system", "judgment"),
-        ("trial", "criterion", "prompt_text", "response"),
-    ),
-    "ranking": (
-        ("prompt", "annotator", "system", "rank"),
-        ("trial", "criterion", "prompt_text", "response"),
-    ),
-    "responses": (("person", "item", "score"), ()),
-    "ratings": (("prompt", "system", "score"), ("annotator", "criterion", "prompt_text", "response")),
-}
-
-NOT_BLANK: dict[str, tuple[str, ...]] = {
-    "pairwise": ("prompt", "system_a", "system_b", "annotator", "choice", "criterion"),
-    "bestworst": ("prompt", "annotator", "system", "criterion", "trial"),  # a blank judgment = middle
-    "ranking": ("prompt", "annotator", "system", "rank", "criterion", "trial"),
-    "responses": ("person", "item", "score"),
-    "ratings": ("prompt", "system", "score", "annotator", "criterion"),
-}
-"""Roles whose cells must not be blank (when mapped): a blank is an error, or the row is dropped
-by :func:`drop_incomplete` when the user asks for it."""
+__all__ = ["FORMATS", "FormatSpec", "Judgments", "read_csv", "register", "format_spec"]  # read_csv: lib.tables
 
 VOTE_COLUMNS = ["prompt_id", "system_a", "system_b", "annotator_id", "winner", "criterion"]
 DEFAULT_CRITERION = "overall"
 _ROW = "_row"  # key of the row numbers in the role -> values dict
 
-# Column names each role is guessed from, best first; compared after lower-casing and removing
-# everything but letters and digits ("System A" == "system_a" == "systema").
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """Everything the readers, the Data page and the command line know about one format.
+
+    Attributes
+    ----------
+    name : str
+        The format's name (``--format``, the Data page's choice, ``AnalysisInput.fmt``).
+    help : str
+        A few words on what a row holds (the Data page's format help).
+    required, optional : tuple of str
+        Its roles; a required role needs a column.
+    not_blank : tuple of str
+        Roles whose cells must not be blank (when mapped): a blank is an error, or the row is
+        dropped by :func:`drop_incomplete` when the user asks for it.
+    read : callable
+        ``read(table, columns=None, *, file)``: a :class:`Judgments` when ``votes``, else the
+        table ``matrix`` takes.
+    votes : bool
+        Whether ``read`` yields pairwise votes (their net ratings are the rating matrix).
+    matrix : callable, optional
+        ``matrix(read_result, criterion, merge_redundant) -> RatingMatrix`` for formats without
+        votes.
+    cutpoints : {"antisymmetric", "free"}
+        The graded response model's default cutpoints (the one home of that default):
+        antisymmetric where theta = 0 means "no preference", free (the paper's literal model)
+        for item-response data.
+    labels : tuple of str
+        What the rating matrix's rows and columns are (``("comparisons", "prompts")``).
+    merge : bool
+        Whether redundant prompts can be averaged (:func:`lib.ratings.redundancy_groups`).
+    synonyms : mapping
+        ``{role: column names}`` to guess the format's own roles from (besides the shared ones).
+    """
+
+    name: str
+    help: str
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    not_blank: tuple[str, ...]
+    read: Callable[..., Any]
+    votes: bool = True
+    matrix: Callable[[Any, str | None, bool], RatingMatrix] | None = None
+    cutpoints: str = "antisymmetric"
+    labels: tuple[str, str] = ("comparisons", "prompts")
+    merge: bool = True
+    synonyms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return self.required + self.optional
+
+
+FORMATS: dict[str, FormatSpec] = {}
+"""The registry, in the order formats are offered (filled at the end of this module)."""
+
+
+def register(spec: FormatSpec) -> FormatSpec:
+    """Add a format to ``FORMATS`` (the command line and the Data page offer it from then on).
+
+    Raises
+    ------
+    SettingsError
+        A format of that name exists, or a format without votes has no ``matrix``.
+    """
+    if spec.name in FORMATS:
+        raise SettingsError(f"format '{spec.name}' is already registered")
+    if not spec.votes and spec.matrix is None:
+        raise SettingsError(f"format '{spec.name}' yields no votes, so it needs a matrix builder")
+    FORMATS[spec.name] = spec
+    return spec
+
+
+def format_spec(fmt: str) -> FormatSpec:
+    """``FORMATS[fmt]``, or SettingsError naming the formats (never a bare KeyError)."""
+    if fmt not in FORMATS:
+        raise SettingsError(f"unknown format '{fmt}'; choose one of {', '.join(FORMATS)}")
+    return FORMATS[fmt]
+
+# Column names each role is guessed from, best first (see lib.tables.guess_roles).
 _SYNONYMS: dict[str, tuple[str, ...]] = {
     "prompt": (
         "prompt", "prompt_id", "item", "item_id", "case", "case_id", "instruction_id", "prompt_idx",
@@ -99,6 +151,7 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
         "response", "points",
     ),
 }
+_TEXT_ROLES = ("prompt_text", "response", "response_a", "response_b")
 
 _CHOICE_CODES = {
     "a": "a", "1": "a", "model_a": "a", "system_a": "a",
@@ -140,121 +193,7 @@ class Judgments:
     source: str
 
 
-# --------------------------------------------------------------------------------------- reading
-
-
-def read_csv(source: Any, name: str) -> pd.DataFrame:
-    """Read a CSV file as text columns, with clear errors for unusable files.
-
-    Parameters
-    ----------
-    source : str, Path, bytes or binary file-like
-        The file (a path, its bytes, or an object with ``read()`` such as Streamlit's UploadedFile).
-    name : str
-        File name used in error messages.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Every column as ``str`` (empty cells are ""), so ids such as "007" keep their spelling.
-        Column names are stripped of surrounding blanks. UTF-8 (with or without byte-order mark)
-        and UTF-16 with a byte-order mark are decoded; the delimiter (``,`` ``;`` tab ``|``) is
-        detected from the first lines; a trailing delimiter on data rows is ignored rather than
-        shifting the columns. Blank lines are left out; the index is the 0-based data row
-        (header = row 0 in messages), so the readers' error messages name the rows of the file.
-
-    Raises
-    ------
-    FormatError
-        No such file, empty file, header without data rows, bytes that are not UTF-8 (with byte offset and line),
-        or CSV that cannot be parsed (with the line).
-    """
-    if isinstance(source, (str, Path)):
-        if not Path(source).is_file():
-            raise FormatError("no such file", file=name)
-        data = Path(source).read_bytes()
-    elif isinstance(source, (bytes, bytearray, memoryview)):
-        data = bytes(source)
-    else:
-        if hasattr(source, "seek"):
-            source.seek(0)
-        data = source.read()
-    if not data.strip():
-        raise FormatError("the file is empty", file=name)
-    text = _decode(data, name)
-    sep = _delimiter(text)
-    header = [h.strip() for h in next(csv.reader(io.StringIO(text), delimiter=sep), [])]
-    repeated = sorted({h for h in header if h and header.count(h) > 1})
-    if repeated:  # pandas would silently rename the second one to "name.1"
-        raise FormatError(f"column name{'s' if len(repeated) > 1 else ''} "
-                          f"{', '.join(repr(h) for h in repeated)} appear{'' if len(repeated) > 1 else 's'} "
-                          "more than once in the header; give every column its own name",
-                          file=name, rows=[0], column=repeated[0])
-    try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False,
-                         sep=sep, index_col=False)
-    except pd.errors.EmptyDataError:
-        raise FormatError("the file is empty", file=name) from None
-    except (pd.errors.ParserError, ValueError) as err:
-        found = re.search(r"line (\d+)", str(err))
-        rows = [int(found.group(1)) - 1] if found else None  # pandas counts the header as line 1
-        raise FormatError(f"cannot parse as CSV ({err})", file=name, rows=rows) from None
-    df.columns = [str(c).strip() for c in df.columns]
-    # Blank lines hold no data; dropping them keeps the index = data row - 1 for error messages.
-    df = df[~df.apply(lambda col: col.str.strip() == "").all(axis=1)]
-    if df.empty:
-        raise FormatError("the file has a header but no data rows", file=name)
-    return df
-
-
-_SAVE_AS_UTF8 = "save it as UTF-8 (CSV UTF-8 in spreadsheet programs)"
-
-
-def _decode(data: bytes, name: str) -> str:
-    """UTF-16 when the file starts with its byte-order mark, else UTF-8 (byte-order mark optional)."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        try:
-            text = data.decode("utf-16")
-        except UnicodeDecodeError as err:
-            text, reason = "", f"{err.reason} at byte offset {err.start}"
-        else:
-            reason = "no line break"
-        if "\n" not in text:  # a CSV with data has at least two lines
-            raise FormatError(f"the file starts with a UTF-16 byte-order mark but is not UTF-16 CSV text "
-                              f"({reason}); {_SAVE_AS_UTF8}", file=name) from None
-        return text
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        offset = err.start
-        line = data[:offset].count(b"\n")  # 0 = header line
-        raise FormatError(
-            f"the file is not UTF-8 text: byte 0x{data[offset]:02x} at byte offset {offset} "
-            f"(line {line + 1} of the file); {_SAVE_AS_UTF8}",
-            file=name,
-            rows=[line] if line > 0 else None,
-        ) from None
-
-
-def _delimiter(text: str) -> str:
-    """The delimiter ``csv.Sniffer`` finds among , ; tab | in the first lines; "," if none is clear
-    or if the one found does not split the header (a quoted text full of ";" must not win)."""
-    head = "\n".join(text.splitlines()[:20])
-    try:
-        sep = csv.Sniffer().sniff(head, delimiters=",;\t|").delimiter
-    except csv.Error:
-        return ","
-    return sep if sep in text.splitlines()[0] else ","
-
-
 # --------------------------------------------------------------------------------------- columns
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[^0-9a-z]", "", str(name).lower())
-
-
-_TEXT_ROLES = ("prompt_text", "response", "response_a", "response_b")
 
 
 def guess_columns(columns: Sequence[str], fmt: str, table: pd.DataFrame | None = None) -> dict[str, str]:
@@ -265,7 +204,7 @@ def guess_columns(columns: Sequence[str], fmt: str, table: pd.DataFrame | None =
     columns : sequence of str
         The file's column names.
     fmt : str
-        One of ``FORMATS``.
+        A key of ``FORMATS``.
     table : pandas.DataFrame, optional
         The file's rows: a column whose values are all integers is not guessed for a text role
         (prompt_text, response, response_a, response_b), e.g. a question number named "question".
@@ -277,32 +216,14 @@ def guess_columns(columns: Sequence[str], fmt: str, table: pd.DataFrame | None =
         used at most once). Names are compared case- and punctuation-insensitively against the role
         name and its synonyms (e.g. winner/choice/preference/label; item/prompt_id/case;
         annotator/rater/worker/participant/writer; system/model/condition).
+
+    Raises
+    ------
+    SettingsError
+        Unknown format.
     """
-    _check_format(fmt)
-    required, optional = ROLES[fmt]
-    by_norm: dict[str, str] = {}
-    for col in columns:
-        by_norm.setdefault(_norm(col), col)
-    used: set[str] = set()
-    guess: dict[str, str] = {}
-    for role in required + optional:
-        for synonym in (role, *_SYNONYMS.get(role, ())):
-            col = by_norm.get(_norm(synonym))
-            if col is None or col in used or (role in _TEXT_ROLES and _integers(table, col)):
-                continue
-            guess[role] = col
-            used.add(col)
-            break
-    return guess
-
-
-def _integers(table: pd.DataFrame | None, column: str) -> bool:
-    """True when ``table`` is given and every non-blank value of ``column`` is an integer."""
-    if table is None or column not in table:
-        return False
-    values = table[column].astype(str).str.strip()
-    values = values[values != ""]
-    return len(values) > 0 and bool(values.str.fullmatch(r"[+-]?\d+").all())
+    spec = format_spec(fmt)
+    return guess_roles(columns, spec.roles, {**_SYNONYMS, **spec.synonyms}, table, text_roles=_TEXT_ROLES)
 
 
 def guess_format(columns: Sequence[str]) -> str | None:
@@ -320,13 +241,13 @@ def guess_format(columns: Sequence[str]) -> str | None:
     Returns
     -------
     str or None
-        One of ``FORMATS``; None when no format's required roles are all recognised by name.
+        A key of ``FORMATS``; None when no format's required roles are all recognised by name.
     """
     fits = {}
-    for fmt in FORMATS:
+    for fmt, spec in FORMATS.items():
         guess = guess_columns(columns, fmt)
-        if set(ROLES[fmt][0]) <= set(guess):
-            fits[fmt] = (len(ROLES[fmt][0]), len(guess))
+        if set(spec.required) <= set(guess):
+            fits[fmt] = (len(spec.required), len(guess))
     return max(fits, key=fits.get) if fits else None
 
 
@@ -339,19 +260,18 @@ def resolve_columns(
 
     Raises
     ------
+    SettingsError
+        Unknown format.
     FormatError
-        Unknown format or role, a mapped column not in the file, a required role without column.
+        Unknown role, a mapped column not in the file, a required role without column.
     """
-    _check_format(fmt)
-    required, optional = ROLES[fmt]
-    return resolve_roles(list(df.columns), required, optional, guess_columns(list(df.columns), fmt, df),
+    spec = format_spec(fmt)
+    return resolve_roles(list(df.columns), spec.required, spec.optional, guess_columns(list(df.columns), fmt, df),
                          columns, file=file, what=f"the {fmt} format")
 
 
 # --------------------------------------------------------------------------------------- rows
 # Each keeps the index read_csv set, so messages about the rows left still name the file's rows.
-
-
 def filter_rows(df: pd.DataFrame, column: str, values: Sequence[str], *, file: str) -> pd.DataFrame:
     """The rows whose ``column`` holds one of ``values`` (e.g. ``level`` in {"turn"}).
 
@@ -383,7 +303,7 @@ def filter_rows(df: pd.DataFrame, column: str, values: Sequence[str], *, file: s
                           file=file, column=column)
     if not len(values):
         raise SettingsError(f"choose at least one value of column '{column}' to keep")
-    cells = pd.Series(_text(df[column]), index=df.index)
+    cells = pd.Series(text(df[column]), index=df.index)
     known = sorted(cells.unique())
     for value in values:
         if value not in known:
@@ -406,7 +326,7 @@ def criterion_rows(df: pd.DataFrame, mapping: dict[str, str], criterion: str | N
     """
     if criterion is None or not mapping.get("criterion"):
         return df
-    cells = pd.Series(_text(df[mapping["criterion"]]), index=df.index)
+    cells = pd.Series(text(df[mapping["criterion"]]), index=df.index)
     known = sorted(set(cells) - {""})
     if criterion not in known:
         raise SettingsError(f"unknown criterion '{criterion}'; the data has: {', '.join(known)}")
@@ -414,7 +334,8 @@ def criterion_rows(df: pd.DataFrame, mapping: dict[str, str], criterion: str | N
 
 
 def drop_incomplete(df: pd.DataFrame, fmt: str, mapping: dict[str, str], *, file: str) -> tuple[pd.DataFrame, list[int]]:
-    """Leave out the rows with a blank cell in a role that must not be blank (``NOT_BLANK``).
+    """Leave out the rows with a blank cell in a role that must not be blank
+    (``FormatSpec.not_blank``).
 
     Returns
     -------
@@ -424,68 +345,48 @@ def drop_incomplete(df: pd.DataFrame, fmt: str, mapping: dict[str, str], *, file
 
     Raises
     ------
+    SettingsError
+        Unknown format.
     FormatError
         Every row has a blank, so nothing would be left.
     """
-    cols = [mapping[r] for r in NOT_BLANK[fmt] if mapping.get(r)]
+    cols = [mapping[r] for r in format_spec(fmt).not_blank if mapping.get(r)]
     blank = np.zeros(len(df), dtype=bool)
     for col in cols:
-        blank |= _text(df[col]) == ""
+        blank |= text(df[col]) == ""
     if blank.all():
         raise FormatError(f"every row has a blank in one of the columns {', '.join(cols)}; nothing is left to analyse",
                           file=file)
-    return df[~blank], [int(r) for r in _row_numbers(df)[blank]]
+    return df[~blank], [int(r) for r in row_numbers(df)[blank]]
 
 
 # --------------------------------------------------------------------------------------- helpers
 
 
-def _check_format(fmt: str) -> None:
-    if fmt not in FORMATS:
-        raise FormatError(f"unknown format '{fmt}'; choose one of {', '.join(FORMATS)}")
-
-
-def _text(series: pd.Series) -> np.ndarray:
-    """Column as stripped strings; NaN (frames not read by read_csv) becomes ""."""
-    return series.astype(object).where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object)
-
-
 def _rows(values: dict[str, np.ndarray], which: np.ndarray) -> list[int]:
-    """1-based data rows of the file for a boolean mask or positions (see ``_take``)."""
+    """1-based data rows of the file for a boolean mask or positions (see ``_cells``)."""
     return [int(r) for r in values[_ROW][which]]
 
 
-def _take(df: pd.DataFrame, mapping: dict[str, str], roles: Sequence[str], file: str) -> dict[str, np.ndarray]:
-    """Text of the mapped roles (and, under ``_ROW``, each row's 1-based data row in the file).
+def _cells(df: pd.DataFrame, fmt: str, columns: dict[str, str] | None, file: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Text of the format's mapped roles (and, under ``_ROW``, each row's file row), with the mapping.
 
-    Row numbers come from the index that :func:`read_csv` set, so they stay right when the caller
-    filtered rows (e.g. one criterion); other indexes count positions. A blank cell in any of
-    ``roles`` is an error.
+    Row numbers come from the index that :func:`lib.tables.read_csv` set, so they stay right when
+    the caller filtered rows (e.g. one criterion). A blank cell in a not-blank role is an error.
     """
-    values = {role: _text(df[col]) for role, col in mapping.items()}
-    values[_ROW] = _row_numbers(df)
-    for role in roles:
+    mapping = resolve_columns(df, fmt, columns, file=file)
+    values = {role: text(df[col]) for role, col in mapping.items()}
+    values[_ROW] = row_numbers(df)
+    for role in format_spec(fmt).not_blank:
         if role in values:
             blank = values[role] == ""
             if blank.any():
                 raise FormatError(f"missing value for role '{role}'", file=file, rows=_rows(values, blank), column=mapping[role])
-    return values
-
-
-def _row_numbers(df: pd.DataFrame) -> np.ndarray:
-    """1-based data rows of the file: from the index :func:`read_csv` set, else positions."""
-    integer_index = pd.api.types.is_integer_dtype(df.index.dtype)
-    return (df.index.to_numpy() if integer_index else np.arange(len(df))) + 1
+    return values, mapping
 
 
 def _numbers(values: dict[str, np.ndarray], role: str, column: str, file: str) -> np.ndarray:
-    text = values[role]
-    parsed = pd.to_numeric(pd.Series(text), errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(parsed)
-    if bad.any():
-        shown = ", ".join(repr(v) for v in pd.unique(text[bad])[:5])
-        raise FormatError(f"{role} must be a number, found {shown}", file=file, rows=_rows(values, bad), column=column)
-    return parsed
+    return numbers(values[role], values[_ROW], what=role, column=column, file=file)
 
 
 def _criteria(values: dict[str, np.ndarray], n: int) -> np.ndarray:
@@ -518,54 +419,59 @@ def _votes_frame(records: list[tuple[str, str, str, str, str, str]]) -> pd.DataF
     return pd.DataFrame(records, columns=VOTE_COLUMNS, dtype=str)
 
 
-# --------------------------------------------------------------------------------------- formats
+# --------------------------------------------------------------------------------------- readers
 
 
 def read_judgments(
     df: pd.DataFrame, fmt: str, columns: dict[str, str] | None = None, *, file: str
 ) -> Judgments:
-    """Convert a pairwise, best-worst or ranking table into canonical pairwise votes.
+    """Convert a table of a format that yields votes into canonical pairwise votes.
 
     Parameters
     ----------
     df : pandas.DataFrame
-        The user's table (as read by :func:`read_csv`), one row per vote (pairwise) or per system
-        shown in a trial (best-worst, ranking).
-    fmt : {"pairwise", "bestworst", "ranking"}
+        The user's table (as read by :func:`lib.tables.read_csv`), one row per vote (pairwise) or
+        per system shown in a trial (best-worst, ranking).
+    fmt : str
+        A key of ``FORMATS`` whose spec has ``votes`` (pairwise, bestworst, ranking).
     columns : dict, optional
-        ``{role: column}`` over the guesses (see ``ROLES``).
+        ``{role: column}`` over the guesses (the spec's roles).
     file : str
         File name for error messages.
 
     Returns
     -------
     Judgments
-        ``votes`` has one row per vote. Pairwise: one per row; the choice may be A/B/tie (any case;
-        draw, equal, = for tie), 1/2/0, model_a/model_b/tie (bothbad), or a system name of that
-        row (codes win over system names; exact names over names differing in case). Best-worst: a trial is (annotator, prompt, criterion[, trial column]);
-        MOST beats every other shown system and every other beats LEAST, so a trial of n systems
-        gives 2n - 3 votes (3 for n = 3; pairs of two middle systems are unknown). Ranking: every
-        pair in a trial, lower rank wins, equal ranks tie: n(n - 1)/2 votes. Within a trial pairs
-        are emitted in row order (``system_a`` = the earlier row).
+        See :func:`read_pairwise`, :func:`read_bestworst`, :func:`read_ranking`.
+
+    Raises
+    ------
+    SettingsError
+        Unknown format.
+    FormatError
+        A format without votes, or anything its reader refuses.
+    """
+    spec = format_spec(fmt)
+    if not spec.votes:
+        voting = ", ".join(name for name, s in FORMATS.items() if s.votes)
+        raise FormatError(f"'{fmt}' is not a judgment format; choose one of {voting}", file=file)
+    return spec.read(df, columns, file=file)
+
+
+def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> Judgments:
+    """Pairwise votes, one per row.
+
+    The choice may be A/B/tie (any case; draw, equal, = for tie), 1/2/0, model_a/model_b/tie
+    (bothbad), or a system name of that row (codes win over system names; exact names over names
+    differing in case).
 
     Raises
     ------
     FormatError
-        Missing columns or values, unknown choice or judgment values, a system compared with
-        itself or listed twice in a trial, a trial without exactly one MOST and one LEAST, a trial
-        with one system, non-numeric ranks, a single system overall, duplicated pairwise votes
-        (same prompt, system pair, annotator and criterion).
+        Missing columns or values, unknown choice values, a system compared with itself, a single
+        system overall, duplicated votes (same prompt, system pair, annotator and criterion).
     """
-    if fmt not in JUDGMENT_FORMATS:
-        raise FormatError(f"'{fmt}' is not a judgment format; choose one of {', '.join(JUDGMENT_FORMATS)}", file=file)
-    mapping = resolve_columns(df, fmt, columns, file=file)
-    values = _take(df, mapping, NOT_BLANK[fmt], file)
-    if fmt == "pairwise":
-        return _pairwise(values, mapping, file)
-    return _trials(values, mapping, fmt, file)
-
-
-def _pairwise(values: dict[str, np.ndarray], mapping: dict[str, str], file: str) -> Judgments:
+    values, mapping = _cells(df, "pairwise", columns, file)
     sa, sb = values["system_a"], values["system_b"]
     _at_least_two_systems(np.concatenate([sa, sb]), mapping["system_b"], file)
     same = sa == sb
@@ -602,21 +508,67 @@ def _pairwise(values: dict[str, np.ndarray], mapping: dict[str, str], file: str)
     return Judgments(votes, prompt_texts, responses, file)
 
 
-def _trials(values: dict[str, np.ndarray], mapping: dict[str, str], fmt: str, file: str) -> Judgments:
-    system = values["system"]
-    _at_least_two_systems(system, mapping["system"], file)
-    n = len(system)
-    if fmt == "bestworst":
-        raw = values["judgment"]
-        code = np.array([_JUDGMENT_CODES.get(v.lower(), "") for v in raw], dtype=object)
-        unknown = code == ""
-        if unknown.any():
-            shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
-            raise FormatError(f"unknown judgment value {shown}; allowed: {_JUDGMENT_ALLOWED}", file=file, rows=_rows(values, unknown), column=mapping["judgment"])
-    else:
-        rank = _numbers(values, "rank", mapping["rank"], file)
+def read_bestworst(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> Judgments:
+    """Best-worst trials: a trial is (annotator, prompt, criterion[, trial column]).
 
-    criterion = _criteria(values, n)
+    MOST beats every other shown system and every other beats LEAST, so a trial of n systems gives
+    2n - 3 votes (3 for n = 3; pairs of two middle systems are unknown).
+
+    Raises
+    ------
+    FormatError
+        Missing columns or values, a single system overall, unknown judgment values, a trial with
+        one system, a system listed twice in a trial, a trial without exactly one MOST and one LEAST.
+    """
+    values, mapping = _cells(df, "bestworst", columns, file)
+    _at_least_two_systems(values["system"], mapping["system"], file)
+    raw = values["judgment"]
+    code = np.array([_JUDGMENT_CODES.get(v.lower(), "") for v in raw], dtype=object)
+    unknown = code == ""
+    if unknown.any():
+        shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
+        raise FormatError(f"unknown judgment value {shown}; allowed: {_JUDGMENT_ALLOWED}", file=file, rows=_rows(values, unknown), column=mapping["judgment"])
+    # Score most = 1, middle = 0, least = -1: pairs of two middle systems are unknown.
+    score = np.select([code == "most", code == "least"], [1, -1], 0)
+
+    def one_most_one_least(idx: np.ndarray, where: str) -> None:
+        most, least = (score[idx] == 1).sum(), (score[idx] == -1).sum()
+        if most != 1 or least != 1:
+            raise FormatError(f"{where} needs exactly one MOST and one LEAST, found {most} MOST and {least} LEAST",
+                              file=file, rows=_rows(values, idx), column=mapping["judgment"])
+
+    return _trials(values, mapping, file, score, check=one_most_one_least, middle_unknown=True)
+
+
+def read_ranking(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> Judgments:
+    """Ranking trials: every pair in a trial, lower rank wins, equal ranks tie: n(n - 1)/2 votes.
+
+    Raises
+    ------
+    FormatError
+        Missing columns or values, a single system overall, non-numeric ranks, a trial with one
+        system, a system listed twice in a trial.
+    """
+    values, mapping = _cells(df, "ranking", columns, file)
+    _at_least_two_systems(values["system"], mapping["system"], file)
+    rank = _numbers(values, "rank", mapping["rank"], file)
+    return _trials(values, mapping, file, -rank)
+
+
+def _trials(values: dict[str, np.ndarray], mapping: dict[str, str], file: str, score: np.ndarray, *,
+            check: Callable[[np.ndarray, str], None] | None = None, middle_unknown: bool = False) -> Judgments:
+    """Votes of every pair of systems within each trial, the higher ``score`` winning.
+
+    Within a trial pairs are emitted in row order (``system_a`` = the earlier row); with
+    ``middle_unknown`` a pair of two scores 0 gives no vote. ``check(rows, where)`` refuses a trial.
+
+    Raises
+    ------
+    FormatError
+        A trial with one system, a system listed twice in a trial.
+    """
+    system = values["system"]
+    criterion = _criteria(values, len(system))
     keys = {"annotator": values["annotator"], "prompt": values["prompt"], "criterion": criterion}
     if "trial" in values:
         keys["trial"] = values["trial"]
@@ -636,30 +588,20 @@ def _trials(values: dict[str, np.ndarray], mapping: dict[str, str], fmt: str, fi
         if repeated.any():
             names = ", ".join(f"'{s}'" for s in pd.unique(shown[repeated]))
             raise FormatError(f"system {names} listed more than once in {where}{hint}", file=file, rows=_rows(values, idx[repeated]), column=mapping["system"])
-        if fmt == "bestworst":
-            c = code[idx]
-            if (c == "most").sum() != 1 or (c == "least").sum() != 1:
-                raise FormatError(
-                    f"{where} needs exactly one MOST and one LEAST, found {(c == 'most').sum()} MOST and {(c == 'least').sum()} LEAST",
-                    file=file, rows=_rows(values, idx), column=mapping["judgment"],
-                )
-            # Score most = 1, middle = 0, least = -1: pairs of two middle systems are unknown.
-            score = np.select([c == "most", c == "least"], [1, -1], 0)
-        else:
-            score = -rank[idx]
+        if check is not None:
+            check(idx, where)
+        s = score[idx]
         a_name, p, r = values["annotator"][first], values["prompt"][first], criterion[first]
         for i in range(len(idx)):
             for j in range(i + 1, len(idx)):
-                if fmt == "bestworst" and score[i] == 0 and score[j] == 0:
+                if middle_unknown and s[i] == 0 and s[j] == 0:
                     continue
-                winner = "a" if score[i] > score[j] else "b" if score[i] < score[j] else "tie"
+                winner = "a" if s[i] > s[j] else "b" if s[i] < s[j] else "tie"
                 records.append((p, shown[i], shown[j], a_name, winner, r))
     votes = _votes_frame(records)
     pairs = [(system, values["response"])] if "response" in values else []
     prompt_texts, responses = _texts(values["prompt"], values.get("prompt_text"), pairs)
     return Judgments(votes, prompt_texts, responses, file)
-
-
 def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> pd.DataFrame:
     """Read classic item-response data (one row per person and item).
 
@@ -683,8 +625,7 @@ def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
         Missing columns or values, non-integer scores, a person answering an item twice, or only one
         score category in the whole file.
     """
-    mapping = resolve_columns(df, "responses", columns, file=file)
-    values = _take(df, mapping, NOT_BLANK["responses"], file)
+    values, mapping = _cells(df, "responses", columns, file)
     score = _numbers(values, "score", mapping["score"], file)
     fractional = score != np.round(score)
     if fractional.any():
@@ -726,8 +667,7 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
         Missing columns or values, non-numeric scores, a single system, or one annotator scoring the
         same system on the same prompt and criterion twice.
     """
-    mapping = resolve_columns(df, "ratings", columns, file=file)
-    values = _take(df, mapping, NOT_BLANK["ratings"], file)
+    values, mapping = _cells(df, "ratings", columns, file)
     score = _numbers(values, "score", mapping["score"], file)
     _at_least_two_systems(values["system"], mapping["system"], file)
     table = pd.DataFrame({"prompt_id": values["prompt"], "system": values["system"], "criterion": _criteria(values, len(score)), "score": score})
@@ -740,3 +680,55 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
             )
     out = table.groupby(["criterion", "prompt_id", "system"], sort=True, as_index=False)["score"].mean()
     return out[["prompt_id", "system", "criterion", "score"]].astype({"prompt_id": str, "system": str, "criterion": str, "score": "float64"})
+
+
+# --------------------------------------------------------------------------------------- matrices
+# lib.ratings imports scipy: imported on use, so that ``python -m lib --help`` stays fast.
+
+
+def _responses_matrix(responses: pd.DataFrame, criterion: str | None, merge_redundant: bool) -> RatingMatrix:
+    from lib.ratings import from_responses
+
+    return from_responses(responses)
+
+
+def _ratings_matrix(ratings: pd.DataFrame, criterion: str | None, merge_redundant: bool) -> RatingMatrix:
+    from lib.ratings import from_absolute_ratings
+
+    return from_absolute_ratings(ratings, criterion, merge_redundant=merge_redundant)
+
+
+# --------------------------------------------------------------------------------------- registry
+
+_TRIAL_OPTIONAL = ("trial", "criterion", "prompt_text", "response")
+register(FormatSpec(
+    "pairwise", "A/B/tie votes",
+    required=("prompt", "system_a", "system_b", "annotator", "choice"),
+    optional=("criterion", "prompt_text", "response_a", "response_b"),
+    not_blank=("prompt", "system_a", "system_b", "annotator", "choice", "criterion"),
+    read=read_pairwise,
+))
+register(FormatSpec(
+    "bestworst", "MOST/LEAST picks",
+    required=("prompt", "annotator", "system", "judgment"), optional=_TRIAL_OPTIONAL,
+    not_blank=("prompt", "annotator", "system", "criterion", "trial"),  # a blank judgment = middle
+    read=read_bestworst,
+))
+register(FormatSpec(
+    "ranking", "a rank per system",
+    required=("prompt", "annotator", "system", "rank"), optional=_TRIAL_OPTIONAL,
+    not_blank=("prompt", "annotator", "system", "rank", "criterion", "trial"),
+    read=read_ranking,
+))
+register(FormatSpec(
+    "responses", "person, item, score",
+    required=("person", "item", "score"), optional=(), not_blank=("person", "item", "score"),
+    read=read_responses, votes=False, matrix=_responses_matrix, cutpoints="free",
+    labels=("persons", "items"), merge=False,
+))
+register(FormatSpec(
+    "ratings", "scores per system",
+    required=("prompt", "system", "score"), optional=("annotator", "criterion", "prompt_text", "response"),
+    not_blank=("prompt", "system", "score", "annotator", "criterion"),
+    read=read_ratings, votes=False, matrix=_ratings_matrix,
+))

@@ -8,28 +8,18 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from lib.datasets import dataset, load_judgments, load_table
-from lib.errors import SettingsError
-from lib.formats import (
-    FORMATS,
-    JUDGMENT_FORMATS,
-    Judgments,
-    criterion_rows,
-    drop_incomplete,
-    filter_rows,
-    read_judgments,
-    read_ratings,
-    read_responses,
-    resolve_columns,
-)
-from lib.ratings import RatingMatrix, from_absolute_ratings, from_responses, net_ratings
+from lib.formats import Judgments, criterion_rows, drop_incomplete, filter_rows, format_spec, resolve_columns
+from lib.ratings import RatingMatrix, net_ratings
 
 
 @dataclass
 class AnalysisInput:
     """A rating matrix with what it came from.
 
-    judgments is set for vote formats (pairwise, bestworst, ranking): votes for kappa and
-    summaries, prompt and response texts; ratings for the ``ratings`` format. dropped_rows are the
+    judgments is set for formats that yield votes (``FormatSpec.votes``: pairwise, bestworst,
+    ranking): votes for kappa and summaries, prompt and response texts; ratings is the reader's
+    table for the others (``ratings``: prompt_id, system, criterion, score; ``responses``: person,
+    item, score). criterion is None for formats without a criterion role. dropped_rows are the
     file's 1-based data rows left out because of a blank cell (``drop_incomplete=True``).
     """
 
@@ -64,8 +54,9 @@ def analysis_input(
     Parameters
     ----------
     df : DataFrame
-        The user's table (``lib.formats.read_csv``).
-    fmt : {"pairwise", "bestworst", "ranking", "responses", "ratings"}
+        The user's table (``lib.tables.read_csv``).
+    fmt : str
+        A key of ``lib.formats.FORMATS``; its spec reads the table and builds the matrix.
     columns : dict, optional
         ``{role: column}`` over the guesses.
     file : str
@@ -73,23 +64,23 @@ def analysis_input(
     criterion : str, optional
         Needed when the data holds several criteria.
     merge_redundant : bool
-        Average redundant prompts (:func:`lib.ratings.redundancy_groups`; not for ``responses``).
+        Average redundant prompts (:func:`lib.ratings.redundancy_groups`; where the format allows).
     judgments : Judgments, optional
         Already read votes (with texts) to use instead of reading ``df`` again (then ``filters``
         and ``drop_incomplete_rows`` do not apply).
     filters : mapping, optional
         ``{column: values to keep}`` (``lib.formats.filter_rows``).
     drop_incomplete_rows : bool
-        Leave out rows with a blank required cell (``lib.formats.NOT_BLANK``) instead of raising;
+        Leave out rows with a blank required cell (``FormatSpec.not_blank``) instead of raising;
         the result's ``dropped_rows`` lists them.
 
     Raises
     ------
     lib.errors.FormatError, lib.errors.SettingsError
-        Bad file, bad mapping or filter, unknown or ambiguous criterion, nothing left.
+        Bad file, unknown format, bad mapping or filter, unknown or ambiguous criterion, nothing
+        left.
     """
-    if fmt not in FORMATS:
-        raise SettingsError(f"unknown format '{fmt}'; choose one of {', '.join(FORMATS)}")
+    spec = format_spec(fmt)
     dropped: list[int] = []
     if judgments is None:
         for column, values in (filters or {}).items():
@@ -98,16 +89,14 @@ def analysis_input(
         df = criterion_rows(df, columns, criterion, file=file)
         if drop_incomplete_rows:
             df, dropped = drop_incomplete(df, fmt, columns, file=file)
-    if fmt == "responses":
-        rm = from_responses(read_responses(df, columns, file=file))
-        return AnalysisInput(rm, fmt, file, None, dropped_rows=tuple(dropped))
-    if fmt == "ratings":
-        ratings = read_ratings(df, columns, file=file)
-        rm = from_absolute_ratings(ratings, criterion, merge_redundant=merge_redundant)
-        return AnalysisInput(rm, fmt, file, criterion, ratings=ratings, dropped_rows=tuple(dropped))
-    j = judgments or read_judgments(df, fmt, columns, file=file)
-    rm = net_ratings(j.votes, criterion, merge_redundant=merge_redundant)
-    return AnalysisInput(rm, fmt, file, criterion, judgments=j, dropped_rows=tuple(dropped))
+    if "criterion" not in spec.roles:
+        criterion = None
+    read = judgments if judgments is not None else spec.read(df, columns, file=file)
+    if spec.votes:
+        rm = net_ratings(read.votes, criterion, merge_redundant=merge_redundant)
+        return AnalysisInput(rm, fmt, file, criterion, judgments=read, dropped_rows=tuple(dropped))
+    rm = spec.matrix(read, criterion, merge_redundant)
+    return AnalysisInput(rm, fmt, file, criterion, ratings=read, dropped_rows=tuple(dropped))
 
 
 def bundled_input(key: str, criterion: str | None = None, *, merge_redundant: bool = True) -> AnalysisInput:
@@ -119,7 +108,7 @@ def bundled_input(key: str, criterion: str | None = None, *, merge_redundant: bo
         Unknown key (the known keys are named) or criterion.
     """
     ds = dataset(key)
-    judgments = load_judgments(key) if ds.fmt in JUDGMENT_FORMATS else None
+    judgments = load_judgments(key) if format_spec(ds.fmt).votes else None
     data = analysis_input(
         load_table(key), ds.fmt, ds.columns, file=ds.path.name, criterion=criterion,
         merge_redundant=merge_redundant, judgments=judgments,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import arviz as az
 import numpy as np
@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from lib.errors import SettingsError
-from lib.plots.diagnostics import NEEDS_NUTS
+from lib.irt.settings import needs_posterior
 
 GLOSSARY = {
     "theta": "ability of a comparison in logits: > 0 means system B is better than A, 0 equally good.",
@@ -70,7 +70,7 @@ def convergence_table(idata: az.InferenceData) -> pd.DataFrame:
         Fewer than 2 draws (a MAP fit).
     """
     if idata.posterior.sizes["draw"] < 2:
-        raise SettingsError(NEEDS_NUTS)
+        raise SettingsError(needs_posterior("diagnostics"))
     summary = az.summary(idata, var_names=["theta", "alpha", "b"], kind="diagnostics", fmt="xarray")
     parts = []
     for var in ("theta", "alpha", "b"):
@@ -158,7 +158,7 @@ def build_report(
         "<title>Human evaluation report</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Human evaluation report</h1>",
-        f"<p>Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Graded response model "
+        f"<p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Graded response model "
         "(Samejima 1969) of net ratings, as in Sedoc &amp; Ungar (2020).</p>",
         "<h2>Data</h2>", _pairs(data_summary),
         "<h2>Fit settings</h2>", _pairs(asdict(fit.settings)),

@@ -7,7 +7,8 @@ import streamlit as st
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.irt.contraction import UNINFORMED_BELOW
-from lib.irt.fit import SAMPLERS, FitSettings, cache_dir, diagnostics_json, fit_grm, netcdf_bytes
+from lib.irt.fit import diagnostics_json, fit_grm, netcdf_bytes
+from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings, default_cutpoints, gives_posterior
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from pages.common import current_fit, current_input
@@ -18,28 +19,22 @@ started = time.perf_counter()  # a click reruns this script: the user's wait sta
 # More density curves than this in one chart are unreadable.
 MAX_DENSITIES = 30
 
-SAMPLER_HELP = {
-    "numpyro": "NUTS in JAX (default, fastest full posterior)",
-    "pymc": "PyMC's own NUTS",
-    "nutpie": "nutpie's NUTS (Rust; reports elapsed time only)",
-    "map": "MAP point: about a second once compiled (the first MAP fit for data of a given size "
-           "compiles for several seconds); a preview, shrunk towards 0, no intervals",
-}
+
+def _options_help(helps: dict[str, str]) -> str:
+    return "  \n".join(f"**{name}**: {escape_markdown(text)}" for name, text in helps.items())
 
 
 def settings_form(data) -> tuple[FitSettings, bool]:
     old = st.session_state["fit_settings"]
     with st.expander("Fit settings", expanded=current_fit(data) is None):
         c = st.columns(6)
+        samplers, cuts = list(SAMPLERS), list(CUTPOINTS)
         sampler = c[0].selectbox(
-            "Sampler", SAMPLERS, index=SAMPLERS.index(old.sampler), key="abil_sampler",
-            help="  \n".join(f"**{s}**: {SAMPLER_HELP[s]}" for s in SAMPLERS))
-        default_cut = "free" if data.fmt == "responses" else "antisymmetric"
+            "Sampler", samplers, index=samplers.index(old.sampler) if old.sampler in SAMPLERS else 0,
+            key="abil_sampler", help=_options_help({s.name: s.help for s in SAMPLERS.values()}))
         cutpoints = c[1].selectbox(
-            "Cutpoints", ["antisymmetric", "free"], index=["antisymmetric", "free"].index(default_cut),
-            key="abil_cutpoints",
-            help="antisymmetric: b_j,-c = -b_j,c so theta = 0 means no preference; free: the "
-                 "paper's literal model, any ordered thresholds")
+            "Cutpoints", cuts, index=cuts.index(default_cutpoints(data.fmt)), key="abil_cutpoints",
+            help=_options_help(CUTPOINTS))
         chains = c[2].number_input("Chains", 1, 8, old.chains, key="abil_chains")
         draws = c[3].number_input("Draws", 50, 10000, old.draws, step=100, key="abil_draws")
         tune = c[4].number_input("Tuning", 0, 10000, old.tune, step=100, key="abil_tune")
@@ -64,7 +59,7 @@ def show_diagnostics(fit) -> None:
     d = fit.diagnostics
     for w in d.warnings:
         st.warning(w)
-    if d.sampler != "map":
+    if gives_posterior(d.sampler):
         c = st.columns(5)
         c[0].metric("max R-hat", f"{d.rhat_max:.3f}")
         c[1].metric("min bulk ESS", f"{d.ess_bulk_min:.0f}")
@@ -98,30 +93,28 @@ if data is not None:
                    f"{s.draws} draws ({s.tune} tuning), seed {s.seed}.")
         show_diagnostics(fit)
         table = ability_table(fit, data.matrix)
-        is_map = fit.diagnostics.sampler == "map"
+        point_only = not gives_posterior(fit.diagnostics.sampler)
         weak = table.loc[table["contraction"] < UNINFORMED_BELOW, "comparison"]
         if len(weak):
             st.warning(f"The data do not inform the ability of {len(weak)} of {len(table)} "
                        f"comparisons (contraction below {UNINFORMED_BELOW}, column `contraction`): "
                        + escape_markdown(", ".join(map(str, weak))))
-        if not is_map and len(table) > MAX_DENSITIES:
+        if not point_only and len(table) > MAX_DENSITIES:
             st.caption(f"{len(table)} comparisons (or persons): too many density curves to read; "
                        "see the forest plot and the table.")
-        elif not is_map:
+        elif not point_only:
             th = fit.idata.posterior["theta"].transpose("chain", "draw", "comparison").to_numpy()
             st.plotly_chart(ability_density(th.reshape(-1, th.shape[-1]), list(table["comparison"])),
                             key="abil_density")
-        st.plotly_chart(ability_forest(table, point_only=is_map), key="abil_forest")
+        st.plotly_chart(ability_forest(table, point_only=point_only), key="abil_forest")
         st.dataframe(table.round(3), hide_index=True, key="abil_table")
-        if is_map:
+        if point_only:
             st.caption("MAP point: P(B better) and contraction are left empty (a point estimate "
                        "has no probability or posterior variance).")
         c = st.columns(3)
         c[0].download_button("abilities.csv", csv_text(table), "abilities.csv",
                              mime="text/csv", key="abil_dl_csv")
-        nc = cache_dir() / f"{fit.cache_key}.nc"
-        c[1].download_button("posterior.nc (arviz netcdf)",
-                             nc.read_bytes() if nc.exists() else netcdf_bytes(fit), "posterior.nc",
+        c[1].download_button("posterior.nc (arviz netcdf)", netcdf_bytes(fit), "posterior.nc",
                              mime="application/x-netcdf", key="abil_dl_nc")
         c[2].download_button("diagnostics.json", diagnostics_json(fit.diagnostics),
                              "diagnostics.json", mime="application/json", key="abil_dl_diag")

@@ -14,9 +14,9 @@ import streamlit as st
 
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import InputError
-from lib.formats import read_csv
 from lib.inputs import AnalysisInput, analysis_input, bundled_input
-from lib.irt.fit import FitSettings
+from lib.irt.settings import FitSettings
+from lib.tables import read_csv
 from pages.text import escape_markdown
 
 UPLOAD = "upload"

@@ -3,24 +3,33 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from lib.cost.analysis import CostResults, analyse
+from lib.cost.analysis import FILES, CostResults, analyse
 from lib.cost.correlation import spearman
 from lib.cost.costs import DEFAULT_WEIGHT, Weights
 from lib.cost.display import readable
-from lib.cost.schema import OPTIONAL, REQUIRED, ROLE_HELP, Study, guess_columns, guess_covariates, guess_with_label, read_study
+from lib.cost.schema import (
+    OPTIONAL,
+    REQUIRED,
+    ROLE_HELP,
+    Study,
+    guess_columns,
+    guess_covariates,
+    guess_with_label,
+    read_study,
+)
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.formats import read_csv
+from lib.paths import DATA_DIR
 from lib.plots import cost as plots
 from pages.mapping import column_mapping
 from pages.text import escape_markdown
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "cost_example" / "study.csv"
+EXAMPLE = DATA_DIR / "cost_example" / "study.csv"
 WEIGHT_STEPS = [0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 # p-values span many orders of magnitude: scientific notation keeps them readable.
 P_NAMES = ("p_value", "p_holm", "shapiro_p_with", "shapiro_p_without", "levene_p")
@@ -49,7 +58,9 @@ def _table(table: pd.DataFrame, key: str | None = None) -> None:
     st.dataframe(readable(table, formats=P_FORMATS), hide_index=True, column_config=P_COLUMNS, key=key)
 
 
-def _download(table: pd.DataFrame, file_name: str) -> None:
+def _download(table: pd.DataFrame, name: str) -> None:
+    """A download of ``table`` as the command's file for the table ``name`` (a key of ``FILES``)."""
+    file_name = FILES[name]
     st.download_button(f"Download {file_name}", csv_text(table).encode("utf-8"), file_name=file_name,
                        mime="text/csv", key=f"cost_dl_{file_name}")
 
@@ -148,18 +159,18 @@ with tab_loss:
     st.markdown("Mean loss L = 1 - (s - 1)/4 per task and condition; Shapiro-Wilk and Levene choose "
                 "t-test or Mann-Whitney U, p-values Holm-corrected across tasks.")
     _table(res.loss_table, "cost_loss_table")
-    _download(res.loss_table, "loss_table.csv")
+    _download(res.loss_table, "loss_table")
     with st.expander("Pre-tests"):
         _table(res.loss_tests)
-        _download(res.loss_tests, "loss_tests.csv")
+        _download(res.loss_tests, "loss_tests")
 with tab_effort:
     st.plotly_chart(plots.effort_bars(res.effort_medians, res.effort_tests, study.with_label, study.without_label),
                     key="cost_fig_effort")
     st.caption("First instance of a task = D_H + W_H, later instances W_H only; medians in seconds.")
     _table(res.effort_medians)
-    _download(res.effort_medians, "effort_medians.csv")
+    _download(res.effort_medians, "effort_medians")
     _table(res.effort_tests)
-    _download(res.effort_tests, "effort_tests.csv")
+    _download(res.effort_tests, "effort_tests")
 with tab_cost:
     if res.cost_curve.empty:
         st.info("No task has all the terms of Eqs. 2-3 (see the warnings above).")
@@ -170,15 +181,15 @@ with tab_cost:
         ~never, "never")), "cost_terms_table")
     st.caption("break_even_n: smallest n with C_H,M(n) < C_H(n), \"never\" when the model's per-instance "
                "cost is not lower at these weights (n_star = ∞); — = a term was not measured.")
-    _download(res.cost_terms, "cost_terms.csv")
-    _download(res.cost_curve, "cost_curve.csv")
+    _download(res.cost_terms, "cost_terms")
+    _download(res.cost_curve, "cost_curve")
 with tab_gap:
     st.plotly_chart(plots.loss_vs_difficulty(res.difficulty), key="cost_fig_gap")
     _table(res.difficulty)
-    _download(res.difficulty, "loss_by_difficulty.csv")
+    _download(res.difficulty, "difficulty")
 with tab_corr:
     scope = st.selectbox("Tasks", ["all tasks (averaged)", *study.tasks], key="cost_corr_scope")
     table = res.spearman if scope.startswith("all tasks") else spearman(study, scope)
     st.plotly_chart(plots.spearman_heatmap(table), key="cost_fig_corr")
     _table(table)
-    _download(table, "spearman.csv")
+    _download(table, "spearman")

@@ -10,7 +10,7 @@ import streamlit as st
 from lib.datasets import DATASETS
 from lib.design import design_report
 from lib.errors import InputError
-from lib.formats import FORMATS, ROLES, guess_columns, guess_format
+from lib.formats import FORMATS, guess_columns, guess_format
 from lib.inputs import AnalysisInput
 from lib.plots.irt import net_rating_heatmap
 from lib.ratings import fleiss_kappa, merge_warning
@@ -89,19 +89,19 @@ def choose_upload() -> AnalysisInput | None:
     columns = list(table.columns)
     if st.session_state["upload_format"] is None:
         st.session_state["upload_format"] = guess_format(columns)
-    restore("up_format", "upload_format", FORMATS)
-    fmt = st.selectbox("Format", FORMATS, index=None, key="up_format", placeholder="choose the format",
-                       help="pairwise: A/B/tie votes; bestworst: MOST/LEAST picks; ranking: a rank "
-                            "per system; responses: person, item, score; ratings: scores per system")
+    formats = list(FORMATS)
+    restore("up_format", "upload_format", formats)
+    fmt = st.selectbox("Format", formats, index=None, key="up_format", placeholder="choose the format",
+                       help="; ".join(f"{name}: {spec.help}" for name, spec in FORMATS.items()))
     st.session_state["upload_format"] = fmt
     if fmt is None:
         st.info("The format could not be told from the column names: choose it above.")
         return None
 
-    required, optional = ROLES[fmt]
+    spec = FORMATS[fmt]
     saved = st.session_state["upload_mapping"].get(fmt)
     st.caption("Map your columns onto the format's roles (guesses preselected).")
-    mapping, missing = column_mapping(columns, required, optional,
+    mapping, missing = column_mapping(columns, spec.required, spec.optional,
                                       saved if saved is not None else guess_columns(columns, fmt, table),
                                       key=f"{UPLOAD_WIDGETS}{fmt}")
     st.session_state["upload_mapping"] = {**st.session_state["upload_mapping"], fmt: mapping}
@@ -123,7 +123,7 @@ def choose_upload() -> AnalysisInput | None:
                      help="Leave out the rows with a blank cell in a required role (of the chosen "
                           "criterion); the rows left out are counted and listed.")
     st.session_state["upload_drop"] = drop
-    merge = merge_toggle(fmt == "responses")
+    merge = merge_toggle(not spec.merge)
     data = cached_upload(raw, name, fmt, mapping, criterion, merge, filters, drop)
     if data.dropped_rows:
         rows = ", ".join(map(str, data.dropped_rows[:20])) + (" ..." if len(data.dropped_rows) > 20 else "")
@@ -140,14 +140,15 @@ def choose_bundled(key: str) -> AnalysisInput:
         restore("data_criterion", "view_criterion", ds.criteria)
         criterion = st.selectbox("Criterion", ds.criteria, key="data_criterion")
         st.session_state["view_criterion"] = criterion
-    return cached_bundled(key, criterion, merge_toggle(ds.fmt == "responses"))
+    return cached_bundled(key, criterion, merge_toggle(not FORMATS[ds.fmt].merge))
 
 
 def summary(data: AnalysisInput) -> None:
     rm = data.matrix
     cols = st.columns(6)
-    cols[1].metric("comparisons" if data.fmt != "responses" else "persons", rm.shape[0])
-    cols[2].metric("prompts" if data.fmt != "responses" else "items", rm.shape[1])
+    rows, columns = FORMATS[data.fmt].labels
+    cols[1].metric(rows, rm.shape[0])
+    cols[2].metric(columns, rm.shape[1])
     if data.judgments is not None:
         votes = data.judgments.votes
         if data.criterion:
@@ -160,7 +161,7 @@ def summary(data: AnalysisInput) -> None:
         kappa, n = fleiss_kappa(votes)
         st.caption(f"Fleiss' kappa over a / b / tie: **{kappa:.3f}** ({n} prompt x comparison "
                    "cells with the most common number of votes).")
-    elif data.ratings is not None:
+    elif data.ratings is not None and "system" in data.ratings:
         cols[0].metric("systems", data.ratings["system"].nunique())
     merged = rm.groups.groupby("group")["prompt_id"].agg(list)
     merged = merged[merged.map(len) > 1]

@@ -4,6 +4,7 @@ import streamlit as st
 
 from lib.errors import SettingsError
 from lib.irt.ppc import P_EXTREME, posterior_predictive
+from lib.irt.settings import gives_posterior, posterior_samplers
 from lib.irt.summary import ability_table, prompt_table
 from lib.plots.diagnostics import PARAMETERS, energy_plot, ppc_plot, rank_plot, trace_plot
 from lib.plots.irt import ability_forest
@@ -32,9 +33,9 @@ data = current_input()
 fit = current_fit(data) if data is not None else None
 if data is not None and fit is None:
     st.info("No fit yet: fit the model with a NUTS sampler on the **Abilities** page first.")
-elif fit is not None and fit.diagnostics.sampler == "map":
+elif fit is not None and not gives_posterior(fit.diagnostics.sampler):
     st.info("Diagnostics need a NUTS fit: the MAP preview is a single point, with no draws to "
-            "check. Choose numpyro, pymc or nutpie on the **Abilities** page and fit again.")
+            f"check. Choose {posterior_samplers()} on the **Abilities** page and fit again.")
 elif fit is not None:
     rm, s = data.matrix, fit.settings
     st.caption(f"Fit with {s.sampler}, {s.cutpoints} cutpoints, {s.chains} chains x {s.draws} "

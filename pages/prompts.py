@@ -5,6 +5,7 @@ import streamlit as st
 
 from lib.export import csv_text
 from lib.irt.contraction import UNINFORMED_BELOW
+from lib.irt.settings import gives_posterior
 from lib.irt.summary import prompt_table
 from lib.plots.irt import category_curves, expected_rating_band, information_curves
 from pages.common import current_fit, current_input
@@ -19,7 +20,7 @@ if data is not None and fit is None:
     st.info("Fit the model on the **Abilities** page first.")
 if fit is not None:
     rm = data.matrix
-    if fit.diagnostics.sampler == "map":
+    if not gives_posterior(fit.diagnostics.sampler):
         st.warning("MAP preview: discriminations are point estimates without intervals.")
     table = prompt_table(fit, rm)
     weak = table["alpha_contraction"] < UNINFORMED_BELOW

@@ -4,24 +4,31 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.plots.revision import category_figure, revision_distance_figure
-from lib.revision.client import DraftTask, EditProposer, LLMSettings, results_to_tables
+from lib.revision import run
+from lib.revision.client import LLMSettings
 from lib.revision.credentials import choose_key
-from lib.revision.diff_edits import diff_edits_table
-from lib.revision.io import (DRAFT_OPTIONAL, DRAFT_REQUIRED, EDIT_OPTIONAL, EDIT_REQUIRED, drafts_from_table,
-                             edits_from_table, guess_roles, read_table)
+from lib.revision.io import (
+    DRAFT_OPTIONAL,
+    DRAFT_REQUIRED,
+    EDIT_OPTIONAL,
+    EDIT_REQUIRED,
+    drafts_from_table,
+    edits_from_table,
+    guess_roles,
+    read_table,
+)
 from lib.revision.lamp import WRITERS, load_lamp
-from lib.revision.locate import locate_edits, render_edit_list, render_side_by_side
-from lib.revision.metrics import (category_table, compare_models, postedit_reproduction, revision_distance,
-                                  span_agreement, summarize)
+from lib.revision.locate import render_edit_list, render_side_by_side
+from lib.revision.metrics import category_table, compare_models, postedit_reproduction, span_agreement, summarize
 from lib.revision.prompts import PROMPTS
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
 from pages.mapping import column_mapping
@@ -39,18 +46,13 @@ def lamp_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 
 @st.cache_data(show_spinner=False)
-def located_edits(edits: pd.DataFrame, drafts: pd.DataFrame) -> pd.DataFrame:
-    return locate_edits(edits, drafts)
+def scored(edits: pd.DataFrame, drafts: pd.DataFrame, evaluated: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return run.score(edits, drafts, evaluated)
 
 
 @st.cache_data(show_spinner=False)
-def per_draft_scores(located: pd.DataFrame, evaluated: pd.DataFrame) -> pd.DataFrame:
-    return revision_distance(located, evaluated)
-
-
-@st.cache_data(show_spinner=False)
-def diff_edits(drafts: pd.DataFrame) -> pd.DataFrame:
-    return diff_edits_table(drafts)
+def diff_revision(drafts: pd.DataFrame) -> run.Revision:
+    return run.diff_revision(drafts)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -73,8 +75,14 @@ def fail(err: InputError) -> None:
     st.stop()
 
 
-def mapped_upload(up, required, optional, key: str) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The uploaded file as read and the user's ``{role: column}`` (stops until required roles are mapped)."""
+def mapped_upload(label: str, types: list[str], hint: str, key: str, required, optional,
+                  parse) -> tuple[pd.DataFrame, str]:
+    """An uploaded file read by ``parse(table, name, columns={role: column})`` and its name; stops (with
+    ``hint``, a request to map a column, or the error) until there is one that parses."""
+    up = st.file_uploader(label, type=types, key=f"{key}_file")
+    if up is None:
+        st.info(hint)
+        st.stop()
     try:
         table = uploaded_table(up.getvalue(), up.name)
     except InputError as err:
@@ -85,7 +93,10 @@ def mapped_upload(up, required, optional, key: str) -> tuple[pd.DataFrame, dict[
     if missing:
         st.warning(escape_markdown(f"Choose the column of: {', '.join(missing)}"))
         st.stop()
-    return table, mapping
+    try:
+        return parse(table, up.name, columns=mapping), up.name
+    except InputError as err:
+        fail(err)
 
 
 st.title("Revision edits")
@@ -114,20 +125,15 @@ with st.sidebar:
 
 drafts_source = st.radio("Drafts", [LAMP_DRAFTS, UPLOADED_DRAFTS], horizontal=True, key="revision_drafts_source")
 lamp_drafts, lamp_edits, lamp_evaluated = lamp_tables()
+human_revised = lamp_evaluated[["text_id", "system", "editor", "draft"]]
 if drafts_source == LAMP_DRAFTS:
     drafts = lamp_drafts[["text_id", "system", "draft"]]
     st.caption(f"{len(drafts)} LLM paragraphs from {drafts['system'].nunique()} models, revised by writers "
                f"{', '.join(WRITERS)} (LAMP, BSD-3-Clause).")
 else:
-    up = st.file_uploader("Drafts CSV: text_id, system, draft [, reference]", type=["csv"], key="revision_drafts_file")
-    if up is None:
-        st.info("Upload a CSV of drafts, or choose the bundled LAMP paragraphs.")
-        st.stop()
-    table, mapping = mapped_upload(up, DRAFT_REQUIRED, DRAFT_OPTIONAL, "revision_drafts")
-    try:
-        drafts = drafts_from_table(table, up.name, columns=mapping)
-    except InputError as err:
-        fail(err)
+    drafts, _ = mapped_upload("Drafts CSV: text_id, system, draft [, reference]", ["csv"],
+                              "Upload a CSV of drafts, or choose the bundled LAMP paragraphs.", "revision_drafts",
+                              DRAFT_REQUIRED, DRAFT_OPTIONAL, drafts_from_table)
 
 sources = ([HUMAN] if drafts_source == LAMP_DRAFTS else []) + [UPLOAD, DIFF, LLM]
 source = st.radio("Edits", sources, horizontal=True, key="revision_source")
@@ -139,19 +145,13 @@ if source in (DIFF, LLM) and drafts_source == LAMP_DRAFTS:
     references = drafts.merge(post.rename(columns={"postedit": "reference"}), on=["text_id", "system"], how="left")
 
 if source == HUMAN:
-    edits, evaluated = lamp_edits, lamp_evaluated[["text_id", "system", "editor", "draft"]]
+    edits, evaluated = lamp_edits, human_revised
 elif source == UPLOAD:
-    up_edits = st.file_uploader("Edits (JSON lines or CSV): text_id, system, original_snippet, revised_snippet "
-                                "[, editor and the other schema fields]", type=["jsonl", "json", "csv"],
-                                key="revision_edits_file")
-    if up_edits is None:
-        st.info("Upload edits from another tool, e.g. the `edits.jsonl` of `python -m lib revise`.")
-        st.stop()
-    table, mapping = mapped_upload(up_edits, EDIT_REQUIRED, EDIT_OPTIONAL, "revision_edits")
-    try:
-        edits = edits_from_table(table, up_edits.name, columns=mapping)
-    except InputError as err:
-        fail(err)
+    edits, edits_name = mapped_upload(
+        "Edits (JSON lines or CSV): text_id, system, original_snippet, revised_snippet [, editor and the other "
+        "schema fields]", ["jsonl", "json", "csv"],
+        "Upload edits from another tool, e.g. the `edits.jsonl` of `python -m lib revise`.", "revision_edits",
+        EDIT_REQUIRED, EDIT_OPTIONAL, edits_from_table)
     # every draft counts as revised by every editor in the file (a draft without edits scores 0)
     evaluated = drafts.merge(pd.DataFrame({"editor": edits["editor"].unique()}), how="cross")
 elif source == DIFF:
@@ -161,10 +161,10 @@ elif source == DIFF:
         st.stop()
     st.caption(f"Diff-based edits (no LLM): word-level alignment of {len(with_ref)} drafts with their reference.")
     try:
-        edits = diff_edits(with_ref[["text_id", "system", "draft", "reference"]])
+        revision = diff_revision(with_ref[["text_id", "system", "draft", "reference"]])
     except InputError as err:
         fail(err)
-    evaluated = with_ref[["text_id", "system", "draft"]].assign(editor=DIFF_EDITOR)
+    edits, evaluated = revision.edits, revision.evaluated
 else:
     prompt = st.radio("Prompt", list(PROMPTS), horizontal=True, key="revision_prompt",
                       help=", ".join(f"{p.name}: version {p.version}" for p in PROMPTS.values()))
@@ -183,12 +183,11 @@ else:
     texts = pd.util.hash_pandas_object(todo[["text_id", "system", "draft", "reference"]], index=False)
     run_key = (base_url, model, template.version, hashlib.sha256(texts.to_numpy().tobytes()).hexdigest())
     if st.button(f"Propose edits for {len(todo)} drafts", type="primary", key="revision_run", disabled=not model):
-        proposer = EditProposer(LLMSettings(model=model, base_url=base_url, api_key=api_key,
-                                            concurrency=concurrency, timeout=float(timeout)), template)
+        settings = LLMSettings(model=model, base_url=base_url, api_key=api_key, concurrency=concurrency,
+                               timeout=float(timeout))
         bar = st.progress(0.0, text="Asking the LLM")
-        tasks = [DraftTask(r.text_id, r.system, r.draft, r.reference) for r in todo.itertuples(index=False)]
-        results = proposer.run(tasks, progress=lambda d, n: bar.progress(d / n, text=f"{d}/{n} drafts"))
-        st.session_state["revision_llm"] = (run_key, *results_to_tables(results, f"LLM: {model}"))
+        st.session_state["revision_llm"] = (run_key, run.llm_revision(
+            todo, settings, template, progress=lambda d, n: bar.progress(d / n, text=f"{d}/{n} drafts")))
     stored = st.session_state.get("revision_llm")
     if not model:
         st.info("Set a model (and base URL, API key) in the sidebar to ask an LLM for edits.")
@@ -196,13 +195,11 @@ else:
     if stored is None or stored[0] != run_key:
         st.info("Press the button to propose edits; finished drafts are cached on disk, so a rerun is free.")
         st.stop()
-    _, edits, failures = stored
-    if len(failures):
-        st.warning(f"{len(failures)} draft(s) failed; the others are kept.")
-        st.dataframe(failures, hide_index=True)
-    failed = set(zip(failures["text_id"], failures["system"]))
-    evaluated = todo[[(t, s) not in failed for t, s in zip(todo["text_id"], todo["system"])]][
-        ["text_id", "system", "draft"]].assign(editor=f"LLM: {model}")
+    revision = stored[1]
+    edits, evaluated = revision.edits, revision.evaluated
+    if len(revision.failures):
+        st.warning(f"{len(revision.failures)} draft(s) failed; the others are kept.")
+        st.dataframe(revision.failures, hide_index=True)
     if evaluated.empty:
         st.error("No draft was revised; see the reasons above.")
         st.stop()
@@ -211,11 +208,10 @@ else:
                                                      .value_counts().items()))
 
 try:
-    located = located_edits(edits.drop(columns=["path"], errors="ignore"), drafts)
+    located, per_draft = scored(edits, drafts, evaluated)
 except InputError as err:
-    fail(InputError(err.problem, file=up_edits.name if source == UPLOAD else "edits", rows=err.rows,
+    fail(InputError(err.problem, file=edits_name if source == UPLOAD else "edits", rows=err.rows,
                     column=err.column))
-per_draft = per_draft_scores(located, evaluated)
 unlocated = located[~located["located"]]
 if len(unlocated):
     with st.expander(f"{len(unlocated)} of {len(located)} edits could not be located in their draft "
@@ -250,8 +246,10 @@ with tab_rd:
         model_b = b_col.selectbox("Model B", models, index=1, key="revision_model_b")
         if model_a != model_b:
             cmp = compare_models(per_draft, model_a, model_b)
+            interval = (f"95 % bootstrap {cmp['ci_low']:+.1f} to {cmp['ci_high']:+.1f}" if np.isfinite(cmp["ci_low"])
+                        else "no interval: a model has one draft")
             st.metric(escape_markdown(f"{model_a} → {model_b}"), f"{cmp['mean_a']:.2f} → {cmp['mean_b']:.2f} edits",
-                      f"{cmp['change_pct']:+.1f} % (95 % bootstrap {cmp['ci_low']:+.1f} to {cmp['ci_high']:+.1f})")
+                      f"{cmp['change_pct']:+.1f} % ({interval})")
     group = st.radio("Category table by", ["system", "editor"], horizontal=True, key="revision_cat_by")
     table = category_table(located, per_draft, by=group)
     st.markdown(f"**Edits per draft by category** (Table 3; `revision_intention`), per {group}")
@@ -290,7 +288,7 @@ with tab_agree:
         st.info("Agreement needs human edits of the same drafts: choose the bundled LAMP paragraphs.")
     else:
         combined = located if source == HUMAN else pd.concat(
-            [located, located_edits(lamp_edits, lamp_drafts)], ignore_index=True)
+            [located, scored(lamp_edits, lamp_drafts, human_revised)[0]], ignore_index=True)
         candidates = [e for e in combined["editor"].unique() if e not in WRITERS] + list(WRITERS)
         candidate = st.selectbox("Edits to compare with the writers", candidates, key="revision_candidate")
         st.caption("Span overlap: a candidate edit is correct when it overlaps a writer's edit (precision); a "
@@ -309,7 +307,5 @@ with tab_agree:
 
 with tab_edits:
     st.dataframe(located, hide_index=True)
-    records = located[["text_id", "system", "editor", *EDIT_FIELDS, "located"]].to_dict("records")
-    st.download_button("Download edits (JSON lines)",
-                       "\n".join(json.dumps({**r, "located": bool(r["located"])}, ensure_ascii=False)
-                                 for r in records), "edits.jsonl", key="revision_dl_edits")
+    st.download_button("Download edits (JSON lines)", run.edits_jsonl(located), "edits.jsonl",
+                       key="revision_dl_edits")

@@ -4,44 +4,34 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lib.errors import InputError
+from lib.errors import DesignError, InputError
 from lib.export import csv_text
 from lib.irt.fit import data_key
+from lib.irt.settings import FULL_MODE_SETTINGS, FitSettings, default_cutpoints
 from lib.plots.selection import se_curve, what_if_chart
-from lib.selection import (
-    DEFAULT_TARGET_SE,
-    PSIS_KHAT_LIMIT,
-    STRATEGIES,
-    check_selection_data,
-    default_k_grid,
-    loo_curve,
-    make_calibration,
-    parse_k_grid,
-    prompts_needed,
-    select_subset,
-    what_if,
-)
+from lib.selection.adaptive import what_if
+from lib.selection.analysis import run
+from lib.selection.curve import default_k_grid, parse_k_grid
+from lib.selection.settings import DEFAULT_RANDOM_DRAWS, DEFAULT_TARGET_SE, MODES
+from lib.selection.strategies import STRATEGIES, check_strategies
 from pages.common import current_input
 from pages.text import escape_markdown
 
-FULL_SETTINGS = {"chains": 2, "draws": 500, "tune": 500}
-
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def cached_curve(key: str, mode: str, cutpoints: str, strategies: tuple, ks: tuple, n_random: int,
-                 theta0: float, _rm):
-    """Calibration and leave-one-out curve, cached by data (``key``) and settings (the bar lives
+def cached_run(key: str, mode: str, cutpoints: str, strategies: tuple, ks: tuple, n_random: int,
+               theta0: float, _rm):
+    """:func:`lib.selection.analysis.run`, cached by data (``key``) and settings (the bar lives
     inside so that cache hits replay nothing but its removal)."""
     bar = st.progress(0.0, text="calibrating")
 
     def report(fraction: float, message: str) -> None:
         bar.progress(min(fraction, 1.0), text=message)
 
-    cal = make_calibration(_rm, mode, cutpoints=cutpoints, progress=report, **FULL_SETTINGS)
-    result = loo_curve(_rm.codes(), cal, list(strategies), list(ks), n_random=n_random,
-                       theta0=theta0, progress=report)
+    result = run(_rm, strategies, mode=mode, settings=FitSettings(cutpoints=cutpoints, **FULL_MODE_SETTINGS),
+                 k_grid=ks, n_random=n_random, theta0=theta0, progress=report)
     bar.empty()
-    return result, cal
+    return result
 
 
 st.title("Prompt selection")
@@ -61,13 +51,7 @@ merged = rm.groups["prompt_id"].nunique() - n_prompts
 criterion = f" ({escape_markdown(data.criterion)})" if data.criterion else ""
 st.write(f"**{escape_markdown(data.source)}**{criterion}: {n_comp} comparisons x {n_prompts} prompts"
          + (f" ({merged} redundant prompts merged into their groups)" if merged > 0 else ""))
-try:
-    for message in check_selection_data(rm):
-        st.warning(escape_markdown(message))
-except InputError as err:
-    st.error(escape_markdown(f"{err}; choose another data set on the Data page"))
-    st.stop()
-cutpoints = "free" if data.fmt == "responses" else "antisymmetric"
+cutpoints = default_cutpoints(data.fmt)
 
 with st.expander("Settings", expanded=True):
     st.markdown("**Strategies**")
@@ -77,11 +61,8 @@ with st.expander("Settings", expanded=True):
     c = st.columns([3, 2, 2])
     ks_text = c[0].text_input("k grid (prompts)", ", ".join(map(str, default_k_grid(n_prompts))),
                               key="selection_ks")
-    mode = c[1].radio(
-        "Calibration", ["fast", "full"], key="selection_mode", horizontal=True,
-        help="fast: leave-one-out MAP rescaled to sd(theta) = 1 (seconds). full: posterior draws "
-             "of the items, left out by PSIS, so item uncertainty widens the SE (minutes).",
-    )
+    mode = c[1].radio("Calibration", list(MODES), key="selection_mode", horizontal=True,
+                      help=" ".join(f"{name}: {text}." for name, text in MODES.items()))
     target = c[2].number_input(
         "Target SE of theta", 0.01, 5.0, DEFAULT_TARGET_SE, 0.01, key="selection_target",
         help=f"The same in both modes. Default {DEFAULT_TARGET_SE}: with theta's N(0, 1) prior a "
@@ -89,14 +70,13 @@ with st.expander("Settings", expanded=True):
              "of width w, use w / 3.92.",
     )
     c = st.columns(3)
-    n_random = int(c[0].number_input("Random draws", 1, 500, 50, key="selection_random"))
+    n_random = int(c[0].number_input("Random draws", 1, 500, DEFAULT_RANDOM_DRAWS, key="selection_random"))
     theta0 = c[1].number_input("theta0 for max_info", -4.0, 4.0, 0.0, 0.1, key="selection_theta0",
                                help="0 = near-equal systems")
 
 try:
     ks = parse_k_grid(ks_text, n_prompts)
-    if not chosen:
-        raise InputError("choose at least one strategy")
+    check_strategies(chosen)
 except InputError as err:
     st.error(escape_markdown(err))
     st.stop()
@@ -110,18 +90,21 @@ if mode == "full" and st.session_state.get("selection_full_done") != settings:
         st.stop()
 
 try:
-    result, cal = cached_curve(*settings, rm)
+    result = cached_run(*settings, rm)
+except DesignError as err:
+    st.error(escape_markdown(f"{err}; choose another data set on the Data page"))
+    st.stop()
 except InputError as err:
     st.error(escape_markdown(err))
     st.stop()
 if mode == "full":
     st.session_state["selection_full_done"] = settings
-    if result.khat_max is not None and result.khat_max > PSIS_KHAT_LIMIT:
-        st.warning(f"Pareto k-hat up to {result.khat_max:.2f} (> {PSIS_KHAT_LIMIT}): some leave-one-out "
-                   "weights are unreliable; compare with the fast mode.")
+for message in result.warnings:
+    st.warning(escape_markdown(message))
+cal = result.calibration
 
-st.plotly_chart(se_curve(result.summary, result.mode, target), key="selection_curve_chart")
-needed = prompts_needed(result.summary, target)
+st.plotly_chart(se_curve(result.curve.summary, result.curve.mode, target), key="selection_curve_chart")
+needed = result.needed(target)
 st.subheader(f"Prompts needed for SE <= {target:.3f}")
 shown = needed.assign(strategy=needed["strategy"].map(lambda s: STRATEGIES[s].label),
                       k_needed=[str(k) if pd.notna(k) else "not reached" for k in needed["k_needed"]])
@@ -134,7 +117,7 @@ st.caption(
 )
 
 c = st.columns(3)
-c[0].download_button("selection_curve.csv", csv_text(result.summary), "selection_curve.csv",
+c[0].download_button("selection_curve.csv", csv_text(result.curve.summary), "selection_curve.csv",
                      mime="text/csv", key="selection_dl_curve")
 c[1].download_button("prompts_needed.csv", csv_text(needed), "prompts_needed.csv",
                      mime="text/csv", key="selection_dl_needed")
@@ -142,18 +125,16 @@ static = [s for s in chosen if not STRATEGIES[s].adaptive]
 if static:
     pick = c[2].selectbox("Subset of", static, format_func=lambda s: STRATEGIES[s].label,
                           key="selection_subset_strategy")
-    k_row = needed.loc[needed["strategy"] == pick, "k_needed"].iloc[0]
-    k_sub = n_prompts if pd.isna(k_row) else int(k_row)
     texts = data.judgments.prompt_texts if data.judgments is not None else None
-    try:
-        subset = select_subset(cal, pick, k_sub, prompt_ids=rm.prompt_ids, groups=rm.groups,
-                               texts=texts, theta0=float(theta0))
+    subset, note = result.subset(pick, needed, texts)
+    if subset is None:
+        c[2].warning(escape_markdown(note))
+    else:
+        k_sub = subset["rank"].max()
         c[2].download_button(f"subset_{pick}.csv ({k_sub} prompts)", csv_text(subset),
                              f"subset_{pick}.csv", mime="text/csv", key="selection_dl_subset")
         with st.expander(f"Selected subset: {STRATEGIES[pick].label}, k = {k_sub}"):
             st.dataframe(subset, hide_index=True, key="selection_subset_table")
-    except InputError as err:
-        c[2].warning(escape_markdown(err))
 
 st.subheader("Adaptive what-if")
 st.caption(

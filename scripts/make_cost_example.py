@@ -10,13 +10,13 @@ Run: ``.venv/bin/python scripts/make_cost_example.py``
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
+from lib.paths import DATA_DIR
+
 SEED = 2022
-OUT = Path(__file__).resolve().parents[1] / "data" / "cost_example"
+OUT = DATA_DIR / "cost_example"
 N_WITH, N_WITHOUT = 36, 34
 ENGLISH = ["B1", "B2", "C1", "C2"]
 ASSISTANT = ["never", "sometimes", "often"]

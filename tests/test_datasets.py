@@ -6,7 +6,7 @@ import pytest
 
 from lib.datasets import DATA_DIR, DATASETS, DEFAULT_DATASET, load_judgments, load_table
 from lib.errors import SettingsError
-from lib.formats import FORMATS, ROLES, guess_columns, read_ratings, read_responses
+from lib.formats import FORMATS, guess_columns, read_ratings, read_responses
 
 
 def test_registry():
@@ -14,7 +14,8 @@ def test_registry():
     assert set(DATASETS) == {"lamp_rankings", "rome_bestworst", "pandalm_pairwise", "hanna_means", "science_mirt", "lsat7"}
     for key, ds in DATASETS.items():
         assert ds.key == key and ds.fmt in FORMATS and ds.path.is_file()
-        assert set(ROLES[ds.fmt][0]) <= set(ds.columns) <= set(ROLES[ds.fmt][0] + ROLES[ds.fmt][1])
+        spec = FORMATS[ds.fmt]
+        assert set(spec.required) <= set(ds.columns) <= set(spec.roles)
         assert (ds.path.parent / "LICENSE").is_file() or (ds.path.parent / "DESCRIPTION").is_file()
         assert ds.licence and ds.citation and ds.title and ds.description
     assert (DATA_DIR / "README.md").is_file()

@@ -7,10 +7,9 @@ import io
 import pandas as pd
 import pytest
 
-from lib.errors import FormatError
+from lib.errors import FormatError, SettingsError
 from lib.formats import (
     FORMATS,
-    ROLES,
     VOTE_COLUMNS,
     guess_columns,
     guess_format,
@@ -307,8 +306,9 @@ def test_read_csv_errors(data, match, rows):
 
 
 def test_roles_cover_every_format():
-    assert set(ROLES) == set(FORMATS)
-    assert ROLES["pairwise"][0] == ("prompt", "system_a", "system_b", "annotator", "choice")
+    assert list(FORMATS) == ["pairwise", "bestworst", "ranking", "responses", "ratings"]
+    assert all(name == spec.name for name, spec in FORMATS.items())
+    assert FORMATS["pairwise"].required == ("prompt", "system_a", "system_b", "annotator", "choice")
 
 
 @pytest.mark.parametrize(
@@ -342,7 +342,8 @@ def test_resolve_columns_errors_name_the_file_and_column():
     err = raises("no column for required role annotator", resolve_columns, table("prompt,system_a,system_b,choice\np,x,y,A\n"), "pairwise", None, file="t.csv")
     assert err.file == "t.csv" and "prompt, system_a, system_b, choice" in str(err)
     raises("unknown role 'winner'", resolve_columns, df, "pairwise", {"winner": "label"}, file="t.csv")
-    raises("unknown format 'triples'", resolve_columns, df, "triples", None, file="t.csv")
+    with pytest.raises(SettingsError, match="unknown format 'triples'; choose one of pairwise, bestworst"):
+        resolve_columns(df, "triples", None, file="t.csv")
 
 
 # ------------------------------------------------------------------ reader gaps (issue 9 item 9)

@@ -10,8 +10,9 @@ import pytest
 
 from lib.errors import SettingsError
 from lib.inputs import AnalysisInput
-from lib.irt.fit import FitSettings, fit_grm
+from lib.irt.fit import fit_grm
 from lib.irt.ppc import posterior_predictive
+from lib.irt.settings import FitSettings
 from lib.irt.simulate import simulate_grm
 from lib.irt.summary import ability_table, prompt_table
 from lib.plots.diagnostics import ppc_plot, rank_plot, trace_plot

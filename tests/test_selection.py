@@ -9,19 +9,15 @@ import pytest
 
 from lib.errors import SettingsError
 from lib.irt.readouts import DEFAULT_GRID, category_probs, item_information
+from lib.irt.settings import FitSettings
 from lib.irt.simulate import simulate_grm
-from lib.selection import (
-    FastCalibration,
-    FullCalibration,
-    ItemParams,
-    check_strategies,
-    loo_curve,
-    posterior_sampler,
-    prompts_needed,
-    select_subset,
-    what_if,
-)
-from lib.selection.strategies import next_prompt, static_order
+from lib.selection.adaptive import what_if
+from lib.selection.bank import ItemParams
+from lib.selection.calibration import FastCalibration, FullCalibration, posterior_sampler
+from lib.selection.curve import loo_curve, prompts_needed
+from lib.selection.settings import DEFAULT_TARGET_SE
+from lib.selection.strategies import STRATEGIES, Ask, check_strategies
+from lib.selection.subset import select_subset
 
 CATEGORIES = np.arange(-3, 4)
 
@@ -33,36 +29,36 @@ B = np.array([[-1.0, -0.5, -0.2, 0.2, 0.5, 1.0], [-1.0, -0.5, -0.2, 0.2, 0.5, 1.
               [1.0, 1.5, 1.8, 2.2, 2.5, 3.0]])
 
 
+def order(name, theta0=0.0, rng=None):
+    return STRATEGIES[name].select(Ask(ALPHA, B, np.ones(3, bool), theta0, rng))[0]
+
+
 def test_static_orders_on_a_hand_made_bank():
-    assert list(static_order("top_alpha", ALPHA, B)) == [0, 2, 1]
+    assert list(order("top_alpha")) == [0, 2, 1]
     # at theta0 = 2 the prompt placed there beats the sharper prompt placed at 0
-    assert static_order("max_info", ALPHA, B, theta0=2.0)[0] == 2
-    assert static_order("max_info", ALPHA, B, theta0=0.0)[0] == 0
-    perm = static_order("random", ALPHA, B, rng=np.random.default_rng(0))
-    assert sorted(perm) == [0, 1, 2]
+    assert order("max_info", theta0=2.0)[0] == 2
+    assert order("max_info", theta0=0.0)[0] == 0
+    assert sorted(order("random", rng=np.random.default_rng(0))) == [0, 1, 2]
     with pytest.raises(SettingsError, match="unknown strategy 'best'"):
         check_strategies(["top_alpha", "best"])
-
-
-def test_command_lists_every_strategy():
-    from lib.commands.select import STRATEGY_NAMES, TARGET_SE
-    from lib.selection import DEFAULT_TARGET_SE, STRATEGIES
-
-    assert STRATEGY_NAMES == tuple(STRATEGIES) and TARGET_SE == DEFAULT_TARGET_SE
 
 
 def test_adaptive_rules_follow_the_running_posterior():
     probs = category_probs(DEFAULT_GRID, ALPHA, B)
     info = item_information(DEFAULT_GRID, ALPHA, B)
-    remaining = np.ones(3, bool)
     prior = np.exp(-0.5 * DEFAULT_GRID**2)
     prior /= prior.sum()
     high = np.exp(-0.5 * ((DEFAULT_GRID - 2.0) / 0.3) ** 2)
     high /= high.sum()
+
+    def next_prompt(rule, post, remaining):
+        ask = Ask(ALPHA, B, remaining, post=post, grid=DEFAULT_GRID, probs=probs, info=info)
+        return STRATEGIES[rule].select(ask)[0, 0]
+
     for rule in ("cat_info", "cat_epv"):
-        assert next_prompt(rule, prior, DEFAULT_GRID, probs, info, remaining) == 0
-        assert next_prompt(rule, high, DEFAULT_GRID, probs, info, remaining) == 2
-        assert next_prompt(rule, high, DEFAULT_GRID, probs, info, np.array([True, True, False])) in (0, 1)
+        assert next_prompt(rule, prior, np.ones(3, bool)) == 0
+        assert next_prompt(rule, high, np.ones(3, bool)) == 2
+        assert next_prompt(rule, high, np.array([True, True, False])) in (0, 1)
 
 
 def test_what_if_stops_where_the_se_first_reaches_the_target():
@@ -120,7 +116,7 @@ def test_full_mode_se_matches_the_actual_error_within_25_percent(paper, tmp_path
     against the true theta (calibration). Pooled over 20 comparisons, 4 k values and 2 strategies
     the RMSE's sampling error is about 1/sqrt(2 x 20 x 2) ~ 11%, well inside 25%."""
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    sample = posterior_sampler(chains=2, draws=100, tune=200, seed=1, max_draws=100)
+    sample = posterior_sampler(FitSettings(chains=2, draws=100, tune=200, seed=1), max_draws=100)
     cal = FullCalibration(codes_to_matrix(paper.codes), sample)
     assert cal.whole.n_draws == 100
     curve = loo_curve(paper.codes, cal, ["random", "top_alpha"], [10, 25, 50, 100], n_random=3, seed=0)
@@ -215,7 +211,7 @@ def test_one_absolute_target_and_the_what_if_agrees_with_the_curve_per_compariso
     The what-if of a held-out comparison walks the same adaptive path as the curve, so its stopping
     step is where that comparison's own SE crosses the target."""
     from lib.inputs import bundled_input
-    from lib.selection import DEFAULT_TARGET_SE, STRATEGIES, make_calibration
+    from lib.selection.calibration import make_calibration
 
     assert DEFAULT_TARGET_SE == 0.3
     rm = bundled_input("hanna_means", "Relevance", merge_redundant=False).matrix
@@ -243,7 +239,7 @@ def test_one_absolute_target_and_the_what_if_agrees_with_the_curve_per_compariso
 def test_few_comparisons_warn_and_too_few_or_no_design_fail(hanna_small, codes_to_matrix):
     from lib.errors import DesignError
     from lib.ratings import from_absolute_ratings
-    from lib.selection import check_selection_data, make_calibration
+    from lib.selection.calibration import check_selection_data, make_calibration
 
     def systems(n):
         keep = hanna_small["system"].isin(sorted(hanna_small["system"].unique())[:n])
@@ -265,7 +261,6 @@ def test_select_in_both_modes_shares_the_target_and_keeps_the_users_fit(hanna_sm
     comparisons, too few for group fits, so the full mode samples once (1 chain x 30 draws)."""
     from lib.cli import main
     from lib.irt.fit import load_latest
-    from lib.selection import DEFAULT_TARGET_SE
 
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
     four = hanna_small[hanna_small["system"].isin(sorted(hanna_small["system"].unique())[:4])]
@@ -319,10 +314,39 @@ def test_select_prints_the_merges_and_the_few_comparisons_warning(hanna_small, t
     common = _hanna_csv(few, tmp_path / "ratings.csv")
     assert main(["select", *common, "--strategies", "top_alpha", "--k", "5", "--out", str(tmp_path / "out")]) == 0
     captured = capsys.readouterr()
-    rm = analysis_input(read_csv(tmp_path / "ratings.csv", "ratings.csv"), "ratings", {"prompt": "story", "score": "mean"},
-                        file="ratings.csv", criterion="Relevance").matrix
+    rm = analysis_input(read_csv(tmp_path / "ratings.csv", "ratings.csv"), "ratings",
+                        {"prompt": "story", "score": "mean"}, file="ratings.csv", criterion="Relevance").matrix
     for line in merge_lines(rm):
         assert line in captured.out
     assert "warning:" in captured.err and "mostly prior" in captured.err
     groups = pd.read_csv(tmp_path / "out" / "groups.csv", dtype=str)
     assert groups.equals(rm.groups.astype(str).reset_index(drop=True))
+
+
+def test_the_full_mode_fits_with_the_chosen_sampler_and_refuses_a_point(hanna_small, tmp_path, monkeypatch, capsys):
+    """Issue 10: the fit settings, sampler included, reach the full mode's posterior fit (here a spy
+    in place of ``fit_grm`` that records them and stops), from lib and from ``--sampler``."""
+    import lib.irt.fit
+    from lib.cli import main
+    from lib.ratings import from_absolute_ratings
+    from lib.selection.calibration import make_calibration
+
+    seen = []
+
+    def spy(rm, settings, progress=None):
+        seen.append(settings)
+        raise SettingsError("spy: stop here")
+
+    monkeypatch.setattr(lib.irt.fit, "fit_grm", spy)
+    rm = from_absolute_ratings(hanna_small, "Relevance", merge_redundant=False)
+    with pytest.raises(SettingsError, match="spy"):
+        make_calibration(rm, "full", FitSettings(sampler="pymc", chains=1, draws=20, tune=10, seed=4))
+    assert seen[-1] == FitSettings(sampler="pymc", chains=1, draws=20, tune=10, seed=4)
+    with pytest.raises(SettingsError, match="the full mode needs posterior draws"):
+        make_calibration(rm, "full", FitSettings(sampler="map"))
+    assert len(seen) == 1
+    common = _hanna_csv(hanna_small, tmp_path / "ratings.csv")
+    assert main(["select", *common, "--mode", "full", "--sampler", "nutpie", "--chains", "3", "--no-merge",
+                 "--out", str(tmp_path / "out")]) == 2
+    assert "spy: stop here" in capsys.readouterr().err
+    assert (seen[-1].sampler, seen[-1].chains, seen[-1].draws, seen[-1].tune) == ("nutpie", 3, 500, 500)

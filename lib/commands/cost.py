@@ -11,8 +11,6 @@ from lib.cli import add_columns_option, add_out_option, parse_columns
 DEFAULT_WEIGHT = 0.01
 """``lib.cost.costs.DEFAULT_WEIGHT``, spelled out so that ``--help`` needs no numpy/scipy import."""
 
-FILES = ("loss_table.csv", "loss_tests.csv", "effort_medians.csv", "effort_tests.csv", "cost_terms.csv",
-         "cost_curve.csv", "loss_by_difficulty.csv", "spearman.csv")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -52,14 +50,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from lib.cost.analysis import analyse
+    from lib.cost.analysis import FILES, analyse
     from lib.cost.costs import parse_weights
     from lib.cost.schema import parse_covariates, read_study
     from lib.export import prepare_out, write_csv
     from lib.formats import read_csv
 
     weights = parse_weights(args.weights)
-    out = prepare_out(args.out, FILES, overwrite=args.overwrite)
+    out = prepare_out(args.out, list(FILES.values()), overwrite=args.overwrite)
     path = Path(args.input)
     study = read_study(
         read_csv(path, path.name),
@@ -69,9 +67,7 @@ def run(args: argparse.Namespace) -> int:
         file=path.name,
     )
     res = analyse(study, weights=weights, n_max=args.n_max, validation_zero=args.validation_zero)
-    tables = (res.loss_table, res.loss_tests, res.effort_medians, res.effort_tests, res.cost_terms,
-              res.cost_curve, res.difficulty, res.spearman)
-    for name, table in zip(FILES, tables, strict=True):
+    for name, table in res.files().items():
         write_csv(table, out / name)
     for message in res.warnings:
         print(f"warning: {message}", file=sys.stderr)
@@ -84,5 +80,5 @@ def run(args: argparse.Namespace) -> int:
         else:
             verdict = f"the model pays from n = {t.break_even_n} instances"
         print(f"  {t.task}: {verdict}")
-    print(f"wrote {', '.join(FILES)} to {out}")
+    print(f"wrote {', '.join(FILES.values())} to {out}")
     return 0

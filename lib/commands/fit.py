@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from lib.cli import add_input_options, add_out_option, read_input
+from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings, default_cutpoints
 
 OUTPUTS = ["abilities.csv", "prompts.csv", "diagnostics.json", "posterior.nc", "groups.csv"]
 
@@ -19,12 +20,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "abilities.csv, prompts.csv, diagnostics.json, posterior.nc and groups.csv to --out.",
     )
     add_input_options(p, "CSV of judgments")
-    p.add_argument("--cutpoints", choices=["antisymmetric", "free"], default=None,
-                   help="default: antisymmetric for votes and ratings, free for responses")
-    p.add_argument("--sampler", choices=["numpyro", "pymc", "nutpie", "map"], default="numpyro")
-    p.add_argument("--chains", type=int, help="default 4")
-    p.add_argument("--draws", type=int, help="draws per chain, default 1000")
-    p.add_argument("--tune", type=int, help="tuning iterations per chain, default 500")
+    p.add_argument("--cutpoints", choices=list(CUTPOINTS), default=None,
+                   help="; ".join(f"{name}: {text}" for name, text in CUTPOINTS.items()))
+    p.add_argument("--sampler", choices=list(SAMPLERS), default=FitSettings.sampler,
+                   help="; ".join(f"{s.name}: {s.help}" for s in SAMPLERS.values()))
+    p.add_argument("--chains", type=int, help=f"default {FitSettings.chains}")
+    p.add_argument("--draws", type=int, help=f"draws per chain, default {FitSettings.draws}")
+    p.add_argument("--tune", type=int, help=f"tuning iterations per chain, default {FitSettings.tune}")
     p.add_argument("--seed", type=int)
     add_out_option(p)
     p.set_defaults(run=run)
@@ -45,13 +47,13 @@ def _progress_printer():
 
 def run(args: argparse.Namespace) -> int:
     from lib.export import csv_text, prepare_out
-    from lib.irt.fit import FitSettings, diagnostics_json, fit_grm
+    from lib.irt.fit import diagnostics_json, fit_grm
     from lib.irt.summary import ability_table, prompt_table
 
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
     data = read_input(args)
     rm = data.matrix
-    cutpoints = args.cutpoints or ("free" if args.format == "responses" else "antisymmetric")
+    cutpoints = args.cutpoints or default_cutpoints(args.format)
     given = {k: getattr(args, k) for k in ("chains", "draws", "tune", "seed") if getattr(args, k) is not None}
     settings = FitSettings(cutpoints=cutpoints, sampler=args.sampler, **given)
     fit = fit_grm(rm, settings, use_cache=False, progress=_progress_printer())

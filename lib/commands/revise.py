@@ -9,11 +9,9 @@ CSV cells that would start a spreadsheet formula are neutralised (:func:`lib.exp
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
-
 
 OUTPUTS = ("edits.jsonl", "revision_distance.csv", "failures.csv")
 """The files ``revise`` writes (``--overwrite`` removes them first)."""
@@ -45,16 +43,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from lib.cli import parse_columns
     from lib.errors import SettingsError
     from lib.export import prepare_out, write_csv
-    from lib.revision.diff_edits import diff_edits_table
+    from lib.revision import run as revision_run
     from lib.revision.io import read_drafts
-    from lib.revision.locate import locate_edits
-    from lib.revision.metrics import revision_distance
-    from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
 
     model = args.model or os.environ.get("OPENAI_MODEL")
     if args.engine == "openai":
@@ -73,38 +66,29 @@ def run(args: argparse.Namespace) -> int:
     # a named reference column must be filled in every row: a blank one would fail only at the LLM
     drafts = read_drafts(args.drafts, Path(args.drafts).name, columns=columns,
                          need_reference=args.engine == "diff" or "reference" in columns)
-    failures = pd.DataFrame(columns=["text_id", "system", "error"])
     if args.engine == "diff":
-        edits, editor = diff_edits_table(drafts), DIFF_EDITOR
+        revision = revision_run.diff_revision(drafts)
     else:
-        from lib.revision.client import DraftTask, EditProposer, LLMSettings, results_to_tables
+        from lib.revision.client import LLMSettings
         from lib.revision.prompts import REFERENCE_BASED, REFERENCE_FREE
 
-        has_ref = "reference" in drafts.columns
         settings = LLMSettings(model=model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
                                api_key=os.environ.get("OPENAI_API_KEY", ""), concurrency=args.concurrency,
                                timeout=args.timeout, max_retries=args.max_retries)
-        template = REFERENCE_BASED if has_ref else REFERENCE_FREE
-        tasks = [DraftTask(r.text_id, r.system, r.draft, r.reference if has_ref else None)
-                 for r in drafts.itertuples(index=False)]
-        print(f"{len(tasks)} drafts, {template.name} prompt {template.version}, model {model}", file=sys.stderr)
-        results = EditProposer(settings, template).run(
-            tasks, progress=lambda done, total: print(f"\r{done}/{total} drafts", end="", file=sys.stderr))
+        template = REFERENCE_BASED if "reference" in drafts.columns else REFERENCE_FREE
+        print(f"{len(drafts)} drafts, {template.name} prompt {template.version}, model {model}", file=sys.stderr)
+        revision = revision_run.llm_revision(
+            drafts, settings, template,
+            progress=lambda done, total: print(f"\r{done}/{total} drafts", end="", file=sys.stderr))
         print(file=sys.stderr)
-        editor = f"LLM: {model}"
-        edits, failures = results_to_tables(results, editor)
-    located = locate_edits(edits, drafts)
-    failed = set(zip(failures["text_id"], failures["system"]))
-    evaluated = drafts[[(t, s) not in failed for t, s in zip(drafts["text_id"], drafts["system"])]]
-    per_draft = revision_distance(located, evaluated.assign(editor=editor))
+    located, per_draft = revision_run.score(revision.edits, drafts, revision.evaluated)
 
-    with open(out / "edits.jsonl", "w", encoding="utf-8") as lines:
-        for record in located[["text_id", "system", *EDIT_FIELDS, "located"]].to_dict("records"):
-            lines.write(json.dumps({**record, "located": bool(record["located"])}, ensure_ascii=False) + "\n")
-    write_csv(per_draft[["text_id", "system", "revision_distance", "unlocated"]], out / "revision_distance.csv")
+    (out / "edits.jsonl").write_text(revision_run.edits_jsonl(located, editor=False), encoding="utf-8")
+    write_csv(per_draft[revision_run.RD_COLUMNS], out / "revision_distance.csv")
     summary = per_draft.groupby("system")["revision_distance"].agg(["count", "mean"])
-    print(f"{len(located)} edits ({int((~located['located']).sum())} unlocated) by {editor}; "
+    print(f"{len(located)} edits ({int((~located['located']).sum())} unlocated) by {revision.editor}; "
           f"mean Revision Distance per system:\n{summary.round(3).to_string()}")
+    failures = revision.failures
     if len(failures):
         write_csv(failures, out / "failures.csv")
         for row in failures.itertuples(index=False):

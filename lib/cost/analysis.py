@@ -6,11 +6,16 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from lib.cost.costs import Weights, cost_curve, cost_terms
 from lib.cost.correlation import spearman
+from lib.cost.costs import Weights, cost_curve, cost_terms
 from lib.cost.effort import effort_medians, effort_tests
 from lib.cost.loss import loss_by_difficulty, loss_table, loss_tests
 from lib.cost.schema import Study
+
+FILES = {"loss_table": "loss_table.csv", "loss_tests": "loss_tests.csv", "effort_medians": "effort_medians.csv",
+         "effort_tests": "effort_tests.csv", "cost_terms": "cost_terms.csv", "cost_curve": "cost_curve.csv",
+         "difficulty": "loss_by_difficulty.csv", "spearman": "spearman.csv"}
+"""The CSV file of each table of :class:`CostResults`: the command's outputs and the page's downloads."""
 
 
 @dataclass
@@ -42,6 +47,10 @@ class CostResults:
     difficulty: pd.DataFrame
     spearman: pd.DataFrame
     warnings: list[str]
+
+    def files(self) -> dict[str, pd.DataFrame]:
+        """``{file name: table}`` for every table, in :data:`FILES` order."""
+        return {name: getattr(self, table) for table, name in FILES.items()}
 
 
 def analyse(

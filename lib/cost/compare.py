@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
@@ -94,4 +95,39 @@ def holm(p_values: np.ndarray) -> np.ndarray:
     ok = ~np.isnan(p)
     if ok.any():
         out[ok] = multipletests(p[ok], method="holm")[1]
+    return out
+
+
+def compare_by_task(data: pd.DataFrame, value: str, tasks: list[str], **options) -> pd.DataFrame:
+    """Per task, ``value`` with the model (x) against without (y), Holm-corrected across tasks.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        ``task``, ``with_model`` (bool) and ``value``, NaN already removed.
+    value : str
+        Column compared.
+    tasks : list of str
+        The tasks, in the order of the rows returned.
+    **options
+        Passed to :func:`compare_groups` (``alpha``, ``mann_whitney_only``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``task, n_with, n_without, median_with, median_without, shapiro_p_with, shapiro_p_without,
+        levene_p, test, statistic, p_value, p_holm`` (medians NaN for an empty group).
+    """
+    records = []
+    for task in tasks:
+        t = data[data.task == task]
+        x, y = t[value][t.with_model].to_numpy(), t[value][~t.with_model].to_numpy()
+        c = compare_groups(x, y, **options)
+        med_x, med_y = (float(np.median(v)) if len(v) else float("nan") for v in (x, y))
+        records.append((task, len(x), len(y), med_x, med_y, c.shapiro_p_x, c.shapiro_p_y, c.levene_p, c.test,
+                        c.statistic, c.p_value))
+    out = pd.DataFrame(records, columns=["task", "n_with", "n_without", "median_with", "median_without",
+                                         "shapiro_p_with", "shapiro_p_without", "levene_p", "test", "statistic",
+                                         "p_value"])
+    out["p_holm"] = holm(out.p_value.to_numpy())
     return out

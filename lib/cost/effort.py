@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from lib.cost.compare import compare_groups, holm
+from lib.cost.compare import compare_by_task
 
 if TYPE_CHECKING:
     from lib.cost.schema import Study
@@ -123,16 +123,6 @@ def effort_tests(study: Study) -> pd.DataFrame:
         ``EFFORT_TEST_COLUMNS``, one row per task; Shapiro-Wilk p-values of both groups are
         reported as in the paper's caption.
     """
-    totals = effort_totals(study)
-    records = []
-    for task in study.tasks:
-        t = totals[totals.task == task]
-        x = t.total_s[t.with_model].to_numpy()
-        y = t.total_s[~t.with_model].to_numpy()
-        c = compare_groups(x, y, mann_whitney_only=True)
-        med_x = float(np.median(x)) if len(x) else float("nan")
-        med_y = float(np.median(y)) if len(y) else float("nan")
-        records.append((task, len(x), len(y), med_x, med_y, c.shapiro_p_x, c.shapiro_p_y, c.test, c.statistic, c.p_value))
-    out = pd.DataFrame(records, columns=EFFORT_TEST_COLUMNS[:-1])
-    out["p_holm"] = holm(out.p_value.to_numpy())
-    return out
+    tests = compare_by_task(effort_totals(study), "total_s", study.tasks, mann_whitney_only=True)
+    tests = tests.rename(columns={"median_with": "median_total_with_s", "median_without": "median_total_without_s"})
+    return tests[EFFORT_TEST_COLUMNS]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from lib.cost.compare import compare_groups, holm
+from lib.cost.compare import compare_by_task
 from lib.errors import SettingsError
 
 if TYPE_CHECKING:
@@ -58,17 +58,7 @@ def loss_tests(study: Study, *, alpha: float = 0.05) -> pd.DataFrame:
         ``LOSS_TEST_COLUMNS``, one row per task in study order; ``p_holm`` is Holm-corrected over
         the tasks that have a test. Blank usefulness cells are left out (``n_*`` count the rest).
     """
-    d = study.data.dropna(subset=["loss"])
-    records = []
-    for task in study.tasks:
-        t = d[d.task == task]
-        x = t.loss[t.with_model].to_numpy()
-        y = t.loss[~t.with_model].to_numpy()
-        c = compare_groups(x, y, alpha=alpha)
-        records.append((task, len(x), len(y), c.shapiro_p_x, c.shapiro_p_y, c.levene_p, c.test, c.statistic, c.p_value))
-    out = pd.DataFrame(records, columns=LOSS_TEST_COLUMNS[:-1])
-    out["p_holm"] = holm(out.p_value.to_numpy())
-    return out
+    return compare_by_task(study.data.dropna(subset=["loss"]), "loss", study.tasks, alpha=alpha)[LOSS_TEST_COLUMNS]
 
 
 def loss_table(study: Study, *, alpha: float = 0.05) -> pd.DataFrame:

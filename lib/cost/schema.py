@@ -1,9 +1,10 @@
 """Column roles of a with/without-model study and its validation (Casares et al. 2022, Fig. 2).
 
-A study is a long table, one row per participant x task instance. Columns of the user's file are
-mapped onto *roles* (``ROLES``); :func:`guess_columns` proposes a mapping, :func:`read_study`
-applies the user's choices over it and validates every cell. Problems raise
-:class:`lib.errors.InputError` (or :class:`lib.errors.SettingsError` for bad settings) naming the
+A study is a long table, one row per participant x task instance, read by
+:func:`lib.tables.read_csv`. Columns of the user's file are mapped onto *roles* (``ROLES``);
+:func:`guess_columns` proposes a mapping, :func:`read_study` applies the user's choices over it and
+validates every cell into a :class:`lib.cost.study.Study`. Problems raise
+:class:`lib.errors.FormatError` (or :class:`lib.errors.SettingsError` for bad settings) naming the
 file, the 1-based data rows (header = row 0), the column and what is wrong; no row is dropped.
 """
 
@@ -11,24 +12,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from lib.columns import resolve_roles
 from lib.cost.loss import likert_to_loss
-from lib.errors import InputError, SettingsError
+from lib.cost.study import CANONICAL, TIMES, WITH_TIMES, Study
+from lib.errors import FormatError, SettingsError
+from lib.tables import guess_roles, numbers, refuse, row_numbers, text
+
+__all__ = ["Study"]  # its home is lib.cost.study; importable from here too
 
 REQUIRED = ("condition", "participant", "task", "instance", "usefulness")
-WITH_TIMES = ("prompt_time_s", "unwrap_time_s", "validate_time_s")  # D_H + W_H, U_H, V_H
-WITHOUT_TIMES = ("solve_time_s",)  # G_H
-TIMES = WITH_TIMES + WITHOUT_TIMES
 OPTIONAL = TIMES + ("external_loss",)
 ROLES = REQUIRED + OPTIONAL
-# Columns of Study.data besides the covariates.
-CANONICAL = ("row", "condition", "with_model", "participant", "task", "instance", "usefulness", "loss", *TIMES,
-             "external_loss")
 
 ROLE_HELP = {
     "condition": "two labels: with the model / without it",
@@ -43,7 +41,7 @@ ROLE_HELP = {
     "external_loss": "loss L_E in [0, 1] judged by the researchers",
 }
 
-# Names each role is guessed from, best first; compared lower-cased with only letters and digits.
+# Names each role is guessed from, best first (see lib.tables.guess_roles).
 _SYNONYMS: dict[str, tuple[str, ...]] = {
     "condition": ("condition", "group", "arm", "treatment", "setting", "assisted", "with_model", "mode"),
     "participant": (
@@ -75,47 +73,6 @@ KNOWN_ORDERS: tuple[tuple[str, ...], ...] = (
 )
 
 
-@dataclass
-class Study:
-    """A validated with/without-model study in canonical columns.
-
-    Attributes
-    ----------
-    data : pandas.DataFrame
-        One row per row of the file, in file order, with columns ``row`` (int, 1-based data row of
-        the file), ``condition`` (str), ``with_model`` (bool), ``participant`` (str), ``task`` (str),
-        ``instance`` (int >= 1), ``usefulness`` (float in [1, 5] or NaN), ``loss`` (float
-        L_H = 1 - (s - 1)/4, NaN where s is), the four times in seconds ``TIMES`` (float >= 0 or
-        NaN), ``external_loss`` (float in [0, 1] or NaN) and one float column per covariate (text
-        covariates coded 0, 1, ... in their order).
-    with_label, without_label : str
-        The two condition labels.
-    tasks : list of str
-        Tasks in order of first appearance.
-    covariates : list of str
-        Covariate columns (the file's names) in ``data``.
-    measured : list of str
-        Optional roles that have a column in the file.
-    file : str
-        Name of the file, for messages.
-    warnings : list of str
-        Things a researcher should know that do not stop the analysis.
-    """
-
-    data: pd.DataFrame
-    with_label: str
-    without_label: str
-    tasks: list[str]
-    covariates: list[str]
-    measured: list[str]
-    file: str
-    warnings: list[str] = field(default_factory=list)
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[^0-9a-z]", "", str(name).lower())
-
-
 def guess_columns(columns: Sequence[str]) -> dict[str, str]:
     """Guess the column of each role from the file's column names.
 
@@ -130,17 +87,7 @@ def guess_columns(columns: Sequence[str]) -> dict[str, str]:
         ``{role: column}`` for the roles a column was found for, each column used at most once
         (case and punctuation are ignored: "Prompt time (s)" matches ``prompt_time_s``).
     """
-    by_norm: dict[str, str] = {}
-    for col in columns:
-        by_norm.setdefault(_norm(col), col)
-    guess: dict[str, str] = {}
-    for role in ROLES:
-        for name in (role, *_SYNONYMS[role]):
-            col = by_norm.get(_norm(name))
-            if col is not None and col not in guess.values():
-                guess[role] = col
-                break
-    return guess
+    return guess_roles(columns, ROLES, _SYNONYMS)
 
 
 def guess_with_label(labels: Sequence[str]) -> str:
@@ -183,17 +130,17 @@ def guess_covariates(df: pd.DataFrame, mapping: Mapping[str, str]) -> dict[str, 
         never id-like ones (:func:`id_like`).
     """
     used = set(mapping.values()) | set(CANONICAL)
-    people = _text(df[mapping["participant"]]) if mapping.get("participant") in df.columns else None
+    people = text(df[mapping["participant"]]) if mapping.get("participant") in df.columns else None
     found: dict[str, list[str] | None] = {}
     for col in df.columns:
         if col in used or id_like(col):
             continue
-        text = _text(df[col])
-        filled = text[text != ""]
+        cells = text(df[col])
+        filled = cells[cells != ""]
         if len(filled) == 0:
             continue
         if people is not None:
-            per_person = pd.DataFrame({"p": people, "v": text})[text != ""].groupby("p").v.nunique()
+            per_person = pd.DataFrame({"p": people, "v": cells})[cells != ""].groupby("p").v.nunique()
             if (per_person > 1).any():
                 continue
         if pd.to_numeric(pd.Series(filled), errors="coerce").notna().all():
@@ -229,11 +176,6 @@ def parse_covariates(text: str | None) -> dict[str, list[str] | None] | None:
     return spec
 
 
-def _text(series: pd.Series) -> np.ndarray:
-    """Column as stripped strings; NaN becomes ""."""
-    return series.astype(object).where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object)
-
-
 def resolve_columns(df: pd.DataFrame, columns: Mapping[str, str] | None, *, file: str) -> dict[str, str]:
     """The user's mapping over the guesses, checked against the file.
 
@@ -246,21 +188,6 @@ def resolve_columns(df: pd.DataFrame, columns: Mapping[str, str] | None, *, file
     """
     return resolve_roles(list(df.columns), REQUIRED, OPTIONAL, guess_columns(list(df.columns)),
                          columns, file=file, what="the study table")
-
-
-def _numbers(text: np.ndarray, rows: np.ndarray, what: str, column: str, file: str) -> np.ndarray:
-    """Parse numbers; blank cells become NaN, anything else unparsable is an error."""
-    parsed = pd.to_numeric(pd.Series(text, dtype=object).replace("", np.nan), errors="coerce").to_numpy(dtype=float)
-    bad = (text != "") & ~np.isfinite(parsed)
-    if bad.any():
-        shown = ", ".join(repr(v) for v in pd.unique(text[bad])[:5])
-        raise InputError(f"{what} must be a number, found {shown}", file=file, rows=rows[bad], column=column)
-    return parsed
-
-
-def _check(bad: np.ndarray, problem: str, rows: np.ndarray, column: str, file: str) -> None:
-    if bad.any():
-        raise InputError(problem, file=file, rows=rows[bad], column=column)
 
 
 def read_study(
@@ -277,7 +204,7 @@ def read_study(
     ----------
     df : pandas.DataFrame
         The user's table, one row per participant x task instance (e.g. from
-        :func:`lib.formats.read_csv`, which keeps every cell as text).
+        :func:`lib.tables.read_csv`, which keeps every cell as text).
     columns : mapping, optional
         ``{role: column}`` over the guesses (see ``ROLES``).
     with_label : str, optional
@@ -294,28 +221,26 @@ def read_study(
 
     Raises
     ------
-    InputError
+    FormatError
         A blank condition, participant, task or instance; not exactly two condition labels; an
         instance that is not an integer >= 1; a usefulness outside 1-5 or a loss outside [0, 1];
         a negative or non-numeric time; a with-model time on a without-model row or the reverse;
         the same participant, task and instance twice; a covariate that is not numeric or not in
-        its order, or that changes within a participant.
-    FormatError
-        Unknown role, a mapped column that is not in the file, or a required role without column.
+        its order, or that changes within a participant; an unknown role, a mapped column that is
+        not in the file, or a required role without column.
     SettingsError
         A ``with_label`` that is not one of the labels, or a covariate that is also mapped to a role.
     """
     mapping = resolve_columns(df, columns, file=file)
-    index_is_rows = pd.api.types.is_integer_dtype(df.index.dtype)
-    rows = (df.index.to_numpy() if index_is_rows else np.arange(len(df))) + 1
-    text = {role: _text(df[col]) for role, col in mapping.items()}
+    rows = row_numbers(df)
+    cells = {role: text(df[col]) for role, col in mapping.items()}
     for role in ("condition", "participant", "task", "instance"):
-        _check(text[role] == "", f"missing {role}", rows, mapping[role], file)
+        refuse(cells[role] == "", f"missing {role}", rows, mapping[role], file)
 
-    labels = list(pd.unique(text["condition"]))
+    labels = list(pd.unique(cells["condition"]))
     if len(labels) != 2:
         shown = ", ".join(f"'{v}'" for v in labels[:10])
-        raise InputError(
+        raise FormatError(
             f"the study needs exactly two conditions (with and without the model), found {len(labels)}: {shown}",
             file=file,
             column=mapping["condition"],
@@ -325,35 +250,35 @@ def read_study(
     elif with_label not in labels:
         raise SettingsError(f"with-model label '{with_label}' is not a condition; the conditions are '{labels[0]}' and '{labels[1]}'")
     without_label = next(v for v in labels if v != with_label)
-    with_model = text["condition"] == with_label
+    with_model = cells["condition"] == with_label
 
     out = pd.DataFrame({
         "row": rows,
-        "condition": text["condition"],
+        "condition": cells["condition"],
         "with_model": with_model,
-        "participant": text["participant"],
-        "task": text["task"],
+        "participant": cells["participant"],
+        "task": cells["task"],
     })
-    instance = _numbers(text["instance"], rows, "instance", mapping["instance"], file)
-    _check(
+    instance = numbers(cells["instance"], rows, what="instance", column=mapping["instance"], file=file)
+    refuse(
         (instance < 1) | (instance != np.round(instance)),
         "instance must be a whole number >= 1 (the difficulty order h, 1 = easiest)",
         rows, mapping["instance"], file,
     )
     out["instance"] = instance.astype(int)
-    s = _numbers(text["usefulness"], rows, "usefulness", mapping["usefulness"], file)
-    _check((s < 1) | (s > 5), "usefulness must be on the Likert scale 1-5", rows, mapping["usefulness"], file)
+    s = numbers(cells["usefulness"], rows, what="usefulness", column=mapping["usefulness"], file=file)
+    refuse((s < 1) | (s > 5), "usefulness must be on the Likert scale 1-5", rows, mapping["usefulness"], file)
     out["usefulness"] = s
     out["loss"] = likert_to_loss(s)
 
     for role in TIMES:
         values = np.full(len(out), np.nan)
         if role in mapping:
-            values = _numbers(text[role], rows, role, mapping[role], file)
-            _check(values < 0, f"{role} must be >= 0 seconds", rows, mapping[role], file)
+            values = numbers(cells[role], rows, what=role, column=mapping[role], file=file)
+            refuse(values < 0, f"{role} must be >= 0 seconds", rows, mapping[role], file)
             wrong = ~with_model if role in WITH_TIMES else with_model
             own, other = (with_label, without_label) if role in WITH_TIMES else (without_label, with_label)
-            _check(
+            refuse(
                 wrong & ~np.isnan(values),
                 f"{role} only applies to condition '{own}' but is filled on '{other}' rows; leave those cells blank",
                 rows, mapping[role], file,
@@ -361,28 +286,28 @@ def read_study(
         out[role] = values
     external = np.full(len(out), np.nan)
     if "external_loss" in mapping:
-        external = _numbers(text["external_loss"], rows, "external_loss", mapping["external_loss"], file)
-        _check((external < 0) | (external > 1), "external_loss must be in [0, 1]", rows, mapping["external_loss"], file)
+        external = numbers(cells["external_loss"], rows, what="external_loss", column=mapping["external_loss"], file=file)
+        refuse((external < 0) | (external > 1), "external_loss must be in [0, 1]", rows, mapping["external_loss"], file)
     out["external_loss"] = external
 
     key = ["condition", "participant", "task", "instance"]
     dup = out.duplicated(key, keep=False).to_numpy()
-    _check(dup, "the same condition, participant, task and instance appear more than once", rows, mapping["instance"], file)
+    refuse(dup, "the same condition, participant, task and instance appear more than once", rows, mapping["instance"], file)
 
     if covariates is None:
         covariates = guess_covariates(df, mapping)
     for col, order in covariates.items():
         if col not in df.columns:
-            raise InputError(f"covariate column '{col}' is not in the file", file=file, column=col)
+            raise FormatError(f"covariate column '{col}' is not in the file", file=file, column=col)
         if col in CANONICAL or col in mapping.values():
             raise SettingsError(
                 f"covariate column '{col}' is mapped to a role or clashes with a study column name; "
                 "rename it in the file to use it as a covariate"
             )
-        out[col] = _covariate(_text(df[col]), order, rows, col, file)
+        out[col] = _covariate(text(df[col]), order, rows, col, file)
         per_participant = out.groupby("participant")[col].nunique(dropna=True)
         changing = per_participant.index[per_participant > 1]
-        _check(
+        refuse(
             out["participant"].isin(changing).to_numpy(),
             f"covariate '{col}' describes a participant and must not change between their rows "
             f"(participant{'s' if len(changing) > 1 else ''} {', '.join(map(str, changing[:5]))})",
@@ -408,21 +333,21 @@ def read_study(
     )
 
 
-def _covariate(text: np.ndarray, order: Sequence[str] | None, rows: np.ndarray, column: str, file: str) -> np.ndarray:
+def _covariate(cells: np.ndarray, order: Sequence[str] | None, rows: np.ndarray, column: str, file: str) -> np.ndarray:
     """Numeric covariates as floats; ordered text as 0, 1, ... (case-insensitive); blank = NaN."""
-    filled = text != ""
+    filled = cells != ""
     if order is None:
-        numbers = pd.to_numeric(pd.Series(text[filled], dtype=object), errors="coerce")
-        if numbers.isna().any():
-            shown = ", ".join(sorted({str(v) for v in text[filled][numbers.isna().to_numpy()]})[:6])
-            raise InputError(
+        parsed = pd.to_numeric(pd.Series(cells[filled], dtype=object), errors="coerce")
+        if parsed.isna().any():
+            shown = ", ".join(sorted({str(v) for v in cells[filled][parsed.isna().to_numpy()]})[:6])
+            raise FormatError(
                 f"covariate has text values ({shown}); give their order, e.g. {column}=LOW<...<HIGH",
                 file=file, column=column,
             )
-        return _numbers(text, rows, f"covariate '{column}'", column, file)
+        return numbers(cells, rows, what=f"covariate '{column}'", column=column, file=file)
     codes = {str(v).lower(): float(i) for i, v in enumerate(order)}
-    values = np.array([codes.get(v.lower(), np.nan) if v else np.nan for v in text])
+    values = np.array([codes.get(v.lower(), np.nan) if v else np.nan for v in cells])
     unknown = filled & np.isnan(values)
-    _check(unknown, f"value not in the given order {' < '.join(map(str, order))}", rows, column, file)
+    refuse(unknown, f"value not in the given order {' < '.join(map(str, order))}", rows, column, file)
     return values
 

@@ -1,10 +1,15 @@
 """Fitting the graded response model: MAP preview, NUTS samplers, diagnostics and an on-disk cache.
 
-Samplers: ``numpyro`` (default; NUTS in JAX through PyMC, about 3x the effective samples per second
+Samplers (registered in :data:`lib.irt.settings.SAMPLERS`, run by the ``sample_*`` functions
+here): ``numpyro`` (default; NUTS in JAX through PyMC, about 3x the effective samples per second
 of PyMC's own sampler on this model, see ``bench/bench_samplers.py``), ``pymc``, ``nutpie`` and
 ``map`` (a maximum a posteriori point in about a second once its solver is compiled, which takes
 several seconds the first time for data of a given size; MAP abilities are shrunk towards 0 and
 carry no interval, so they are a preview, not an estimate to report).
+
+``XLA_FLAGS``: the first numpyro fit of a process, if JAX is not imported yet, adds
+``--xla_force_host_platform_device_count=8`` to ``XLA_FLAGS`` so that chains run in parallel
+(:data:`MAX_PARALLEL_CHAINS`); importing this module leaves the environment alone.
 
 Thread safety: two sessions may fit at once. Compiled MAP solvers take the data as inputs and
 are compiled under a lock; cache files are written under unique temporary names and renamed.
@@ -12,8 +17,8 @@ are compiled under a lock; cache files are written under unique temporary names 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -31,23 +36,19 @@ import arviz as az
 import numpy as np
 import xarray as xr
 
+from lib.cache import discard, prune, write_atomic
 from lib.errors import FormatError, SettingsError
 from lib.irt.contraction import UNINFORMED_BELOW, uninformed
-from lib.irt.model import build_grm, check_cutpoints, observations
+from lib.irt.model import build_grm, observations
+from lib.irt.settings import SAMPLERS, FitSettings, check_cutpoints, gives_posterior
+from lib.paths import cache_dir
 from lib.ratings import RatingMatrix
-
-SAMPLERS = ("numpyro", "pymc", "nutpie", "map")
 
 MAX_PARALLEL_CHAINS = 8
 """numpyro runs chains in parallel only across JAX devices, and the CPU is one device unless XLA
-is told to split it before JAX is first imported. Split it so up to 8 chains run side by side:
-4 chains on the 2-core machines sample 3x faster than numpyro's vectorised chains
-(``bench/bench_samplers.py``)."""
-
-if "jax" not in sys.modules and "host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (
-        os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={MAX_PARALLEL_CHAINS}"
-    ).strip()
+is told to split it before JAX is first imported (:func:`sample_numpyro` does). Split it so up to
+8 chains run side by side: 4 chains on the 2-core machines sample 3x faster than numpyro's
+vectorised chains (``bench/bench_samplers.py``)."""
 
 RHAT_MAX = 1.01
 """Above this R-hat the chains disagree (Vehtari et al. 2021): the fit is flagged."""
@@ -74,28 +75,6 @@ class GRMPoint:
     theta: np.ndarray
     alpha: np.ndarray
     b: np.ndarray
-
-
-@dataclass
-class FitSettings:
-    """Everything that changes a fit (and so its cache key)."""
-
-    cutpoints: str = "antisymmetric"
-    sampler: str = "numpyro"
-    chains: int = 4
-    draws: int = 1000
-    tune: int = 500
-    seed: int = 0
-
-    def validate(self) -> None:
-        """Raise SettingsError on an unknown sampler or non-positive sizes."""
-        if self.sampler not in SAMPLERS:
-            raise SettingsError(f"unknown sampler '{self.sampler}'; choose one of {', '.join(SAMPLERS)}")
-        for name in ("chains", "draws"):
-            if getattr(self, name) < 1:
-                raise SettingsError(f"{name} must be at least 1")
-        if self.tune < 0:
-            raise SettingsError("tune must be 0 or more")
 
 
 @dataclass
@@ -262,7 +241,8 @@ def fit_map(
         Category index 0..K-1, -1 where missing (``RatingMatrix.codes()``).
     n_categories : int
         K.
-    cutpoints : {"antisymmetric", "free"}
+    cutpoints : str
+        A name of :data:`lib.irt.settings.CUTPOINTS`.
     weights : ndarray, shape (I,), optional
         Per-comparison weight of the log-likelihood; 0 leaves a comparison out (its theta then
         sits at the prior mode, 0). Refits with other weights (leave-one-out) start from the
@@ -276,7 +256,7 @@ def fit_map(
     Raises
     ------
     SettingsError
-        See :func:`lib.irt.model.check_cutpoints`; weights of the wrong shape or negative.
+        See :func:`lib.irt.settings.check_cutpoints`; weights of the wrong shape or negative.
     """
     check_cutpoints(cutpoints, n_categories)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
@@ -294,12 +274,6 @@ def fit_map(
             while len(_ALL_DATA_OPTIMA) > 4 * MAX_SOLVERS:
                 _ALL_DATA_OPTIMA.popitem(last=False)
     return solver.point(x_all if np.all(w == 1) else solver.optimum(codes, w, x_all))
-
-
-def cache_dir() -> Path:
-    """Where fits are cached: ``$EVAL_CACHE_DIR/fits`` or ``.cache/fits`` in the repository."""
-    root = os.environ.get("EVAL_CACHE_DIR") or Path(__file__).resolve().parents[2] / ".cache"
-    return Path(root) / "fits"
 
 
 def data_key(rm: RatingMatrix) -> str:
@@ -328,13 +302,6 @@ def _diagnostics_from_json(entry: dict) -> Diagnostics:
     return Diagnostics(**{k: float("nan") if v is None else v for k, v in entry.items()})
 
 
-def _discard(*paths: Path) -> None:
-    """Remove unreadable or mismatched cache files (best effort: the cache may be read-only)."""
-    for path in paths:
-        with contextlib.suppress(OSError):
-            path.unlink(missing_ok=True)
-
-
 def _matches(idata: az.InferenceData, rm: RatingMatrix) -> bool:
     post = idata.posterior
     return (
@@ -352,7 +319,7 @@ def load_cached(rm: RatingMatrix, settings: FitSettings) -> GRMFit | None:
     settings differ from the ones asked for is a miss, and its files are removed.
     """
     key = fit_key(rm, settings)
-    nc, meta = cache_dir() / f"{key}.nc", cache_dir() / f"{key}.json"
+    nc, meta = cache_dir("fits") / f"{key}.nc", cache_dir("fits") / f"{key}.json"
     if not (nc.exists() and meta.exists()):
         return None
     try:
@@ -366,8 +333,8 @@ def load_cached(rm: RatingMatrix, settings: FitSettings) -> GRMFit | None:
             raise LookupError("the posterior does not fit this data")
     # Whatever a damaged file raises (netCDF/HDF5 errors, JSON, missing keys, wrong types), the
     # entry cannot be used: a miss, never an error on a page.
-    except Exception:  # noqa: BLE001
-        _discard(nc, meta)
+    except Exception:
+        discard(nc, meta)
         return None
     return GRMFit(idata=idata, diagnostics=diag, settings=settings, cache_key=key)
 
@@ -377,32 +344,19 @@ def load_latest(rm: RatingMatrix) -> GRMFit | None:
 
     Never raises: a damaged pointer is a miss and is removed.
     """
-    pointer = cache_dir() / f"latest-{data_key(rm)}.json"
+    pointer = cache_dir("fits") / f"latest-{data_key(rm)}.json"
     if not pointer.exists():
         return None
     try:
         settings = FitSettings(**json.loads(pointer.read_text(encoding="utf-8")))
         settings.validate()
-    except Exception:  # noqa: BLE001  (a damaged pointer, see load_cached)
-        _discard(pointer)
+    except Exception:  # a damaged pointer is a miss, as in load_cached
+        discard(pointer)
         return None
     fit = load_cached(rm, settings)
     if fit is None:
-        _discard(pointer)
+        discard(pointer)
     return fit
-
-
-def _write_atomic(path: Path, write: Callable[[str], None]) -> None:
-    """Write through a unique temporary file in the same folder, then rename: concurrent writers
-    of one key never share a temporary name, and a reader never sees a half-written file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        _discard(Path(tmp))
-        raise
 
 
 def save(fit: GRMFit, rm: RatingMatrix) -> Path:
@@ -416,37 +370,23 @@ def save(fit: GRMFit, rm: RatingMatrix) -> Path:
     OSError
         The cache folder cannot be written.
     """
-    folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = cache_dir("fits")
     nc = folder / f"{fit.cache_key}.nc"
     entry = {"data_key": data_key(rm), "settings": asdict(fit.settings),
              "diagnostics": json.loads(diagnostics_json(fit.diagnostics))}
-    _write_atomic(nc, fit.idata.to_netcdf)
-    _write_atomic(folder / f"{fit.cache_key}.json",
-                  lambda tmp: Path(tmp).write_text(json.dumps(entry), encoding="utf-8"))
-    _prune(folder)
+    write_atomic(nc, fit.idata.to_netcdf)
+    _write_json(folder / f"{fit.cache_key}.json", entry)
+    prune(([nc, nc.with_suffix(".json")] for nc in folder.glob("*.nc")),
+          max_entries=CACHE_MAX_ENTRIES, max_bytes=CACHE_MAX_BYTES)
     return nc
 
 
-def _prune(folder: Path) -> None:
-    """Keep the newest entries within the cache's count and size bounds."""
-    entries = []
-    for nc in folder.glob("*.nc"):
-        with contextlib.suppress(OSError):  # another session may remove it meanwhile
-            meta = nc.with_suffix(".json")
-            size = nc.stat().st_size + (meta.stat().st_size if meta.exists() else 0)
-            entries.append((nc.stat().st_mtime, size, nc))
-    entries.sort(reverse=True)
-    total = 0
-    for rank, (_, size, nc) in enumerate(entries):
-        total += size
-        if rank >= CACHE_MAX_ENTRIES or (rank > 0 and total > CACHE_MAX_BYTES):
-            _discard(nc, nc.with_suffix(".json"))
+def _write_json(path: Path, value) -> None:
+    write_atomic(path, lambda tmp: Path(tmp).write_text(json.dumps(value), encoding="utf-8"))
 
 
 def _remember(rm: RatingMatrix, settings: FitSettings) -> None:
-    pointer = cache_dir() / f"latest-{data_key(rm)}.json"
-    _write_atomic(pointer, lambda tmp: Path(tmp).write_text(json.dumps(asdict(settings)), encoding="utf-8"))
+    _write_json(cache_dir("fits") / f"latest-{data_key(rm)}.json", asdict(settings))
 
 
 def _check_labels(rm: RatingMatrix) -> None:
@@ -473,14 +413,15 @@ def fit_grm(
     ----------
     rm : RatingMatrix
     settings : FitSettings, optional
-        Defaults: antisymmetric cutpoints, numpyro NUTS, 4 chains x 1000 draws (500 tuning).
+        Defaults: antisymmetric cutpoints, numpyro NUTS, 4 chains x 1000 draws (500 tuning). The
+        sampler is looked up in :data:`lib.irt.settings.SAMPLERS`.
     progress : callable, optional
         ``progress(fraction, message)``, called in the caller's thread with non-decreasing
         fractions through the stages "building the model", "compiling", "warm-up", "sampling"
         (numpyro and pymc report every chain in chunks; nutpie reports elapsed time only) and
         "computing diagnostics"; a MAP fit says "compiling (first time only)" when it compiles.
     use_cache : bool
-        Read and write ``cache_dir()``. A fit that cannot be written is still returned, with a
+        Read and write ``lib.paths.cache_dir("fits")``. A fit that cannot be written is still returned, with a
         warning in ``diagnostics.warnings``.
     remember : bool
         Make this the fit :func:`load_latest` returns for this data (the user's own fit; internal
@@ -495,7 +436,7 @@ def fit_grm(
     Raises
     ------
     SettingsError
-        On invalid settings or data the model cannot take (see :func:`lib.irt.model.check_cutpoints`).
+        On invalid settings or data the model cannot take (see :func:`lib.irt.settings.check_cutpoints`).
     DesignError
         The data cannot support the model (:func:`lib.design.check_design`).
     FormatError
@@ -515,11 +456,10 @@ def fit_grm(
             _try(lambda: _remember(rm, settings), hit.diagnostics.warnings)
         report(1.0, "loaded from cache")
         return hit
-    if settings.sampler == "map":
-        idata = _map_idata(rm, settings, report)
-    else:
-        idata = _run_reporting(lambda tracker: _sample(rm, settings, tracker), report, start,
-                               settings.chains * (settings.tune + settings.draws))
+    module, _, name = SAMPLERS[settings.sampler].run.partition(":")
+    run = getattr(importlib.import_module(module), name)
+    idata = _run_reporting(lambda tracker: run(rm, settings, tracker), report, start,
+                           settings.chains * (settings.tune + settings.draws))
     report(0.97, "computing diagnostics")
     diag = diagnose(idata, settings, 0.0)
     diag.warnings += design.warnings
@@ -621,12 +561,13 @@ def _coords(rm: RatingMatrix) -> dict[str, np.ndarray]:
     }
 
 
-def _map_idata(rm: RatingMatrix, settings: FitSettings, report: Progress) -> az.InferenceData:
+def sample_map(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
+    """The ``map`` sampler: the MAP point (:func:`fit_map`) as a posterior of one draw."""
     codes, n_categories = rm.codes(), len(rm.categories)
     if map_solver_ready(codes.shape, n_categories, settings.cutpoints):
-        report(0.1, "finding the MAP point")
+        tracker.stage(0.1, "finding the MAP point")
     else:
-        report(0.05, "compiling the MAP solver (first time only for data of this size)")
+        tracker.stage(0.05, "compiling the MAP solver (first time only for data of this size)")
     point = fit_map(codes, n_categories, cutpoints=settings.cutpoints)
     c = _coords(rm)
     post = xr.Dataset(
@@ -640,25 +581,16 @@ def _map_idata(rm: RatingMatrix, settings: FitSettings, report: Progress) -> az.
     return az.InferenceData(posterior=post)
 
 
-def _sample(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
-    import pymc as pm
-
+def _model(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker):
     tracker.stage(0.01, "building the model")
     c = _coords(rm)
-    model = build_grm(rm.codes(), len(rm.categories), cutpoints=settings.cutpoints,
-                      comparison_ids=c["comparison"], prompt_ids=c["prompt"])
-    if settings.sampler == "numpyro":
-        return _sample_numpyro(model, settings, tracker)
-    kwargs: dict = {}
-    if settings.sampler == "pymc":
-        def callback(trace, draw) -> None:  # once per draw of every chain
-            if (draw.draw_idx + 1) % PROGRESS_EVERY == 0:
-                tracker.iterations(PROGRESS_EVERY, draw.tuning)
+    return build_grm(rm.codes(), len(rm.categories), cutpoints=settings.cutpoints,
+                     comparison_ids=c["comparison"], prompt_ids=c["prompt"])
 
-        kwargs = {"callback": callback, "cores": min(settings.chains, os.cpu_count() or 1)}
-        tracker.stage(0.03, "compiling")
-    else:
-        tracker.stage(0.03, "compiling, then warm-up and sampling (nutpie reports no progress)")
+
+def _pm_sample(model, settings: FitSettings, **kwargs) -> az.InferenceData:
+    import pymc as pm
+
     with model:
         return pm.sample(
             draws=settings.draws, tune=settings.tune, chains=settings.chains,
@@ -667,9 +599,38 @@ def _sample(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az.In
         )
 
 
-def _sample_numpyro(model, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
-    """NUTS with numpyro on the model's JAX log density (as ``pm.sample(nuts_sampler="numpyro")``
-    does), with a kernel that reports every chain's progress through a JAX host callback."""
+def sample_pymc(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
+    """The ``pymc`` sampler: PyMC's own NUTS, reporting every chain's progress."""
+    model = _model(rm, settings, tracker)
+
+    def callback(trace, draw) -> None:  # once per draw of every chain
+        if (draw.draw_idx + 1) % PROGRESS_EVERY == 0:
+            tracker.iterations(PROGRESS_EVERY, draw.tuning)
+
+    tracker.stage(0.03, "compiling")
+    return _pm_sample(model, settings, callback=callback, cores=min(settings.chains, os.cpu_count() or 1))
+
+
+def sample_nutpie(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
+    """The ``nutpie`` sampler (through ``pm.sample``; it reports elapsed time only)."""
+    model = _model(rm, settings, tracker)
+    tracker.stage(0.03, "compiling, then warm-up and sampling (nutpie reports no progress)")
+    return _pm_sample(model, settings)
+
+
+def sample_numpyro(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
+    """The ``numpyro`` sampler: NUTS on the model's JAX log density (as
+    ``pm.sample(nuts_sampler="numpyro")`` does), with a kernel that reports every chain's progress
+    through a JAX host callback.
+
+    The first call in a process, if JAX is not imported yet, adds
+    ``--xla_force_host_platform_device_count`` (:data:`MAX_PARALLEL_CHAINS`) to ``XLA_FLAGS`` so
+    chains run in parallel; JAX reads the flag only when first imported.
+    """
+    if "jax" not in sys.modules and "host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={MAX_PARALLEL_CHAINS}"
+        ).strip()
     import jax
     from jax.experimental import io_callback
     from numpyro.infer import MCMC, NUTS
@@ -680,6 +641,7 @@ def _sample_numpyro(model, settings: FitSettings, tracker: _Tracker) -> az.Infer
         get_jaxified_logp,
     )
 
+    model = _model(rm, settings, tracker)
     tune, draws, chains = settings.tune, settings.draws, settings.chains
     every = max(1, (tune + draws) // 20)  # each chain's bar moves in about 5% steps
 
@@ -721,8 +683,8 @@ def diagnose(idata: az.InferenceData, settings: FitSettings, wall_s: float) -> D
     parameters the data do not inform (prior-to-posterior contraction, :mod:`lib.irt.contraction`)."""
     post = idata.posterior[["theta", "alpha", "b"]]
     n_chains, n_draws = post.sizes["chain"], post.sizes["draw"]
-    if settings.sampler == "map":
-        return Diagnostics("map", 1, 1, float("nan"), float("nan"), float("nan"), 0, wall_s,
+    if not gives_posterior(settings.sampler):
+        return Diagnostics(settings.sampler, 1, 1, float("nan"), float("nan"), float("nan"), 0, wall_s,
                            ["MAP point: no intervals, abilities are shrunk towards 0, and whether "
                             "the data inform each estimate (contraction) cannot be told without a "
                             "posterior: run a sampler."])
@@ -752,7 +714,11 @@ def diagnose(idata: az.InferenceData, settings: FitSettings, wall_s: float) -> D
 
 
 def netcdf_bytes(fit: GRMFit) -> bytes:
-    """The posterior as arviz netcdf file contents (for a download)."""
+    """The posterior as arviz netcdf file contents (for a download): the cached file when there is
+    one, else written now."""
+    cached = cache_dir("fits") / f"{fit.cache_key}.nc"
+    if cached.exists():
+        return cached.read_bytes()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "posterior.nc"
         fit.idata.to_netcdf(str(path))

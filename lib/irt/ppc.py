@@ -16,6 +16,7 @@ import pandas as pd
 
 from lib.errors import SettingsError
 from lib.irt.readouts import category_probs
+from lib.irt.settings import gives_posterior, needs_posterior
 
 PPC_DRAWS = 200
 """Posterior draws replicated: the p-values are then known to about +-0.035 (binomial SE at 0.5)."""
@@ -184,9 +185,8 @@ def posterior_predictive(fit, rm, *, n_draws: int = PPC_DRAWS, seed: int = 0) ->
     """
     post = fit.idata.posterior
     total = post.sizes["chain"] * post.sizes["draw"]
-    if fit.diagnostics.sampler == "map" or total < 2:
-        raise SettingsError("posterior predictive checks need posterior draws: fit with a NUTS "
-                            "sampler (numpyro, pymc or nutpie), not the MAP preview")
+    if not gives_posterior(fit.diagnostics.sampler) or total < 2:
+        raise SettingsError(needs_posterior("posterior predictive checks"))
     if (post.sizes["comparison"], post.sizes["prompt"]) != rm.shape:
         raise SettingsError("this fit was made on other data: fit the model again")
     pick = np.unique(np.linspace(0, total - 1, min(n_draws, total)).round().astype(int))

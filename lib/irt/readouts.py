@@ -40,6 +40,12 @@ def _log_prob_between(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
         return -_softplus(-hi) - _softplus(lo) + _log1mexp(lo - hi)
 
 
+def _edges(b: np.ndarray) -> np.ndarray:
+    """Thresholds (..., J, K-1) padded to every category's two edges (..., J, K+1): -inf, b, +inf."""
+    lead = b.shape[:-1]
+    return np.concatenate([np.full(lead + (1,), -np.inf), b, np.full(lead + (1,), np.inf)], axis=-1)
+
+
 def log_category_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Log probability of every category, computed stably.
 
@@ -59,12 +65,8 @@ def log_category_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> n
     theta = np.atleast_1d(np.asarray(theta, dtype=float))
     alpha = np.asarray(alpha, dtype=float)
     b = np.asarray(b, dtype=float)
-    lead = b.shape[:-1]
-    edges = np.concatenate(
-        [np.full(lead + (1,), -np.inf), b, np.full(lead + (1,), np.inf)], axis=-1
-    )  # (..., J, K+1)
     # (..., n_theta, J, K+1); +-inf edges give logits of -+inf, handled by softplus/log1mexp.
-    z = alpha[..., None, :, None] * (theta[:, None, None] - edges[..., None, :, :])
+    z = alpha[..., None, :, None] * (theta[:, None, None] - _edges(b)[..., None, :, :])
     return _log_prob_between(z[..., :-1], z[..., 1:])
 
 
@@ -182,8 +184,7 @@ def item_loglik(
     b = np.asarray(b, dtype=float)
     observed = codes_row >= 0
     index = np.where(observed, codes_row, 0)
-    lead = b.shape[:-1]
-    edges = np.concatenate([np.full(lead + (1,), -np.inf), b, np.full(lead + (1,), np.inf)], axis=-1)
+    edges = _edges(b)
     prompts = np.arange(len(codes_row))
     # Only the observed category's two edges: K times less work than all category probabilities.
     e_hi, e_lo = edges[..., prompts, index], edges[..., prompts, index + 1]  # (..., J)

@@ -58,7 +58,7 @@ SAMPLERS: dict[str, Sampler] = {s.name: s for s in (
             "size compiles for several seconds); a preview, shrunk towards 0, no intervals",
             False, "lib.irt.fit:sample_map"),
 )}
-"""The sampler registry, name -> :class:`Sampler`; the first is the default."""
+"""The sampler registry, name -> :class:`Sampler` (the default is ``FitSettings.sampler``)."""
 
 
 def _check_known(kind: str, value: str, known: dict) -> None:
@@ -90,15 +90,35 @@ def gives_posterior(sampler: str) -> bool:
     return sampler in SAMPLERS and SAMPLERS[sampler].posterior
 
 
+def posterior_samplers() -> str:
+    """The registered samplers that give posterior draws, for messages: "numpyro, pymc or nutpie"."""
+    names = [s.name for s in SAMPLERS.values() if s.posterior]
+    return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+def needs_posterior(what: str) -> str:
+    """The message for ``what`` (e.g. "diagnostics") asked of a fit without posterior draws."""
+    return f"{what} need posterior draws: fit with a NUTS sampler ({posterior_samplers()}), not the MAP preview"
+
+
 def default_cutpoints(fmt: str) -> str:
-    """The cutpoints for a judgment format: ``free`` for item-response data (``responses``),
-    whose categories have no "no preference" middle, ``antisymmetric`` otherwise."""
-    return "free" if fmt == "responses" else "antisymmetric"
+    """The cutpoints for a judgment format (``lib.formats.FormatSpec.cutpoints``, their one home):
+    ``free`` for item-response data, whose categories have no "no preference" middle,
+    ``antisymmetric`` otherwise.
+
+    Raises
+    ------
+    SettingsError
+        Unknown format.
+    """
+    from lib.formats import format_spec  # pandas: imported on use so that this module stays light
+
+    return format_spec(fmt).cutpoints
 
 
 FULL_MODE_SETTINGS = {"chains": 2, "draws": 500, "tune": 500}
-"""NUTS sizes of prompt selection's full mode (one posterior fit per held-out comparison, so
-shorter than a reported fit)."""
+"""NUTS sizes of prompt selection's full-mode calibration fit (:mod:`lib.selection.calibration`;
+its draws are re-weighted per held-out comparison, so fewer suffice than for a reported fit)."""
 
 
 @dataclass

@@ -16,12 +16,11 @@ from plotly.subplots import make_subplots
 
 from lib.errors import SettingsError
 from lib.irt.ppc import INTERVAL, PosteriorPredictive
+from lib.irt.settings import needs_posterior
 
 PARAMETERS = {"theta": "comparison", "alpha": "prompt"}
 """Parameters the trace and rank plots show, with the dimension that labels them."""
 
-NEEDS_NUTS = ("diagnostics need posterior draws: fit with a NUTS sampler (numpyro, pymc or "
-              "nutpie), not the MAP preview")
 
 
 def parameter_draws(idata: az.InferenceData, var: str, label: str) -> np.ndarray:
@@ -49,7 +48,7 @@ def parameter_draws(idata: az.InferenceData, var: str, label: str) -> np.ndarray
         raise SettingsError(f"unknown parameter '{var}'; choose one of {', '.join(PARAMETERS)}")
     post = idata.posterior
     if post.sizes["draw"] < 2:
-        raise SettingsError(NEEDS_NUTS)
+        raise SettingsError(needs_posterior("diagnostics"))
     dim = PARAMETERS[var]
     if label not in post[dim].to_numpy():
         raise SettingsError(f"unknown {dim} '{label}'")
@@ -124,7 +123,7 @@ def energy_plot(idata: az.InferenceData) -> go.Figure:
         A MAP fit, or a fit without ``energy`` in ``idata.sample_stats``.
     """
     if idata.posterior.sizes["draw"] < 2:
-        raise SettingsError(NEEDS_NUTS)
+        raise SettingsError(needs_posterior("diagnostics"))
     if "sample_stats" not in idata or "energy" not in idata.sample_stats:
         raise SettingsError("this fit did not record the NUTS energy (sample_stats 'energy'): "
                             "no energy plot")

@@ -9,15 +9,13 @@ from plotly.colors import hex_to_rgb, qualitative
 from plotly.subplots import make_subplots
 
 from lib.selection.adaptive import INTERVAL, WhatIf
+from lib.selection.settings import MODES
 from lib.selection.strategies import STRATEGIES
 
-MODE_LABELS = {
-    "fast": "fast calibration: leave-one-out MAP, rescaled to sd(theta) = 1",
-    "full": "full calibration: posterior draws of the items, PSIS leave-one-out",
-}
 
-_COLOURS = dict(zip(STRATEGIES, qualitative.Plotly, strict=False))
-"""One colour per strategy, the same in both figures."""
+def _colour(name: str) -> str:
+    """One colour per strategy, by its place in the registry: the same in both figures."""
+    return qualitative.Plotly[list(STRATEGIES).index(name) % len(qualitative.Plotly)]
 
 
 def _band(hex_colour: str) -> str:
@@ -43,7 +41,7 @@ def se_curve(summary: pd.DataFrame, mode: str, target_se: float | None = None) -
     """
     fig = go.Figure()
     for name, part in summary.groupby("strategy", sort=False):
-        colour, label = _COLOURS[name], STRATEGIES[name].label
+        colour, label = _colour(name), STRATEGIES[name].label
         fig.add_trace(go.Scatter(
             x=pd.concat([part["k"], part["k"][::-1]]), y=pd.concat([part["se_hi"], part["se_lo"][::-1]]),
             fill="toself", fillcolor=_band(colour), line={"width": 0}, hoverinfo="skip",
@@ -59,7 +57,7 @@ def se_curve(summary: pd.DataFrame, mode: str, target_se: float | None = None) -
         fig.add_hline(y=target_se, line_dash="dash", line_color="grey",
                       annotation_text=f"target SE {target_se:.3g}", annotation_position="top right")
     fig.update_layout(
-        title={"text": f"SE of the held-out ability vs number of prompts<br><sup>{MODE_LABELS.get(mode, mode)}"
+        title={"text": f"SE of the held-out ability vs number of prompts<br><sup>{mode} calibration: {MODES[mode]}"
                        "; bands: 10-90% over held-out comparisons</sup>"},
         xaxis_title="number of prompts k", yaxis_title="posterior SD of theta (SE)",
         legend_title="strategy", hovermode="closest",
@@ -84,7 +82,7 @@ def what_if_chart(result: WhatIf, target_se: float) -> go.Figure:
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=(f"theta estimate and {INTERVAL:.0%} interval", "SE (posterior SD)"))
     for name, part in result.path.groupby("order", sort=False):
-        colour, label = _COLOURS[name], STRATEGIES[name].label
+        colour, label = _colour(name), STRATEGIES[name].label
         fig.add_trace(go.Scatter(
             x=pd.concat([part["step"], part["step"][::-1]]),
             y=pd.concat([part["theta_hi"], part["theta_lo"][::-1]]),

@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
-import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -30,17 +27,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from lib.cache import discard, store
+from lib.paths import cache_dir
 from lib.revision.prompts import PromptTemplate, build_messages
 from lib.revision.schema import RevisionEdit, RevisionEdits
 
-ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_REJECTED = frozenset({400, 415, 422, 500, 501})
 """HTTP statuses after which JSON-schema output is taken as unsupported (after the SDK's retries)."""
-
-
-def cache_dir() -> Path:
-    """``$EVAL_CACHE_DIR/revision`` (default ``.cache/revision`` in the repository root)."""
-    return Path(os.environ.get("EVAL_CACHE_DIR") or ROOT / ".cache") / "revision"
 
 
 @dataclass(frozen=True)
@@ -98,7 +91,7 @@ class EditProposer:
     template : PromptTemplate
         :data:`lib.revision.prompts.REFERENCE_BASED` or ``REFERENCE_FREE``.
     cache : Path, optional
-        Directory of cached answers (default :func:`cache_dir`).
+        Directory of cached answers (default :func:`lib.paths.cache_dir` ``("revision")``).
     use_cache : bool
         False neither reads nor writes the cache.
     http_client : httpx2.Client, optional
@@ -111,7 +104,7 @@ class EditProposer:
 
         self.settings = settings
         self.template = template
-        self.cache = (cache or cache_dir()) if use_cache else None
+        self.cache = (cache or cache_dir("revision")) if use_cache else None
         self._client = openai.OpenAI(api_key=settings.api_key or "not-needed", base_url=settings.base_url,
                                      max_retries=settings.max_retries, timeout=settings.timeout,
                                      http_client=http_client)
@@ -205,29 +198,14 @@ class EditProposer:
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError):  # ValidationError and JSONDecodeError are ValueErrors
-            try:
-                path.unlink(missing_ok=True)
-            except OSError:
-                pass  # a read-only cache: the entry stays a miss
+            discard(path)
             return None
 
     def _store(self, path: Path, edits: list[RevisionEdit], used: str) -> None:
-        """Write atomically (unique temp file, then rename); a cache that cannot be written only warns."""
-        entry = {"model": self.settings.model, "prompt_version": self.template.version, "path": used,
-                 "edits": [e.model_dump() for e in edits]}
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    json.dump(entry, out)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError as err:
-            warnings.warn(f"the revision cache {path.parent} cannot be written ({err.strerror or err}); "
-                          "answers are kept but not cached", RuntimeWarning, stacklevel=3)
+        """Write atomically; a cache that cannot be written only warns (:func:`lib.cache.store`)."""
+        text = json.dumps({"model": self.settings.model, "prompt_version": self.template.version, "path": used,
+                           "edits": [e.model_dump() for e in edits]})
+        store(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), "revision")
 
     def propose(self, task: DraftTask) -> DraftResult:
         """Edits for one draft, from the cache when present; failures are returned, not raised."""

@@ -16,9 +16,16 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Where the openai SDK sends requests when no base URL is configured."""
 
 
+def _split(url: str):
+    try:
+        return urlsplit(url.strip())
+    except ValueError as err:  # e.g. an unclosed IPv6 bracket
+        raise SettingsError(f"the Base URL '{url}' is not a valid URL ({err})") from None
+
+
 def _same_server(a: str, b: str) -> bool:
     """Equal scheme, host (with port and any user part) and path, ignoring case of the host and a final '/'."""
-    x, y = urlsplit(a.strip()), urlsplit(b.strip())
+    x, y = _split(a), _split(b)
     return ((x.scheme.lower(), x.netloc.lower(), x.path.rstrip("/"), x.query)
             == (y.scheme.lower(), y.netloc.lower(), y.path.rstrip("/"), y.query))
 
@@ -44,8 +51,8 @@ def choose_key(typed_url: str, typed_key: str, env: Mapping[str, str]) -> tuple[
     Raises
     ------
     SettingsError
-        The visitor typed another server than the operator's, without a key of their own, while the
-        operator has a key: the operator's key is not sent there.
+        A Base URL that cannot be parsed; or the visitor typed another server than the operator's,
+        without a key of their own, while the operator has a key: the operator's key is not sent there.
     """
     configured = (env.get("OPENAI_BASE_URL") or "").strip() or DEFAULT_BASE_URL
     server_key = (env.get("OPENAI_API_KEY") or "").strip()

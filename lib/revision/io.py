@@ -4,21 +4,22 @@ Both readers map the file's columns onto roles (:data:`DRAFT_REQUIRED`, :data:`E
 ...) with :func:`lib.columns.resolve_roles`: the user's ``{role: column}`` wins over the guesses of
 :func:`guess_roles`. The page reads a file once with :func:`read_table`, shows the mapping
 drop-downs, then builds the table with :func:`drafts_from_table` or :func:`edits_from_table`.
+Rows are named as in the file (:func:`lib.tables.row_numbers`): CSV data rows (header = row 0),
+or the lines of a JSON lines file.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 import pandas as pd
 
+from lib import tables
 from lib.columns import resolve_roles
 from lib.errors import FormatError
-from lib.formats import read_csv
 from lib.revision.schema import EDIT_COLUMNS, EDIT_FIELDS, MAX_TEXT_CHARS
 
 DRAFT_REQUIRED: tuple[str, ...] = ("text_id", "system", "draft")
@@ -46,45 +47,26 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _key(name: object) -> str:
-    return re.sub(r"[\s\-]+", "_", str(name).strip().lower())
-
-
 def guess_roles(columns: Sequence[str], roles: Sequence[str]) -> dict[str, str]:
     """``{role: column}`` for roles whose name (or a usual synonym) is a column's name.
 
-    Case, surrounding blanks, spaces and hyphens are ignored (``Model Name`` = ``model_name``); a
-    column is guessed for one role at most.
+    Case, blanks and punctuation are ignored (``Model Name`` = ``model_name`` = ``ModelName``); a
+    column is guessed for one role at most (:func:`lib.tables.guess_roles`).
     """
-    by_key = {_key(c): c for c in reversed(list(columns))}  # the first of equal keys wins
-    guesses: dict[str, str] = {}
-    for role in roles:
-        for name in (role, *_SYNONYMS.get(role, ())):
-            col = by_key.get(name)
-            if col is not None and col not in guesses.values():
-                guesses[role] = col
-                break
-    return guesses
-
-
-def _read_bytes(source: str | Path | IO[bytes], name: str) -> bytes:
-    try:
-        raw = Path(source).read_bytes() if isinstance(source, (str, Path)) else source.read()
-    except OSError as err:
-        raise FormatError(f"cannot read the file ({err.strerror})", file=name) from err
-    return raw.encode("utf-8") if isinstance(raw, str) else raw
+    return tables.guess_roles(columns, roles, _SYNONYMS)
 
 
 def read_table(source: str | Path | IO[bytes], name: str | None = None) -> pd.DataFrame:
     """A CSV, or JSON lines (by extension ``.jsonl``/``.json``/``.ndjson`` or a leading ``{``), as read.
 
-    CSV goes through :func:`lib.formats.read_csv` (encoding and delimiter detection, trailing
+    CSV goes through :func:`lib.tables.read_csv` (encoding and delimiter detection, trailing
     delimiters, duplicate column names), like every other upload.
 
     Returns
     -------
     DataFrame
-        The file's columns; CSV cells as str. Row k of the frame is the file's data row k + 1.
+        The file's columns; CSV cells as str. The index is the file's data row - 1 (CSV) or line
+        - 1 (JSON lines), so :func:`lib.tables.row_numbers` names the rows as the file has them.
 
     Raises
     ------
@@ -92,15 +74,15 @@ def read_table(source: str | Path | IO[bytes], name: str | None = None) -> pd.Da
         Unreadable or not UTF-8, a JSON line that is not an object, or a file without data rows.
     """
     name = name or str(source)
-    raw = _read_bytes(source, name)
+    raw = tables.read_bytes(source, name)
     is_json = str(name).lower().endswith((".jsonl", ".json", ".ndjson"))
     if not is_json and not raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
-        return read_csv(raw, name).reset_index(drop=True)
+        return tables.read_csv(raw, name)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise FormatError(f"not UTF-8 text (byte {err.start})", file=name) from err
-    records = []
+    records, lines = [], []
     for line_no, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -111,7 +93,8 @@ def read_table(source: str | Path | IO[bytes], name: str | None = None) -> pd.Da
         if not isinstance(record, dict):
             raise FormatError("line is not a JSON object", file=name, rows=[line_no])
         records.append(record)
-    frame = pd.DataFrame.from_records(records)
+        lines.append(line_no - 1)
+    frame = pd.DataFrame.from_records(records, index=lines)
     if frame.empty:
         raise FormatError("the file is empty", file=name)
     return frame
@@ -129,20 +112,19 @@ def _select(frame: pd.DataFrame, columns: Mapping[str, str] | None, required: Se
 
 def _check_text(frame: pd.DataFrame, cols: Sequence[str], mapping: Mapping[str, str], name: str) -> None:
     """Cells must be text (not missing, not a JSON list or object) and at most MAX_TEXT_CHARS long."""
+    rows = tables.row_numbers(frame)
     for col in cols:
         if col not in frame.columns:
             continue
-        bad = frame[col].map(lambda v: not isinstance(v, (str, int, float)) or v != v).to_numpy().nonzero()[0]
-        if bad.size:
-            raise FormatError(f"'{col}' is missing or not text", file=name, rows=(bad + 1).tolist(),
-                              column=mapping[col])
-        long = (frame[col].astype(str).str.len() > MAX_TEXT_CHARS).to_numpy().nonzero()[0]
-        if long.size:
-            k = long[0]
+        bad = frame[col].map(lambda v: not isinstance(v, (str, int, float)) or v != v).to_numpy()
+        tables.refuse(bad, f"'{col}' is missing or not text", rows, mapping[col], name)
+        long = (frame[col].astype(str).str.len() > MAX_TEXT_CHARS).to_numpy()
+        if long.any():
+            k = long.nonzero()[0][0]
             raise FormatError(
                 f"{col} of text_id '{frame['text_id'].iloc[k]}' is {len(str(frame[col].iloc[k])):,} characters "
                 f"long; at most {MAX_TEXT_CHARS:,} are accepted (split the text)",
-                file=name, rows=(long + 1).tolist(), column=mapping[col])
+                file=name, rows=rows[long], column=mapping[col])
 
 
 def drafts_from_table(frame: pd.DataFrame, name: str, *, columns: Mapping[str, str] | None = None,
@@ -153,13 +135,11 @@ def drafts_from_table(frame: pd.DataFrame, name: str, *, columns: Mapping[str, s
     frame, mapping = _select(frame, columns, required, optional, name, "the drafts file")
     _check_text(frame, DRAFT_ROLES, mapping, name)
     frame = frame.astype(str)
+    rows = tables.row_numbers(frame)
     for col in required:
-        blank = (frame[col].str.strip() == "").to_numpy().nonzero()[0]
-        if blank.size:
-            raise FormatError(f"empty {col}", file=name, rows=(blank + 1).tolist(), column=mapping[col])
-    dup = frame.duplicated(["text_id", "system"], keep="first").to_numpy().nonzero()[0]
-    if dup.size:
-        raise FormatError("the same (text_id, system) appears more than once", file=name, rows=(dup + 1).tolist())
+        tables.refuse((frame[col].str.strip() == "").to_numpy(), f"empty {col}", rows, mapping[col], name)
+    dup = frame.duplicated(["text_id", "system"], keep="first").to_numpy()
+    tables.refuse(dup, "the same (text_id, system) appears more than once", rows, None, name)
     return frame.reset_index(drop=True)
 
 

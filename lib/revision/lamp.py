@@ -15,10 +15,11 @@ from pathlib import Path
 import pandas as pd
 
 from lib.errors import FormatError
+from lib.paths import DATA_DIR
 from lib.revision.diff_edits import revision_level
 from lib.revision.schema import EDIT_COLUMNS
 
-LAMP_DIR = Path(__file__).resolve().parents[2] / "data" / "lamp_edits"
+LAMP_DIR = DATA_DIR / "lamp_edits"
 WRITERS: tuple[str, ...] = ("W3", "W12", "W16")
 
 
@@ -59,7 +60,7 @@ def load_lamp(directory: Path = LAMP_DIR) -> LampData:
     Raises
     ------
     FormatError
-        If a writer's file is missing or lacks a required field.
+        If a writer's file is missing, is not JSON, or a paragraph lacks a field or has the wrong layout.
     """
     ids: dict[str, str] = {}
     drafts, posts, edits = [], [], []
@@ -69,6 +70,10 @@ def load_lamp(directory: Path = LAMP_DIR) -> LampData:
             paragraphs = json.loads(path.read_text(encoding="utf-8"))
         except OSError as err:
             raise FormatError(f"cannot read the LAMP edits ({err.strerror})", file=str(path)) from err
+        except ValueError as err:  # not UTF-8, or not JSON
+            raise FormatError(f"the LAMP edits are not valid JSON ({err})", file=path.name) from err
+        if not isinstance(paragraphs, list):
+            raise FormatError("the LAMP edits must be a JSON list of paragraphs", file=path.name)
         for row, par in enumerate(paragraphs, start=1):
             try:
                 pre, system = par["preedit"], par["source"]
@@ -86,6 +91,8 @@ def load_lamp(directory: Path = LAMP_DIR) -> LampData:
                                   revision_level(original), category, original, revised))
             except KeyError as err:
                 raise FormatError(f"paragraph lacks the field {err}", file=path.name, rows=[row]) from err
+            except (TypeError, AttributeError) as err:  # a number or list where an object or text belongs
+                raise FormatError(f"paragraph is not in the LAMP layout ({err})", file=path.name, rows=[row]) from err
     return LampData(
         drafts=pd.DataFrame(drafts, columns=["text_id", "system", "draft", "type", "instruction"]),
         postedits=pd.DataFrame(posts, columns=["text_id", "system", "editor", "postedit"]),

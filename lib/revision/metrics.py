@@ -7,6 +7,7 @@ still count (they were proposed) and are reported as ``unlocated``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -87,17 +88,28 @@ def relative_change(a: float, b: float, lower_is_better: bool = True) -> float:
     return float(diff / b * 100.0) if b else float("nan")
 
 
+def _change_of_means(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    """:func:`relative_change` of the means along ``axis`` (vectorised for ``scipy.stats.bootstrap``)."""
+    mb = b.mean(axis)
+    return (a.mean(axis) - mb) / mb * 100.0
+
+
 def compare_models(per_draft: pd.DataFrame, model_a: str, model_b: str, *, n_boot: int = 2000,
                    level: float = 0.95, seed: int = 0) -> dict[str, float]:
     """Table 2 row for Revision Distance: both means and the relative change with a bootstrap interval.
 
-    Drafts are resampled with replacement within each model (percentile interval).
+    Drafts are resampled with replacement within each model: the percentile interval of
+    ``scipy.stats.bootstrap`` (``n_boot`` resamples, ``numpy.random.default_rng(seed)``). A model
+    with fewer than two drafts has no interval (NaN); resamples in which B's mean is 0 have no
+    relative change and are left out.
 
     Raises
     ------
     SettingsError
         If either model has no drafts in ``per_draft``.
     """
+    from scipy import stats
+
     values = {}
     for m in (model_a, model_b):
         v = per_draft.loc[per_draft["system"] == m, "revision_distance"].to_numpy(float)
@@ -105,14 +117,17 @@ def compare_models(per_draft: pd.DataFrame, model_a: str, model_b: str, *, n_boo
             raise SettingsError(f"model '{m}' has no evaluated drafts")
         values[m] = v
     a, b = values[model_a], values[model_b]
-    rng = np.random.default_rng(seed)
-    ma = rng.choice(a, (n_boot, a.size)).mean(axis=1)
-    mb = rng.choice(b, (n_boot, b.size)).mean(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        boot = (ma - mb) / mb * 100.0
-    boot = boot[np.isfinite(boot)]
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(boot, [tail, 100 - tail]) if boot.size else (np.nan, np.nan)
+    low = high = np.nan
+    if min(a.size, b.size) >= 2:
+        with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # non-finite resamples: handled below
+            res = stats.bootstrap((a, b), _change_of_means, n_resamples=n_boot, confidence_level=level,
+                                  method="percentile", rng=np.random.default_rng(seed), vectorized=True)
+        low, high = res.confidence_interval
+        if not np.isfinite(res.bootstrap_distribution).all():
+            boot = res.bootstrap_distribution[np.isfinite(res.bootstrap_distribution)]
+            tail = (1 - level) / 2 * 100
+            low, high = np.percentile(boot, [tail, 100 - tail]) if boot.size else (np.nan, np.nan)
     return {"model_a": model_a, "model_b": model_b, "mean_a": float(a.mean()), "mean_b": float(b.mean()),
             "change_pct": relative_change(float(a.mean()), float(b.mean())),
             "ci_low": float(low), "ci_high": float(high), "n_a": int(a.size), "n_b": int(b.size)}

@@ -2,8 +2,8 @@
 
 After each prompt the posterior of theta is updated on the quadrature grid (prior N(0, 1); with
 posterior draws of the items the likelihood is averaged over the weighted draws) and the adaptive
-rule of :func:`lib.selection.strategies.next_prompt` picks the next prompt among those the
-comparison can be asked.
+strategy (:mod:`lib.selection.strategies`) picks the next prompt among those the comparison can be
+asked.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from lib.irt.readouts import (
     posterior_on_grid,
 )
 from lib.selection.bank import ItemParams
-from lib.selection.strategies import STRATEGIES, next_prompt
+from lib.selection.strategies import STRATEGIES, Ask, Random, Strategy
 
 INTERVAL = 0.94
 """Probability of the equal-tailed credible interval shown in the what-if (as arviz's HDI default)."""
@@ -48,32 +48,39 @@ def grid_tables(params: ItemParams, grid: np.ndarray = DEFAULT_GRID) -> tuple[np
 
 
 def cat_path(
-    rule: str,
+    strategy: Strategy,
     loglik: np.ndarray,
     params: ItemParams,
     available: np.ndarray,
     n_steps: int,
     *,
+    theta0: float = 0.0,
     grid: np.ndarray = DEFAULT_GRID,
     rng: np.random.Generator | None = None,
     tables: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Path:
-    """Ask up to ``n_steps`` prompts of one comparison by an adaptive rule (or in random order).
+    """Ask up to ``n_steps`` prompts of one comparison in a strategy's order.
+
+    An adaptive strategy ranks the remaining prompts again after every answer; a static one orders
+    them once.
 
     Parameters
     ----------
-    rule : {"cat_info", "cat_epv", "random"}
+    strategy : Strategy
+        From :data:`lib.selection.strategies.STRATEGIES`.
     loglik : ndarray, shape (S, J, G)
         The comparison's log-likelihood per prompt and grid point for each item draw
         (:func:`lib.irt.readouts.item_loglik`).
     params : ItemParams
-        The calibrated bank; its weighted mean drives the rule, its draws the posterior.
+        The calibrated bank; its weighted mean drives the strategy, its draws the posterior.
     available : ndarray of bool, shape (J,)
         Prompts the comparison has a rating for.
     n_steps : int
         Number of prompts to ask (capped at the number available).
+    theta0 : float
+        Where ``max_info`` evaluates the information.
     grid : ndarray, shape (G,)
-    rng : numpy Generator, needed for ``random``.
+    rng : numpy Generator, needed for a random order.
     tables : (probs (G, J, K), info (G, J)), optional
         :func:`grid_tables` of ``params``, when the caller already has them.
 
@@ -82,17 +89,19 @@ def cat_path(
     Path
     """
     n_steps = min(int(n_steps), int(available.sum()))
-    if rule == "random":
-        fixed = rng.permutation(np.flatnonzero(available))[:n_steps]
-    else:
-        probs, info = tables if tables is not None else grid_tables(params, grid)
+    alpha, b = params.mean()
+    probs, info = (tables if tables is not None else grid_tables(params, grid)) if strategy.adaptive else (None, None)
     remaining = available.copy()
     cum = np.zeros((loglik.shape[0], len(grid)))
     post = posterior_on_grid(cum, grid, params.log_weights)
+    fixed = None if strategy.adaptive else strategy.select(Ask(alpha, b, available, theta0, rng))[0]
     order = np.empty(n_steps, dtype=np.int64)
     posts = np.empty((n_steps, len(grid)))
     for step in range(n_steps):
-        j = fixed[step] if rule == "random" else next_prompt(rule, post, grid, probs, info, remaining)
+        if fixed is None:
+            j = strategy.select(Ask(alpha, b, remaining, theta0, post=post, grid=grid, probs=probs, info=info))[0, 0]
+        else:
+            j = fixed[step]
         remaining[j] = False
         cum += loglik[:, j, :]
         post = posterior_on_grid(cum, grid, params.log_weights)
@@ -198,11 +207,11 @@ def what_if(
     loglik = params.loglik(codes_row, grid)
     frames = []
     stop: dict[str, int | None] = {}
-    for order_name in (rule, "random"):
-        path = cat_path(order_name, loglik, params, available, n_steps, grid=grid, rng=rng)
+    for strategy in (STRATEGIES[rule], Random()):
+        path = cat_path(strategy, loglik, params, available, n_steps, grid=grid, rng=rng)
         lo, hi = _interval(path.post, grid)
         frames.append(pd.DataFrame({
-            "order": order_name,
+            "order": strategy.name,
             "step": np.arange(1, len(path.order) + 1),
             "prompt_id": np.asarray(prompt_ids)[path.order],
             "rating": np.asarray(categories)[codes_row[path.order]],
@@ -212,7 +221,7 @@ def what_if(
             "theta_hi": hi,
         }))
         reached = np.flatnonzero(path.sd <= target_se)
-        stop[order_name] = int(reached[0]) + 1 if len(reached) else None
+        stop[strategy.name] = int(reached[0]) + 1 if len(reached) else None
     full = posterior_on_grid(loglik.sum(axis=1), grid, params.log_weights)
     return WhatIf(
         path=pd.concat(frames, ignore_index=True),

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -39,9 +40,13 @@ from threadpoolctl import threadpool_limits
 
 from lib.errors import DesignError, SettingsError
 from lib.irt.readouts import DEFAULT_GRID
+from lib.irt.settings import FULL_MODE_SETTINGS, FitSettings, check_cutpoints, gives_posterior, posterior_samplers
 from lib.selection.bank import ItemParams
+from lib.selection.settings import check_mode
 
-MODES = ("fast", "full")
+SYSTEM_GROUPS = ("better", "weaker")
+"""The halves of the systems, ranked by their mean signed ability (see the module docstring)."""
+
 PSIS_KHAT_LIMIT = 0.7
 """Above this Pareto k-hat the PSIS leave-one-out weights are unreliable (Vehtari et al. 2017)."""
 
@@ -133,6 +138,37 @@ def _has_systems(comparisons: pd.DataFrame | None) -> bool:
     )
 
 
+class Calibration(Protocol):
+    """Leave-one-out item parameters of a prompt bank, as the curve, the subsets and the what-if
+    read them (:class:`FastCalibration`, :class:`FullCalibration`).
+
+    Attributes
+    ----------
+    mode : str
+        A name of :data:`lib.selection.settings.MODES`.
+    whole : ItemParams
+        Items calibrated on all comparisons.
+    groups : Series or None
+        System group of each comparison (:func:`system_groups`); None without named systems.
+    """
+
+    mode: str
+    whole: ItemParams
+    groups: pd.Series | None
+
+    def loo(self, i: int) -> ItemParams:
+        """Items calibrated without comparison i."""
+
+    def group_params(self, name: str) -> ItemParams | None:
+        """Items calibrated within system group ``name`` (None when it cannot be calibrated)."""
+
+    def group_loo(self, i: int) -> ItemParams | None:
+        """Items calibrated within comparison i's group without i (None outside a group)."""
+
+    def khat_max(self) -> float | None:
+        """Worst Pareto k-hat of the leave-one-out weights made so far (None: no weights)."""
+
+
 class FastCalibration:
     """Leave-one-out MAP calibrations rescaled to the prior's theta scale (see module docstring).
 
@@ -199,6 +235,10 @@ class FastCalibration:
         self.loo(i)
         return self._calibrate(weights, target=self._cache[i][1])[0]
 
+    def khat_max(self) -> None:
+        """None: MAP leave-one-out refits, no importance weights."""
+        return None
+
 
 def _psis(log_ratios: np.ndarray) -> tuple[np.ndarray, float]:
     import arviz as az
@@ -233,7 +273,7 @@ def loo_log_weights(params: ItemParams, codes_row: np.ndarray, grid=DEFAULT_GRID
     return _psis(-logsumexp(loglik, axis=1))
 
 
-Sampler = Callable[[object], tuple[np.ndarray, np.ndarray, np.ndarray]]
+ItemSampler = Callable[[object], tuple[np.ndarray, np.ndarray, np.ndarray]]
 """``sample(rating_matrix) -> (alpha (S, J), b (S, J, K-1), theta posterior mean (I,))``."""
 
 
@@ -244,7 +284,7 @@ class FullCalibration:
     ----------
     rm : lib.ratings.RatingMatrix
     sample : callable
-        Fits a rating matrix (see :data:`Sampler`); :func:`posterior_sampler` wraps ``fit_grm``.
+        Fits a rating matrix (see :data:`ItemSampler`); :func:`posterior_sampler` wraps ``fit_grm``.
     cutpoints : {"antisymmetric", "free"}
 
     Attributes
@@ -255,7 +295,7 @@ class FullCalibration:
 
     mode = "full"
 
-    def __init__(self, rm, sample: Sampler, *, cutpoints: str = "antisymmetric"):
+    def __init__(self, rm, sample: ItemSampler, *, cutpoints: str = "antisymmetric"):
         self.codes = rm.codes()
         self.n_categories = len(rm.categories)
         self._centred = cutpoints == "free"
@@ -265,7 +305,7 @@ class FullCalibration:
         self.groups = system_groups(rm.comparisons, self.theta) if _has_systems(rm.comparisons) else None
         self._group_fits: dict[str, tuple[np.ndarray, ItemParams]] = {}
         if self.groups is not None:
-            for name in ("better", "weaker"):
+            for name in SYSTEM_GROUPS:
                 rows = np.flatnonzero((self.groups == name).to_numpy())
                 if len(rows) < 3:
                     continue
@@ -296,17 +336,17 @@ class FullCalibration:
         self.khat[(i, "group")] = khat
         return params.reweighted(lw)
 
+    def khat_max(self) -> float | None:
+        return max(self.khat.values()) if self.khat else None
 
-def posterior_sampler(
-    *, cutpoints: str = "antisymmetric", chains: int = 2, draws: int = 500, tune: int = 500,
-    seed: int = 0, max_draws: int = 200, progress=None,
-) -> Sampler:
-    """A :data:`Sampler` running ``lib.irt.fit.fit_grm`` (numpyro NUTS), thinned to ``max_draws``."""
+
+def posterior_sampler(settings: FitSettings, *, max_draws: int = 200, progress=None) -> ItemSampler:
+    """An :data:`ItemSampler` running ``lib.irt.fit.fit_grm`` with ``settings`` (its sampler, cutpoints,
+    chains, draws, tune and seed), thinned to ``max_draws`` draws."""
 
     def sample(rm):
-        from lib.irt.fit import FitSettings, fit_grm
+        from lib.irt.fit import fit_grm
 
-        settings = FitSettings(cutpoints=cutpoints, chains=chains, draws=draws, tune=tune, seed=seed)
         post = fit_grm(rm, settings, progress=progress).idata.posterior
         alpha = post["alpha"].stack(s=("chain", "draw")).transpose("s", "prompt").to_numpy()
         b = post["b"].stack(s=("chain", "draw")).transpose("s", "prompt", "threshold").to_numpy()
@@ -317,43 +357,37 @@ def posterior_sampler(
     return sample
 
 
-def check_mode(mode: str) -> str:
-    """Raise SettingsError for a calibration mode other than fast or full."""
-    if mode not in MODES:
-        raise SettingsError(f"unknown calibration mode '{mode}'; choose fast or full")
-    return mode
-
-
-def make_calibration(
-    rm, mode: str = "fast", *, cutpoints: str = "antisymmetric", chains: int = 2, draws: int = 500,
-    tune: int = 500, seed: int = 0, progress=None,
-):
+def make_calibration(rm, mode: str = "fast", settings: FitSettings | None = None, *, progress=None) -> Calibration:
     """The leave-one-out calibration of a rating matrix in the chosen mode.
 
     Parameters
     ----------
     rm : lib.ratings.RatingMatrix
     mode : {"fast", "full"}
-    cutpoints : {"antisymmetric", "free"}
-    chains, draws, tune, seed
-        NUTS settings of the full mode's posterior fits (all comparisons, then each system group).
+        :data:`lib.selection.settings.MODES`.
+    settings : FitSettings, optional
+        Cutpoints of both modes, and the full mode's posterior fits (all comparisons, then each
+        system group): sampler, chains, draws, tune, seed. Default: antisymmetric cutpoints,
+        numpyro with :data:`lib.irt.settings.FULL_MODE_SETTINGS`.
     progress : callable, optional
         ``progress(fraction, message)`` of the full mode's fits.
 
     Raises
     ------
     SettingsError
-        Unknown mode or cutpoints, or antisymmetric cutpoints with an even number of categories.
+        Unknown mode, sampler or cutpoints, antisymmetric cutpoints with an even number of
+        categories, or a full mode whose sampler gives no posterior draws.
     DesignError
         Data that cannot support the selection (:func:`check_selection_data`).
     """
-    from lib.irt.model import check_cutpoints
-
+    settings = settings or FitSettings(**FULL_MODE_SETTINGS)
     check_mode(mode)
-    check_cutpoints(cutpoints, len(rm.categories))
+    settings.validate()
+    check_cutpoints(settings.cutpoints, len(rm.categories))
     check_selection_data(rm)
     if mode == "fast":
-        return FastCalibration(rm.codes(), len(rm.categories), rm.comparisons, cutpoints=cutpoints)
-    sample = posterior_sampler(cutpoints=cutpoints, chains=chains, draws=draws, tune=tune, seed=seed,
-                               progress=progress)
-    return FullCalibration(rm, sample, cutpoints=cutpoints)
+        return FastCalibration(rm.codes(), len(rm.categories), rm.comparisons, cutpoints=settings.cutpoints)
+    if not gives_posterior(settings.sampler):
+        raise SettingsError(f"the full mode needs posterior draws: use {posterior_samplers()}, "
+                            f"not {settings.sampler}")
+    return FullCalibration(rm, posterior_sampler(settings, progress=progress), cutpoints=settings.cutpoints)

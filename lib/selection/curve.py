@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,11 @@ import pandas as pd
 from lib.errors import SettingsError
 from lib.irt.readouts import DEFAULT_GRID, grid_moments, posterior_on_grid
 from lib.selection.adaptive import cat_path, grid_tables
-from lib.selection.strategies import STRATEGIES, check_strategies, static_order
+from lib.selection.settings import DEFAULT_RANDOM_DRAWS
+from lib.selection.strategies import STRATEGIES, Ask, check_strategies
+
+if TYPE_CHECKING:
+    from lib.selection.calibration import Calibration
 
 BAND = (0.1, 0.9)
 """Quantiles of the per-comparison SE (and per random draw) shown as the band."""
@@ -130,26 +135,19 @@ def _held_out(i, codes, calibration, strategies, ks_all, n_random, theta0, grid,
     params = calibration.loo(i)
     loglik = params.loglik(codes[i], grid)
     reference = grid_moments(posterior_on_grid(loglik.sum(axis=1), grid, params.log_weights), grid)[0]
-    tables = grid_tables(params, grid) if any(STRATEGIES[n].adaptive for n in strategies) else None
-    for name in strategies:
-        if STRATEGIES[name].adaptive:
-            path = cat_path(name, loglik, params, available, ks.max(), grid=grid, tables=tables)
+    tables = grid_tables(params, grid) if any(s.adaptive for s in strategies) else None
+    for strategy in strategies:
+        if strategy.adaptive:
+            path = cat_path(strategy, loglik, params, available, ks.max(), theta0=theta0, grid=grid, tables=tables)
             mean, sd = path.mean[None, ks - 1], path.sd[None, ks - 1]
         else:
-            use, use_ll = params, loglik
-            if name == "group":
-                group = calibration.group_loo(i)
-                if group is not None:
-                    use, use_ll = group, group.loglik(codes[i], grid)
-            if name == "random":
-                orders = np.stack([rng.permutation(np.flatnonzero(available)) for _ in range(n_random)])
-            else:
-                order = static_order(name, *use.mean(), theta0=theta0)
-                orders = order[available[order]][None]
+            own = strategy.items(calibration, i)
+            use, use_ll = (params, loglik) if own is None else (own, own.loglik(codes[i], grid))
+            orders = strategy.select(Ask(*use.mean(), available, theta0, rng, n_random))
             mean, sd = _subset_moments(use_ll, use.log_weights, orders, ks, grid)
         n_draw, n_k = mean.shape
         rows.append({
-            "strategy": np.full(n_draw * n_k, name, dtype=object),
+            "strategy": np.full(n_draw * n_k, strategy.name, dtype=object),
             "k": np.tile(ks_all, n_draw),
             "comparison": np.full(n_draw * n_k, i),
             "draw": np.repeat(np.arange(n_draw), n_k),
@@ -162,11 +160,11 @@ def _held_out(i, codes, calibration, strategies, ks_all, n_random, theta0, grid,
 
 def loo_curve(
     codes: np.ndarray,
-    calibration,
+    calibration: Calibration,
     strategies: list[str] | tuple[str, ...],
     k_grid,
     *,
-    n_random: int = 50,
+    n_random: int = DEFAULT_RANDOM_DRAWS,
     theta0: float = 0.0,
     seed: int = 0,
     grid: np.ndarray = DEFAULT_GRID,
@@ -178,8 +176,8 @@ def loo_curve(
     ----------
     codes : ndarray of int, shape (I, J)
         Category index per comparison and prompt, -1 where missing.
-    calibration : FastCalibration or FullCalibration
-        Gives ``loo(i)`` and ``group_loo(i)`` item parameters (:mod:`lib.selection.calibration`).
+    calibration : Calibration
+        Gives the leave-one-out item parameters (:class:`lib.selection.calibration.Calibration`).
     strategies : list of str
         Names from :data:`lib.selection.strategies.STRATEGIES`.
     k_grid : iterable of int
@@ -189,6 +187,7 @@ def loo_curve(
     theta0 : float
         Where ``max_info`` evaluates the information.
     seed : int
+        Seeds the random orders.
     grid : ndarray
         Quadrature grid.
     progress : callable, optional
@@ -203,7 +202,7 @@ def loo_curve(
     SettingsError
         Unknown strategy, bad k values, fewer than 2 comparisons, n_random < 1.
     """
-    strategies = check_strategies(list(strategies))
+    strategies = [STRATEGIES[name] for name in check_strategies(list(strategies))]
     codes = np.asarray(codes, dtype=np.int64)
     n_comp, n_prompts = codes.shape
     ks_all = check_k_grid(k_grid, n_prompts)
@@ -220,20 +219,12 @@ def loo_curve(
     if not rows:
         raise SettingsError("no comparison has ratings to hold out")
     estimates = pd.DataFrame({col: np.concatenate([r[col] for r in rows]) for col in rows[0]})
-    khat = getattr(calibration, "khat", None)
     return LooCurve(
         estimates=estimates,
         summary=summarize(estimates),
         mode=calibration.mode,
-        khat_max=max(khat.values()) if khat else None,
+        khat_max=calibration.khat_max(),
     )
-
-
-DEFAULT_TARGET_SE = 0.3
-"""Default target SE on the theta scale, the same whatever the calibration mode. With theta's prior
-N(0, 1), SE 0.3 is a reliability of 1 - 0.3^2 = 0.91, the usual stopping rule of computerized
-adaptive testing (reliability 0.9, SE about 0.3; e.g. the PROMIS item banks), and a 95% interval of
-+-0.59: the sign of a comparison is settled once |theta| is about 0.6 or more."""
 
 
 def prompts_needed(summary: pd.DataFrame, target_se: float) -> pd.DataFrame:

@@ -1,48 +1,208 @@
-"""Prompt-selection strategies behind one interface.
+"""Prompt-selection strategies: one class per strategy, one registry.
 
-A *static* strategy orders the whole bank once (best first) and a subset of size k is the first k
-prompts; an *adaptive* strategy (computerized adaptive testing, CAT) picks the next prompt from the
-comparison's running posterior of theta. Names:
+As catsim's selectors (Meneghetti & Aquino Junior 2017), every strategy is an object with one
+:meth:`Strategy.select` method. A *static* strategy orders the bank once (best first) and a subset
+of size k is the first k prompts; an *adaptive* strategy (computerized adaptive testing, CAT) ranks
+the remaining prompts anew after every answer, from the comparison's running posterior of theta.
 
-``random``     random order (many draws: the curve reports their mean and band)
-``top_alpha``  highest discrimination first: the paper's "Prompt Weighted"
-``max_info``   highest GRM item information at a chosen theta0 (0 = near-equal systems)
-``group``      the paper's "Prompt and Model Weighted": top alpha after re-estimating the items
-               within the held-out comparison's group of better or weaker systems
-``cat_info``   adaptive: maximum Fisher information at the running EAP (Lord 1980)
-``cat_epv``    adaptive: minimum expected posterior variance (van der Linden & Pashley 2010)
+Adding a strategy is one class here and one entry in :data:`STRATEGIES`: the curve, the subset
+export, the what-if, ``python -m lib select`` and the page all read the registry. Only numpy is
+imported at module level, so that ``--help`` can list the strategies cheaply.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from lib.errors import SettingsError
-from lib.irt.readouts import item_information
+
+if TYPE_CHECKING:
+    from lib.selection.bank import ItemParams
+    from lib.selection.calibration import Calibration
 
 
 @dataclass(frozen=True)
-class Strategy:
-    """One selection strategy: its name, a label for plots and whether it adapts to the answers."""
+class Ask:
+    """What a strategy may look at when it picks prompts.
 
-    name: str
-    label: str
-    adaptive: bool
+    Attributes
+    ----------
+    alpha : ndarray, shape (J,)
+        Discriminations (the calibration's weighted posterior mean).
+    b : ndarray, shape (J, K-1)
+        Thresholds, logits.
+    remaining : ndarray of bool, shape (J,)
+        Prompts that can still be asked.
+    theta0 : float
+        Ability at which ``max_info`` evaluates the information.
+    rng : numpy Generator, optional
+        For random orders.
+    n_orders : int
+        How many orders a random strategy draws (deterministic strategies give one).
+    post : ndarray, shape (G,), optional
+        Current posterior weights of theta on ``grid`` (adaptive strategies).
+    grid : ndarray, shape (G,), optional
+    probs : ndarray, shape (G, J, K), optional
+        Category probabilities of every prompt on the grid (mean item parameters).
+    info : ndarray, shape (G, J), optional
+        Item information on the grid.
+    """
+
+    alpha: np.ndarray
+    b: np.ndarray
+    remaining: np.ndarray
+    theta0: float = 0.0
+    rng: np.random.Generator | None = None
+    n_orders: int = 1
+    post: np.ndarray | None = None
+    grid: np.ndarray | None = None
+    probs: np.ndarray | None = None
+    info: np.ndarray | None = None
 
 
-STRATEGIES: dict[str, Strategy] = {
-    s.name: s
-    for s in (
-        Strategy("random", "Random", False),
-        Strategy("top_alpha", "Prompt weighted (top alpha)", False),
-        Strategy("max_info", "Max information at theta0", False),
-        Strategy("group", "Prompt and model weighted (group)", False),
-        Strategy("cat_info", "Adaptive: max Fisher information", True),
-        Strategy("cat_epv", "Adaptive: min expected posterior variance", True),
-    )
-}
+class Strategy(ABC):
+    """One selection strategy.
+
+    Attributes
+    ----------
+    name : str
+        What ``--strategies`` and the exported files call it.
+    label : str
+        Shown on the page and in the plots.
+    help : str
+        One line for ``--help``.
+    adaptive : bool
+        Whether :meth:`select` depends on the running posterior (asked again after every answer).
+    """
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    help: ClassVar[str]
+    adaptive: ClassVar[bool] = False
+
+    @abstractmethod
+    def select(self, ask: Ask) -> np.ndarray:
+        """The remaining prompts, best first.
+
+        Returns
+        -------
+        ndarray of int, shape (R, n)
+            R orders (R = ``ask.n_orders`` for a random strategy, else 1) of the n remaining prompts
+            (at least the first must be remaining; a static order must list all n).
+        """
+
+    def items(self, calibration: Calibration, i: int) -> ItemParams | None:
+        """Items that held-out comparison i is selected and estimated with; None: the global
+        leave-one-out calibration ``calibration.loo(i)``."""
+        return None
+
+    def banks(self, calibration: Calibration) -> list[tuple[str | None, ItemParams]]:
+        """Calibrations the exported subset is ranked with, as ``(system group or None, items)``.
+
+        Raises
+        ------
+        SettingsError
+            When the data give the strategy nothing to rank with.
+        """
+        return [(None, calibration.whole)]
+
+
+def _ranked(score: np.ndarray, remaining: np.ndarray) -> np.ndarray:
+    """Remaining prompts by decreasing score (ties: file order), as one order (1, n)."""
+    order = np.argsort(-score, kind="stable")
+    return order[remaining[order]][None]
+
+
+class Random(Strategy):
+    name = "random"
+    label = "Random"
+    help = "random order (many draws: the curve reports their mean and band)"
+
+    def select(self, ask: Ask) -> np.ndarray:
+        pool = np.flatnonzero(ask.remaining)
+        return np.stack([ask.rng.permutation(pool) for _ in range(ask.n_orders)])
+
+
+class TopAlpha(Strategy):
+    name = "top_alpha"
+    label = "Prompt weighted (top alpha)"
+    help = "highest discrimination first: the paper's \"Prompt Weighted\""
+
+    def select(self, ask: Ask) -> np.ndarray:
+        return _ranked(ask.alpha, ask.remaining)
+
+
+class MaxInfo(Strategy):
+    name = "max_info"
+    label = "Max information at theta0"
+    help = "highest GRM item information at theta0 (0 = near-equal systems)"
+
+    def select(self, ask: Ask) -> np.ndarray:
+        from lib.irt.readouts import item_information  # scipy: kept off the --help path
+
+        return _ranked(item_information(np.array([ask.theta0]), ask.alpha, ask.b)[0], ask.remaining)
+
+
+class Group(TopAlpha):
+    """Top alpha with the items re-estimated within the held-out comparison's group of better or
+    weaker systems (:mod:`lib.selection.calibration`); across groups, the global calibration."""
+
+    name = "group"
+    label = "Prompt and model weighted (group)"
+    help = "the paper's \"Prompt and Model Weighted\": top alpha within the comparison's group of systems"
+
+    def items(self, calibration: Calibration, i: int) -> ItemParams | None:
+        return calibration.group_loo(i)
+
+    def banks(self, calibration: Calibration) -> list[tuple[str | None, ItemParams]]:
+        from lib.selection.calibration import SYSTEM_GROUPS
+
+        banks = [(name, params) for name in SYSTEM_GROUPS if (params := calibration.group_params(name)) is not None]
+        if not banks:
+            raise SettingsError("the group strategy needs comparisons between named systems, "
+                                "with at least two comparisons within a group")
+        return banks
+
+
+class CatInfo(Strategy):
+    """Maximum Fisher information at the grid point nearest the running EAP (Lord 1980)."""
+
+    name = "cat_info"
+    label = "Adaptive: max Fisher information"
+    help = "adaptive: maximum Fisher information at the running EAP"
+    adaptive = True
+
+    def select(self, ask: Ask) -> np.ndarray:
+        at = int(np.abs(ask.grid - ask.post @ ask.grid).argmin())
+        return _ranked(ask.info[at], ask.remaining)
+
+
+class CatEpv(Strategy):
+    """Minimum expected posterior variance (van der Linden & Pashley 2010).
+
+    ``sum_k P(u = k | data) Var(theta | data, u = k)``; since ``E[theta^2 | data]`` does not depend
+    on the prompt, that is the prompt maximising ``sum_k m_k^2 / p_k`` with
+    ``p_k = sum_g post_g P_gk`` and ``m_k = sum_g post_g theta_g P_gk``.
+    """
+
+    name = "cat_epv"
+    label = "Adaptive: min expected posterior variance"
+    help = "adaptive: minimum expected posterior variance"
+    adaptive = True
+
+    def select(self, ask: Ask) -> np.ndarray:
+        p_k = np.einsum("g,gjk->jk", ask.post, ask.probs)
+        m_k = np.einsum("g,gjk->jk", ask.post * ask.grid, ask.probs)
+        score = np.divide(m_k**2, p_k, out=np.zeros_like(p_k), where=p_k > 0).sum(axis=1)
+        return _ranked(score, ask.remaining)
+
+
+STRATEGIES: dict[str, Strategy] = {s.name: s for s in (Random(), TopAlpha(), MaxInfo(), Group(), CatInfo(), CatEpv())}
+"""The strategy registry, name -> :class:`Strategy`, in the order of the plots and tables."""
 
 
 def check_strategies(names: list[str] | tuple[str, ...]) -> list[str]:
@@ -61,82 +221,3 @@ def check_strategies(names: list[str] | tuple[str, ...]) -> list[str]:
     if not names:
         raise SettingsError("choose at least one strategy")
     return list(dict.fromkeys(names))
-
-
-def static_order(
-    name: str,
-    alpha: np.ndarray,
-    b: np.ndarray,
-    *,
-    theta0: float = 0.0,
-    rng: np.random.Generator | None = None,
-) -> np.ndarray:
-    """Order of the prompts, best first, for a static strategy.
-
-    Parameters
-    ----------
-    name : {"random", "top_alpha", "max_info", "group"}
-        ``group`` ranks like ``top_alpha``; the caller passes the group's re-estimated items.
-    alpha : ndarray, shape (J,)
-    b : ndarray, shape (J, K-1)
-    theta0 : float
-        Ability at which ``max_info`` evaluates the information.
-    rng : numpy Generator
-        Needed for ``random``.
-
-    Returns
-    -------
-    ndarray of int, shape (J,)
-    """
-    if name == "random":
-        return rng.permutation(len(alpha))
-    if name in ("top_alpha", "group"):
-        return np.argsort(-alpha, kind="stable")
-    if name == "max_info":
-        return np.argsort(-item_information(np.array([theta0]), alpha, b)[0], kind="stable")
-    raise SettingsError(f"'{name}' is not a static strategy")
-
-
-def next_prompt(
-    name: str,
-    post: np.ndarray,
-    grid: np.ndarray,
-    probs: np.ndarray,
-    info: np.ndarray,
-    remaining: np.ndarray,
-) -> int:
-    """The next prompt an adaptive rule asks, given the running posterior.
-
-    Parameters
-    ----------
-    name : {"cat_info", "cat_epv"}
-    post : ndarray, shape (G,)
-        Current posterior weights of theta on ``grid``.
-    grid : ndarray, shape (G,)
-    probs : ndarray, shape (G, J, K)
-        Category probabilities of every prompt on the grid (point item parameters).
-    info : ndarray, shape (G, J)
-        Item information on the grid.
-    remaining : ndarray of bool, shape (J,)
-        Prompts that can still be asked.
-
-    Returns
-    -------
-    int
-        ``cat_info``: the prompt of maximum information at the grid point nearest the EAP.
-        ``cat_epv``: the prompt minimising the expected posterior variance
-        ``sum_k P(u = k | data) Var(theta | data, u = k)``; since ``E[theta^2 | data]`` does not
-        depend on the prompt, that is the prompt maximising ``sum_k m_k^2 / p_k`` with
-        ``p_k = sum_g post_g P_gk`` and ``m_k = sum_g post_g theta_g P_gk``.
-    """
-    if name == "cat_info":
-        at = int(np.abs(grid - post @ grid).argmin())
-        score = info[at].copy()
-    elif name == "cat_epv":
-        p_k = np.einsum("g,gjk->jk", post, probs)
-        m_k = np.einsum("g,gjk->jk", post * grid, probs)
-        score = np.divide(m_k**2, p_k, out=np.zeros_like(p_k), where=p_k > 0).sum(axis=1)
-    else:
-        raise SettingsError(f"'{name}' is not an adaptive strategy")
-    score[~remaining] = -np.inf
-    return int(score.argmax())

@@ -7,14 +7,15 @@ import pandas as pd
 
 from lib.errors import SettingsError
 from lib.irt.readouts import item_information
-from lib.selection.strategies import STRATEGIES, static_order
+from lib.selection.bank import ItemParams
+from lib.selection.calibration import Calibration
+from lib.selection.strategies import STRATEGIES, Ask, Strategy
 
-SYSTEM_GROUPS = ("better", "weaker")
 
-
-def _ranked(params, strategy: str, k: int, prompt_ids, theta0: float, seed: int) -> pd.DataFrame:
+def _ranked(params: ItemParams, strategy: Strategy, k: int, prompt_ids, theta0: float, seed: int) -> pd.DataFrame:
     alpha, b = params.mean()
-    order = static_order(strategy, alpha, b, theta0=theta0, rng=np.random.default_rng(seed))[:k]
+    ask = Ask(alpha, b, np.ones(len(alpha), dtype=bool), theta0, np.random.default_rng(seed))
+    order = strategy.select(ask)[0, :k]
     info = item_information(np.array([theta0]), alpha, b)[0]
     return pd.DataFrame({
         "rank": np.arange(1, len(order) + 1),
@@ -25,7 +26,7 @@ def _ranked(params, strategy: str, k: int, prompt_ids, theta0: float, seed: int)
 
 
 def select_subset(
-    calibration,
+    calibration: Calibration,
     strategy: str,
     k: int,
     *,
@@ -39,10 +40,12 @@ def select_subset(
 
     Parameters
     ----------
-    calibration : FastCalibration or FullCalibration
-        Its ``whole`` items (and ``group_params`` for ``group``).
-    strategy : {"random", "top_alpha", "max_info", "group"}
-        Adaptive strategies choose per comparison and have no fixed subset.
+    calibration : Calibration
+        Ranked by the strategy's banks (:meth:`lib.selection.strategies.Strategy.banks`): the items
+        calibrated on all comparisons, or one per system group for ``group``.
+    strategy : str
+        A static strategy of :data:`lib.selection.strategies.STRATEGIES`; adaptive strategies choose
+        per comparison and have no fixed subset.
     k : int
         Subset size (per system group for ``group``), 1..J.
     prompt_ids : ndarray of str, shape (J,)
@@ -73,21 +76,16 @@ def select_subset(
     n_prompts = len(prompt_ids)
     if not 1 <= k <= n_prompts:
         raise SettingsError(f"k must lie between 1 and the number of prompts ({n_prompts})")
-    if strategy == "group":
-        parts = []
-        for name in SYSTEM_GROUPS:
-            params = calibration.group_params(name)
-            if params is not None:
-                parts.append(_ranked(params, strategy, k, prompt_ids, theta0, seed).assign(system_group=name))
-        if not parts:
-            raise SettingsError("the group strategy needs comparisons between named systems, "
-                                "with at least two comparisons within a group")
-        out = pd.concat(parts, ignore_index=True)
-    else:
-        out = _ranked(calibration.whole, strategy, k, prompt_ids, theta0, seed)
+    chosen = STRATEGIES[strategy]
+    parts = []
+    for system_group, params in chosen.banks(calibration):
+        part = _ranked(params, chosen, k, prompt_ids, theta0, seed)
+        parts.append(part if system_group is None else part.assign(system_group=system_group))
+    out = pd.concat(parts, ignore_index=True)
     if groups is not None and groups["group"].nunique() < len(groups):
         members = groups.groupby("group")["prompt_id"].agg(lambda s: " ".join(map(str, s)))
         out["members"] = out["prompt_id"].map(members)
     if texts is not None and len(texts):
-        out["prompt_text"] = out["prompt_id"].map(texts.drop_duplicates("prompt_id").set_index("prompt_id")["prompt_text"])
+        by_id = texts.drop_duplicates("prompt_id").set_index("prompt_id")["prompt_text"]
+        out["prompt_text"] = out["prompt_id"].map(by_id)
     return out

@@ -77,3 +77,10 @@ def test_the_configured_server_gets_the_server_key(server, monkeypatch, tmp_path
     at.button(key="revision_run").click().run()
     assert not at.exception and not at.error
     assert len(_Recorder.auth) == 54 and set(_Recorder.auth) == {"Bearer server-secret"}
+
+
+def test_a_malformed_base_url_is_an_error_on_the_page_not_a_traceback(monkeypatch, tmp_path):
+    at = start(monkeypatch, tmp_path, {})
+    at.text_input(key="revision_base_url").input("http://[bad").run()
+    assert not at.exception and "is not a valid URL" in at.error[0].value.replace("\\", "")
+    assert not at.button

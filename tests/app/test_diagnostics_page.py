@@ -9,7 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.inputs import bundled_input
-from lib.irt.fit import FitSettings, fit_grm
+from lib.irt.fit import fit_grm
+from lib.irt.settings import FitSettings
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "diagnostics.py")
 

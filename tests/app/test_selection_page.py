@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from lib.inputs import bundled_input
-from lib.selection import DEFAULT_TARGET_SE
+from lib.selection.settings import DEFAULT_TARGET_SE
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

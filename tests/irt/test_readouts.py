@@ -11,6 +11,8 @@ from lib.irt.readouts import (
     expected_score,
     item_information,
     log_category_probs,
+)
+from lib.irt.readouts import (
     test_information as total_information,  # not collected as a test
 )
 
@@ -68,7 +70,8 @@ def test_eap_with_all_prompts_matches_the_fitted_posterior_mean(tmp_path, monkey
     items, averaged, must agree with the sampled posterior mean up to Monte Carlo error."""
     import arviz as az
 
-    from lib.irt.fit import FitSettings, fit_grm
+    from lib.irt.fit import fit_grm
+    from lib.irt.settings import FitSettings
     from lib.irt.simulate import simulate_grm
 
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))

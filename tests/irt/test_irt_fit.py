@@ -1,7 +1,9 @@
 """Fitting: posterior recovery on the paper's design, agreement with mirt, diagnostics, cache."""
 
 import json
-from pathlib import Path
+import os
+import subprocess
+import sys
 
 import arviz as az
 import numpy as np
@@ -12,12 +14,14 @@ import xarray as xr
 from lib.errors import DesignError, FormatError
 from lib.formats import read_responses
 from lib.irt.contraction import UNINFORMED_BELOW, threshold_prior_variance
-from lib.irt.fit import FitSettings, diagnose, fit_grm, load_cached, load_latest
+from lib.irt.fit import diagnose, fit_grm, load_cached, load_latest
+from lib.irt.settings import FitSettings
 from lib.irt.simulate import simulate_grm
 from lib.irt.summary import ability_table, prompt_table
+from lib.paths import DATA_DIR, ROOT
 from lib.ratings import RatingMatrix, from_responses
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "irt_reference"
+DATA = DATA_DIR / "irt_reference"
 
 
 @pytest.fixture(autouse=True)
@@ -165,3 +169,13 @@ def test_fits_are_cached_on_disk_by_data_and_settings(cache):
     table = ability_table(again, rm)
     assert list(table.columns) == ["comparison", "system_a", "system_b", "theta_mean", "theta_sd",
                                    "hdi_low", "hdi_high", "p_b_better", "contraction"]
+
+
+def test_importing_the_fit_module_leaves_xla_flags_alone():
+    # XLA_FLAGS is set only by the first numpyro fit (before JAX is imported), not on import.
+    code = "import os, lib.irt.fit; print(os.environ.get('XLA_FLAGS', '<unset>'))"
+    for before in ({}, {"XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}):
+        env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | before
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                             check=True, cwd=ROOT).stdout
+        assert out.strip() == before.get("XLA_FLAGS", "<unset>")

@@ -33,3 +33,11 @@ def test_without_a_configured_key_a_typed_server_needs_none():
 
 def test_a_typed_key_is_used_for_the_configured_server_too():
     assert choose_key("", "mine", OPERATOR) == ("https://llm.example.org/v1", "mine")
+
+
+@pytest.mark.parametrize("url", ["http://[bad", "https://[::1/v1"])
+def test_a_malformed_base_url_is_a_settings_error(url):
+    with pytest.raises(SettingsError, match=r"is not a valid URL"):
+        choose_key(url, "", {})
+    with pytest.raises(SettingsError, match=r"is not a valid URL"):
+        choose_key("", "", {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-server"})

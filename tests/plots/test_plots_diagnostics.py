@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from lib.errors import SettingsError
-from lib.irt.fit import FitSettings, fit_grm
+from lib.irt.fit import fit_grm
 from lib.irt.ppc import replicate
+from lib.irt.settings import FitSettings
 from lib.irt.simulate import simulate_grm
 from lib.plots.diagnostics import energy_plot, parameter_draws, ppc_plot, rank_plot, trace_plot
 

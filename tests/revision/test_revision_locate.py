@@ -6,8 +6,7 @@ import pandas as pd
 import pytest
 
 from lib.revision.lamp import load_lamp
-from lib.revision.locate import (apply_edits, locate, locate_all, locate_edits, render_edit_list,
-                                 render_side_by_side)
+from lib.revision.locate import apply_edits, locate, locate_all, locate_edits, render_edit_list, render_side_by_side
 from lib.revision.metrics import postedit_reproduction
 
 DRAFT = "The  Quick brown fox\njumps over the lazy dog. The dog sleeps."

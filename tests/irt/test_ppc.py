@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from lib.errors import SettingsError
-from lib.irt.fit import Diagnostics, FitSettings, GRMFit, fit_grm, fit_map
+from lib.irt.fit import Diagnostics, GRMFit, fit_grm, fit_map
 from lib.irt.ppc import INTERVAL, P_EXTREME, posterior_predictive, replicate
+from lib.irt.settings import FitSettings
 from lib.irt.simulate import simulate_grm
 
 CATEGORIES = np.arange(-3, 4)

@@ -1,4 +1,4 @@
-"""``python -m lib revise`` (dispatched by lib.cli) and the drafts / edits readers."""
+"""``python -m lib revise`` (dispatched by lib.cli): outputs, failures, options and typed errors."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import lib.cli as cli
 from lib.errors import FormatError
-from lib.revision.io import read_drafts, read_edits
+from lib.revision.io import read_edits
 
 
 def write_drafts(path, reference_name="gold"):
@@ -71,27 +71,6 @@ def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, monkey
     failures = pd.read_csv(tmp_path / "out" / "failures.csv", dtype={"text_id": str})
     assert failures["text_id"].tolist() == ["2"] and "context too long" in failures["error"].iloc[0]
     assert "sk-test" not in capsys.readouterr().err
-
-
-def test_read_drafts_errors_name_file_rows_and_column():
-    bad = io.BytesIO(b"text_id,system,draft\n1,A,ok\n2,A,\n1,A,again\n")
-    with pytest.raises(FormatError, match=r"drafts.csv, row 2, column 'draft': empty draft"):
-        read_drafts(bad, "drafts.csv")
-    dup = io.BytesIO(b"text_id,system,draft\n1,A,ok\n1,A,again\n")
-    with pytest.raises(FormatError, match="row 2: the same"):
-        read_drafts(dup, "drafts.csv")
-
-
-def test_read_edits_jsonl_and_csv():
-    fields = "action_name,revision_description,revision_level,revision_intention,original_snippet,revised_snippet"
-    csv = f"text_id,system,{fields}\n1,A,a,d,word,i,cat,\n1,A,a,d,word,i,mat,rug\n".encode()
-    edits = read_edits(io.BytesIO(csv), "e.csv")
-    assert edits["edit_index"].tolist() == [0, 1] and edits["revised_snippet"].tolist() == ["", "rug"]
-    assert set(edits["editor"]) == {"uploaded"}
-    with pytest.raises(FormatError, match="e.jsonl, row 2: line is not valid JSON"):
-        read_edits(io.BytesIO(b'{"text_id": 1}\n{oops\n'), "e.jsonl")
-    with pytest.raises(FormatError, match="required roles system, original_snippet, revised_snippet"):
-        read_edits(io.BytesIO(b'{"text_id": 1}\n'), "e.jsonl")
 
 
 def test_a_blank_named_reference_is_exit_2_before_any_llm_call(tmp_path, capsys):
@@ -176,24 +155,6 @@ def test_diff_engine_bounds_the_alignment_of_texts_it_is_given():
         diff_edits_table(drafts)
 
 
-def test_edits_with_their_own_column_names_are_mapped_or_guessed():
-    from lib.revision.io import EDIT_OPTIONAL, EDIT_REQUIRED, guess_roles, read_table
-
-    csv = b"doc,model_name,before,after,kind\n1,A,cat,dog,Cliche\n"
-    table = read_table(io.BytesIO(csv), "mine.csv")
-    guesses = guess_roles(list(table.columns), [*EDIT_REQUIRED, *EDIT_OPTIONAL])
-    assert guesses == {"text_id": "doc", "system": "model_name", "original_snippet": "before",
-                       "revised_snippet": "after"}
-    edits = read_edits(io.BytesIO(csv), "mine.csv", columns={"revision_intention": "kind"})
-    row = edits.iloc[0]
-    assert (row["text_id"], row["system"], row["original_snippet"], row["revised_snippet"]) == ("1", "A", "cat", "dog")
-    assert (row["revision_intention"], row["action_name"], row["editor"]) == ("Cliche", "", "uploaded")
-    # a role mapped to a column wins over a column of the role's own name
-    swapped = read_edits(io.BytesIO(b"text_id,doc,system,original_snippet,revised_snippet\nx,1,A,a,b\n"), "e.csv",
-                         columns={"text_id": "doc"})
-    assert swapped["text_id"].tolist() == ["1"]
-
-
 def test_llm_timeout_is_an_option_and_a_silent_server_fails_fast(tmp_path, capsys, monkeypatch):
     import socket
     import time
@@ -213,14 +174,3 @@ def test_llm_timeout_is_an_option_and_a_silent_server_fails_fast(tmp_path, capsy
     assert time.perf_counter() - start < 4
     failures = pd.read_csv(tmp_path / "o" / "failures.csv", dtype=str)
     assert code == 1 and len(failures) == 2 and failures["error"].str.contains("within 1 s").all()
-
-
-def test_prompt_errors_are_settings_errors():
-    from lib.errors import SettingsError
-    from lib.revision.prompts import REFERENCE_BASED, build_messages, prompt_template
-
-    with pytest.raises(SettingsError, match="needs a reference"):
-        build_messages(REFERENCE_BASED, "draft", None)
-    with pytest.raises(SettingsError, match="unknown prompt 'nope'; the prompts are reference-based, reference-free"):
-        prompt_template("nope")
-    assert prompt_template("reference-free").needs_reference is False

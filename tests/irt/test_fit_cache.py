@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import lib.irt.fit as fit_module
-from lib.irt.fit import FitSettings, fit_grm, fit_key, load_cached, load_latest, save
+from lib.irt.fit import fit_grm, fit_key, load_cached, load_latest, save
+from lib.irt.settings import FitSettings
 from lib.irt.simulate import simulate_grm
 from tests.conftest import rating_matrix_from_codes
 

@@ -4,14 +4,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from lib.cli import main
-
-ROOT = Path(__file__).resolve().parents[1]
+from lib.paths import ROOT
 
 
 @pytest.fixture

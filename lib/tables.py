@@ -1,0 +1,251 @@
+"""The one reader of users' tables: files in, text cells out, roles guessed, values parsed.
+
+Every upload (judgments, cost studies, revision drafts and edits) goes through here, so they all
+accept the same files (delimiter and encoding detected), refuse the same broken ones, guess
+columns the same way and name rows as the user's spreadsheet shows them: the header is row 0 and
+the first data row is row 1, also after blank lines and filters. Problems raise
+:class:`lib.errors.FormatError` naming the file, rows and column.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import re
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from lib.errors import FormatError
+
+_SAVE_AS_UTF8 = "save it as UTF-8 (CSV UTF-8 in spreadsheet programs)"
+
+
+def read_bytes(source: Any, name: str) -> bytes:
+    """The bytes of a path, a bytes object or a binary file-like (e.g. Streamlit's UploadedFile).
+
+    Raises
+    ------
+    FormatError
+        No such file, or a file that cannot be read.
+    """
+    if isinstance(source, (str, Path)):
+        if not Path(source).is_file():
+            raise FormatError("no such file", file=name)
+        try:
+            return Path(source).read_bytes()
+        except OSError as err:
+            raise FormatError(f"cannot read the file ({err.strerror})", file=name) from err
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    if hasattr(source, "seek"):
+        source.seek(0)
+    data = source.read()
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def read_csv(source: Any, name: str) -> pd.DataFrame:
+    """Read a CSV file as text columns, with clear errors for unusable files.
+
+    Parameters
+    ----------
+    source : str, Path, bytes or binary file-like
+        The file (a path, its bytes, or an object with ``read()`` such as Streamlit's UploadedFile).
+    name : str
+        File name used in error messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Every column as ``str`` (empty cells are ""), so ids such as "007" keep their spelling.
+        Column names are stripped of surrounding blanks. UTF-8 (with or without byte-order mark)
+        and UTF-16 with a byte-order mark are decoded; the delimiter (``,`` ``;`` tab ``|``) is
+        detected from the first lines; a trailing delimiter on data rows is ignored rather than
+        shifting the columns. Blank lines are left out; the index is the 0-based data row
+        (header = row 0 in messages), so :func:`row_numbers` names the rows of the file.
+
+    Raises
+    ------
+    FormatError
+        No such file, empty file, header without data rows, a column name used twice, bytes that
+        are not UTF-8 (with byte offset and line), or CSV that cannot be parsed (with the line).
+    """
+    data = read_bytes(source, name)
+    if not data.strip():
+        raise FormatError("the file is empty", file=name)
+    text = _decode(data, name)
+    sep = _delimiter(text)
+    header = [h.strip() for h in next(csv.reader(io.StringIO(text), delimiter=sep), [])]
+    repeated = sorted({h for h in header if h and header.count(h) > 1})
+    if repeated:  # pandas would silently rename the second one to "name.1"
+        raise FormatError(f"column name{'s' if len(repeated) > 1 else ''} "
+                          f"{', '.join(repr(h) for h in repeated)} appear{'' if len(repeated) > 1 else 's'} "
+                          "more than once in the header; give every column its own name",
+                          file=name, rows=[0], column=repeated[0])
+    try:
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False,
+                         sep=sep, index_col=False)
+    except pd.errors.EmptyDataError:
+        raise FormatError("the file is empty", file=name) from None
+    except (pd.errors.ParserError, ValueError) as err:
+        found = re.search(r"line (\d+)", str(err))
+        rows = [int(found.group(1)) - 1] if found else None  # pandas counts the header as line 1
+        raise FormatError(f"cannot parse as CSV ({err})", file=name, rows=rows) from None
+    df.columns = [str(c).strip() for c in df.columns]
+    # Blank lines hold no data; dropping them keeps the index = data row - 1 for error messages.
+    df = df[~df.apply(lambda col: col.str.strip() == "").all(axis=1)]
+    if df.empty:
+        raise FormatError("the file has a header but no data rows", file=name)
+    return df
+
+
+def _decode(data: bytes, name: str) -> str:
+    """UTF-16 when the file starts with its byte-order mark, else UTF-8 (byte-order mark optional)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as err:
+            text, reason = "", f"{err.reason} at byte offset {err.start}"
+        else:
+            reason = "no line break"
+        if "\n" not in text:  # a CSV with data has at least two lines
+            raise FormatError(f"the file starts with a UTF-16 byte-order mark but is not UTF-16 CSV text "
+                              f"({reason}); {_SAVE_AS_UTF8}", file=name) from None
+        return text
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        offset = err.start
+        line = data[:offset].count(b"\n")  # 0 = header line
+        raise FormatError(
+            f"the file is not UTF-8 text: byte 0x{data[offset]:02x} at byte offset {offset} "
+            f"(line {line + 1} of the file); {_SAVE_AS_UTF8}",
+            file=name,
+            rows=[line] if line > 0 else None,
+        ) from None
+
+
+def _delimiter(text: str) -> str:
+    """The delimiter ``csv.Sniffer`` finds among , ; tab | in the first lines; "," if none is clear
+    or if the one found does not split the header (a quoted text full of ";" must not win)."""
+    head = "\n".join(text.splitlines()[:20])
+    try:
+        sep = csv.Sniffer().sniff(head, delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","
+    return sep if sep in text.splitlines()[0] else ","
+
+
+# --------------------------------------------------------------------------------------- roles
+
+
+def normalise(name: object) -> str:
+    """A column or role name lower-cased with only letters and digits ("System A" = "system_a")."""
+    return re.sub(r"[^0-9a-z]", "", str(name).lower())
+
+
+def guess_roles(
+    columns: Sequence[str],
+    roles: Sequence[str],
+    synonyms: Mapping[str, Sequence[str]],
+    table: pd.DataFrame | None = None,
+    *,
+    text_roles: Collection[str] = (),
+) -> dict[str, str]:
+    """Guess which column plays each role from the column names.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        The file's column names.
+    roles : sequence of str
+        Roles in order of priority (a column is given to the first role that names it).
+    synonyms : mapping
+        ``{role: names}``, best first; the role's own name is tried before them. Names are
+        compared after :func:`normalise` (case, blanks and punctuation ignored).
+    table : pandas.DataFrame, optional
+        The file's rows: a column whose non-blank values are all integers is not guessed for one
+        of ``text_roles`` (e.g. a question number named "question").
+    text_roles : collection of str
+        Roles that hold free text.
+
+    Returns
+    -------
+    dict
+        ``{role: column}`` for the roles a column was found for, each column used at most once.
+    """
+    by_norm: dict[str, str] = {}
+    for col in columns:
+        by_norm.setdefault(normalise(col), col)
+    used: set[str] = set()
+    guess: dict[str, str] = {}
+    for role in roles:
+        for synonym in (role, *synonyms.get(role, ())):
+            col = by_norm.get(normalise(synonym))
+            if col is None or col in used or (role in text_roles and _integers(table, col)):
+                continue
+            guess[role] = col
+            used.add(col)
+            break
+    return guess
+
+
+def _integers(table: pd.DataFrame | None, column: str) -> bool:
+    """True when ``table`` is given and every non-blank value of ``column`` is an integer."""
+    if table is None or column not in table:
+        return False
+    values = text(table[column])
+    values = values[values != ""]
+    return len(values) > 0 and bool(pd.Series(values).str.fullmatch(r"[+-]?\d+").all())
+
+
+# --------------------------------------------------------------------------------------- cells
+
+
+def text(series: pd.Series) -> np.ndarray:
+    """A column as stripped strings; NaN (frames not read by :func:`read_csv`) becomes ""."""
+    return series.astype(object).where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object)
+
+
+def row_numbers(df: pd.DataFrame) -> np.ndarray:
+    """1-based data rows of the file (header = row 0) from the index :func:`read_csv` set, so they
+    stay right after blank lines and filters; positions for a frame with another index."""
+    integer_index = pd.api.types.is_integer_dtype(df.index.dtype)
+    return (df.index.to_numpy() if integer_index else np.arange(len(df))) + 1
+
+
+def refuse(bad: np.ndarray, problem: str, rows: np.ndarray, column: str | None, file: str) -> None:
+    """Raise FormatError naming the ``rows`` where the boolean mask ``bad`` holds, if any does."""
+    if bad.any():
+        raise FormatError(problem, file=file, rows=rows[bad], column=column)
+
+
+def numbers(cells: np.ndarray, rows: np.ndarray, *, what: str, column: str, file: str) -> np.ndarray:
+    """Parse text cells (:func:`text`) as finite numbers; blank cells become NaN.
+
+    Parameters
+    ----------
+    cells : numpy.ndarray of str, shape (n,)
+    rows : numpy.ndarray of int, shape (n,)
+        The cells' row numbers (:func:`row_numbers`), for the message.
+    what, column, file : str
+        What the values are ("rank"), the file's column name and the file name, for the message.
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (n,)
+
+    Raises
+    ------
+    FormatError
+        A non-blank cell that is not a finite number (up to five such values are quoted).
+    """
+    parsed = pd.to_numeric(pd.Series(cells, dtype=object).replace("", np.nan), errors="coerce").to_numpy(dtype=float)
+    bad = (cells != "") & ~np.isfinite(parsed)
+    shown = ", ".join(repr(v) for v in pd.unique(cells[bad])[:5])
+    refuse(bad, f"{what} must be a number, found {shown}", rows, column, file)
+    return parsed

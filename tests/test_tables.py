@@ -1,0 +1,85 @@
+"""lib.tables: the one reader behind judgments, cost studies and revision drafts and edits."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lib.cost.schema import guess_columns as guess_study_columns
+from lib.cost.schema import read_study
+from lib.errors import FormatError, InputError
+from lib.formats import guess_columns
+from lib.revision.io import guess_roles as guess_revision_roles
+from lib.revision.io import read_drafts, read_edits
+from lib.tables import guess_roles, numbers, read_csv, row_numbers, text
+
+
+def test_guess_roles_ignores_case_blanks_and_punctuation_and_uses_a_column_once():
+    columns = ["Text ID", "TextID", "Model-Name", "draft"]
+    synonyms = {"system": ("model_name",), "text_id": ("id",)}
+    assert guess_roles(columns, ["text_id", "system", "draft"], synonyms) == {
+        "text_id": "Text ID", "system": "Model-Name", "draft": "draft"}
+    # The first role that names a column takes it.
+    assert guess_roles(["id"], ["prompt", "person"], {"prompt": ("id",), "person": ("id",)}) == {"prompt": "id"}
+
+
+def test_guess_roles_keeps_integer_columns_from_text_roles():
+    table = pd.DataFrame({"question": ["1", "2", ""], "story": ["once", "upon", "a"]})
+    synonyms = {"prompt_text": ("question",), "response": ("story",)}
+    assert guess_roles(list(table), ["prompt_text", "response"], synonyms, table, text_roles=("prompt_text",)) == {
+        "response": "story"}
+    assert guess_roles(list(table), ["prompt_text"], synonyms) == {"prompt_text": "question"}
+
+
+def test_every_reader_guesses_the_same_way():
+    """Judgments, studies and revision files compare names alike: camel case and punctuation."""
+    assert guess_columns(["Prompt-ID", "SystemA", "System B", "Rater", "Winner"], "pairwise") == {
+        "prompt": "Prompt-ID", "system_a": "SystemA", "system_b": "System B", "annotator": "Rater", "choice": "Winner"}
+    assert guess_study_columns(["Condition", "ParticipantID", "Task", "Instance", "Usefulness"])["participant"] == "ParticipantID"
+    assert guess_revision_roles(["TextID", "ModelName", "Draft"], ["text_id", "system", "draft"]) == {
+        "text_id": "TextID", "system": "ModelName", "draft": "Draft"}
+
+
+def test_numbers_blank_is_nan_and_bad_cells_are_named_by_their_rows():
+    cells = np.array(["1.5", "", "x", "inf", "2"], dtype=object)
+    rows = np.array([3, 4, 6, 7, 8])
+    with pytest.raises(FormatError, match="score must be a number, found 'x', 'inf'") as info:
+        numbers(cells, rows, what="score", column="Score", file="f.csv")
+    assert (info.value.file, info.value.rows, info.value.column) == ("f.csv", [6, 7], "Score")
+    parsed = numbers(cells[[0, 1, 4]], rows[[0, 1, 4]], what="score", column="Score", file="f.csv")
+    np.testing.assert_array_equal(parsed, [1.5, np.nan, 2.0])
+
+
+def test_text_and_row_numbers_follow_the_spreadsheet():
+    df = read_csv(b"a,b\n x ,1\n\n,2\ny,3\n", "f.csv")
+    assert list(text(df["a"])) == ["x", "", "y"]
+    assert list(row_numbers(df)) == [1, 3, 4]  # the blank line 2 keeps its number
+    assert list(row_numbers(df[df.b != "2"])) == [1, 4]
+    assert list(row_numbers(df.reset_index(drop=True).set_index("a"))) == [1, 2, 3]  # not read_csv's index
+
+
+def test_revision_drafts_name_the_spreadsheet_row_after_a_blank_line():
+    with pytest.raises(FormatError, match="empty draft") as info:
+        read_drafts(io.BytesIO(b"text_id,system,draft\n1,A,one\n\n2,A,  \n"), "d.csv")
+    assert info.value.rows == [3]
+
+
+def test_revision_edits_name_the_line_of_a_json_lines_file():
+    lines = (b'{"text_id": "1", "system": "A", "original_snippet": "a", "revised_snippet": "b"}\n\n'
+             b'{"text_id": "1", "system": "A", "original_snippet": ["a"], "revised_snippet": "b"}\n')
+    with pytest.raises(FormatError, match="'original_snippet' is missing or not text") as info:
+        read_edits(io.BytesIO(lines), "e.jsonl")
+    assert info.value.rows == [3]
+
+
+def test_study_reader_takes_semicolons_utf16_and_names_rows():
+    csv = ("condition;participant;task;instance;usefulness\n"
+           "with;p1;t;1;4\nwithout;p2;t;1;3\n\nwith;p3;t;1;nine\n")
+    with pytest.raises(InputError, match="usefulness must be a number, found 'nine'") as info:
+        read_study(read_csv(csv.encode("utf-16"), "s.csv"), file="s.csv")
+    assert (info.value.rows, info.value.column) == ([4], "usefulness")
+    study = read_study(read_csv(csv.replace("nine", "5").encode("utf-16"), "s.csv"), file="s.csv")
+    assert list(study.data["row"]) == [1, 2, 4] and study.with_label == "with"
