@@ -4,13 +4,12 @@ exported subset, in ``python -m lib select --strategies first_k`` and on the pag
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from lib.irt.simulate import simulate_grm
+from lib.paths import ROOT
 from lib.selection.strategies import STRATEGIES, Ask, Strategy
 
 
@@ -71,7 +70,7 @@ def test_first_k_on_the_page(first_k, monkeypatch, tmp_path):
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=180).run()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
     at.switch_page("pages/selection.py").run()
     for name in STRATEGIES:
         if name not in ("first_k", "top_alpha"):
