@@ -85,3 +85,19 @@ def page(browser, app_url):
     pg.set_default_timeout(60_000)
     yield pg
     context.close()
+
+
+@pytest.fixture
+def abilities_with_map(page, app_url):
+    """The app opened on Abilities with the MAP sampler chosen (fits in about a second)."""
+    page.goto(app_url)
+    page.get_by_role("heading", name="Data").wait_for(timeout=120_000)
+    page.locator("[data-testid='stSidebarNav']").get_by_text("Abilities").click()
+    page.get_by_role("heading", name="Abilities").wait_for()
+    page.get_by_role("button", name="Fit", exact=True).wait_for()  # the page has finished drawing
+    sampler = page.locator("[data-testid='stSelectbox']").filter(has_text="Sampler")
+    if not sampler.is_visible():  # collapsed when the app server's cache already holds a fit
+        page.get_by_text("Fit settings").click()
+    sampler.click()
+    page.get_by_role("option", name="map", exact=True).click()
+    return page

@@ -9,17 +9,8 @@ import pytest
 
 
 @pytest.mark.browser
-def test_reported_map_time_matches_click_to_result_in_the_browser(page, app_url):
-    page.goto(app_url)
-    page.get_by_role("heading", name="Data").wait_for(timeout=120_000)
-    page.locator("[data-testid='stSidebarNav']").get_by_text("Abilities").click()
-    page.get_by_role("heading", name="Abilities").wait_for()
-    page.get_by_role("button", name="Fit", exact=True).wait_for()  # the page has finished drawing
-    sampler = page.locator("[data-testid='stSelectbox']").filter(has_text="Sampler")
-    if not sampler.is_visible():  # collapsed when the app server's cache already holds a fit
-        page.get_by_text("Fit settings").click()
-    sampler.click()
-    page.get_by_role("option", name="map", exact=True).click()
+def test_reported_map_time_matches_click_to_result_in_the_browser(abilities_with_map):
+    page = abilities_with_map
     result = page.locator("[data-testid='stAlert']").filter(has_text="Result in")
     page.get_by_role("button", name="Fit", exact=True).click()
     result.wait_for(timeout=180_000)  # the warm-up fit: compiles the MAP solver

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 
-def test_open_fit_default_data_and_see_abilities(page, app_url):
+def test_the_default_data_opens_with_its_votes(page, app_url):
     page.goto(app_url)
     page.get_by_role("heading", name="Data").wait_for(timeout=120_000)
     page.get_by_text("1809").first.wait_for()  # votes of the default LAMP rankings
-    page.locator("[data-testid='stSidebarNav']").get_by_text("Abilities").click()
-    page.get_by_role("heading", name="Abilities").wait_for()
-    # A MAP fit keeps the browser test short; the full posterior is tested in tests/test_irt_fit.py.
-    page.get_by_role("button", name="Fit", exact=True).wait_for()  # the page has finished drawing
-    sampler = page.locator("[data-testid='stSelectbox']").filter(has_text="Sampler")
-    if not sampler.is_visible():  # collapsed when the app server's cache already holds a fit
-        page.get_by_text("Fit settings").click()
-    sampler.click()
-    page.get_by_role("option", name="map", exact=True).click()
+    assert not page.locator("[data-testid='stException']").count()
+
+
+def test_fit_the_default_data_and_see_abilities_and_prompts(abilities_with_map):
+    # A MAP fit keeps the browser test short; the full posterior is tested in tests/irt/test_irt_fit.py.
+    page = abilities_with_map
     page.get_by_role("button", name="Fit", exact=True).click()
     page.get_by_text("MAP ability (preview").first.wait_for(timeout=180_000)
     assert page.locator(".js-plotly-plot").count() >= 1
