@@ -57,7 +57,10 @@ DATASETS: dict[str, Dataset] = {
             path=DATA_DIR / "lamp_rankings" / "rankings_long.csv",
             # One writer ranked item gene_batch1_10 twice (two instruction_ids in batch 6): the
             # instruction_id tells those two rankings apart.
-            columns={"prompt": "item", "annotator": "annotator", "system": "condition", "rank": "rank", "trial": "instruction_id"},
+            columns={
+                "prompt": "item", "annotator": "annotator", "system": "condition", "rank": "rank",
+                "trial": "instruction_id",
+            },
             criteria=("overall",),
             description=(
                 "603 rankings by 13 professional writers (3 per instruction) of three versions of a "
@@ -98,7 +101,10 @@ DATASETS: dict[str, Dataset] = {
             title="PandaLM test set (pairwise A/B/tie, 5 LLMs)",
             fmt="pairwise",
             path=DATA_DIR / "pandalm_pairwise" / "pairwise_long.csv",
-            columns={"prompt": "item_id", "system_a": "system_a", "system_b": "system_b", "annotator": "annotator", "choice": "choice"},
+            columns={
+                "prompt": "item_id", "system_a": "system_a", "system_b": "system_b", "annotator": "annotator",
+                "choice": "choice",
+            },
             criteria=("overall",),
             description=(
                 "3 annotators' A/B/tie votes on responses of llama-7b, bloom-7b, cerebras-gpt-6.7B, opt-7b "

@@ -90,7 +90,10 @@ def rome(src: Path, out: Path) -> None:
                     assert passages.setdefault(key, text) == text, key
     assert cases <= set(prompts), cases - set(prompts)
     write_csv(out / "prompts.csv", ["prompt_id", "prompt_text"], [(c, prompts[c]) for c in cases])
-    write_csv(out / "responses.csv", ["prompt_id", "system", "response"], [(c, s, t) for (c, s), t in passages.items() if c in cases])
+    write_csv(
+        out / "responses.csv", ["prompt_id", "system", "response"],
+        [(c, s, t) for (c, s), t in passages.items() if c in cases],
+    )
 
 
 def pandalm(src: Path, out: Path) -> None:

@@ -213,19 +213,22 @@ def build() -> None:
         ok(FIT, "trailing comma on every data row only (index_col=False)"))
     ragged = PW_TEXT.splitlines()
     ragged[5] += ",extra,cells"
-    add("pairwise_ragged_long.csv", "\n".join(ragged) + "\n", error(FIT, "row", "data row 5 has two fields too many"))
+    add("pairwise_ragged_long.csv", "\n".join(ragged) + "\n",
+        error(FIT, "row", "data row 5 has two fields too many"))
     short = PW_TEXT.splitlines()
     short[3] = short[3].rsplit(",", 1)[0]
     add("pairwise_ragged_short.csv", "\n".join(short) + "\n",
         error(FIT, "choice", "data row 3 lacks its last field (the choice)"))
     quote = PW_TEXT.splitlines()
     quote[6] = quote[6].replace("p", '"p', 1)
-    add("pairwise_open_quote.csv", "\n".join(quote) + "\n", error(FIT, "row", "a quote opened in data row 6, never closed"))
+    add("pairwise_open_quote.csv", "\n".join(quote) + "\n",
+        error(FIT, "row", "a quote opened in data row 6, never closed"))
     add("pairwise_dup_columns.csv", table(PW_HEADER + ["choice"], [r + ["A"] for r in PW]),
         error(FIT, "choice", "two columns named 'choice': which one is meant?"))
     add("pairwise_blank_annotator.csv", table(PW_HEADER, with_cell(PW, 9, 3, "")),
         error(FIT, "annotator", "blank annotator in data row 10"))
-    add("pairwise_missing_column.csv", table(PW_HEADER[:4], [r[:4] for r in PW]), error(FIT, "choice", "no choice column"))
+    add("pairwise_missing_column.csv", table(PW_HEADER[:4], [r[:4] for r in PW]),
+        error(FIT, "choice", "no choice column"))
     add("pairwise_bad_mapping.csv", PW_TEXT,
         error(FIT + " --columns choice=verdict", "verdict", "--columns maps a column the file lacks"))
     add("pairwise_unknown_choice.csv", table(PW_HEADER, with_cell(with_cell(PW, 3, 4, "C"), 8, 4, "maybe")),
@@ -241,11 +244,11 @@ def build() -> None:
     add("pairwise_duplicated_votes.csv", table(PW_HEADER, PW + PW[:4]), error(FIT, "duplicated", "4 votes twice"))
     add("pairwise_nul_id.csv", table(PW_HEADER, [[r[0] + ("\x00x" if r[0] == "p3" else "")] + r[1:] for r in PW]),
         error(FIT, "prompt", "NUL bytes in a prompt id (netcdf cannot store them)"))
-    names = dict(zip(SYSTEMS, FORMULAS[:3]))
+    names = dict(zip(SYSTEMS, FORMULAS[:3], strict=True))
     add("pairwise_formula_ids.csv",
         table(PW_HEADER, [[FORMULAS[3] + r[0], names[r[1]], names[r[2]], FORMULAS[4] + r[3], r[4]] for r in PW]),
         ok(FIT, "formula-looking systems, prompts and annotators: outputs neutralised"))
-    markup = dict(zip(SYSTEMS, MARKUP[:3]))
+    markup = dict(zip(SYSTEMS, MARKUP[:3], strict=True))
     add("pairwise_markup_names.csv",
         table(PW_HEADER, [[MARKUP[3] + r[0], markup[r[1]], markup[r[2]], r[3], r[4]] for r in PW]),
         ok(FIT, "Markdown / HTML in names are plain text"))
@@ -269,7 +272,8 @@ def build() -> None:
     add("bestworst_two_most.csv", table(BW_HEADER, with_cell(BW, 1, 3, "most") if BW[1][3] != "most"
                                         else with_cell(BW, 2, 3, "most")),
         error(bw, "judgment", "a trial with two MOST"))
-    add("bestworst_unknown_code.csv", table(BW_HEADER, with_cell(BW, 5, 3, "so-so")), error(bw, "judgment", "code so-so"))
+    add("bestworst_unknown_code.csv", table(BW_HEADER, with_cell(BW, 5, 3, "so-so")),
+        error(bw, "judgment", "code so-so"))
     add("bestworst_repeated_system.csv", table(BW_HEADER, with_cell(BW, 1, 2, BW[0][2])),
         error(bw, "system", "a system listed twice in one trial"))
     add("bestworst_one_system.csv", table(BW_HEADER, [[f"p{p}", "r0", "alpha", "most"] for p in range(4)]),
@@ -280,12 +284,14 @@ def build() -> None:
     add("ranking_trailing_comma.csv", table(RK_HEADER, RK, end=","), ok(rk, "trailing comma on every line"))
     add("ranking_negative_huge.csv", table(RK_HEADER, ranking_rows(rank=lambda k: [-5, 0, 7, 1e300][k])),
         ok(rk, "ranks -5, 0, 7, 1e300 still order the systems"))
-    add("ranking_overflow.csv", table(RK_HEADER, with_cell(RK, 2, 3, "1e400")), error(rk, "rank", "rank 1e400 overflows to inf"))
+    add("ranking_overflow.csv", table(RK_HEADER, with_cell(RK, 2, 3, "1e400")),
+        error(rk, "rank", "rank 1e400 overflows to inf"))
     add("ranking_nonnumeric.csv", table(RK_HEADER, with_cell(with_cell(RK, 0, 3, "first"), 6, 3, "")),
         error(rk, "rank", "rank 'first' and a blank rank"))
     add("ranking_nan_inf.csv", table(RK_HEADER, with_cell(with_cell(RK, 0, 3, "NaN"), 1, 3, "-inf")),
         error(rk, "rank", "NaN / -inf ranks"))
-    add("ranking_all_equal.csv", table(RK_HEADER, [r[:3] + [1] for r in RK]), error(rk, "tie", "all ranks equal: all ties"))
+    add("ranking_all_equal.csv", table(RK_HEADER, [r[:3] + [1] for r in RK]),
+        error(rk, "tie", "all ranks equal: all ties"))
     add("ranking_one_system.csv", table(RK_HEADER, [[f"p{p}", "r0", "alpha", 1] for p in range(4)]),
         error(rk, "system", "one system only"))
 
@@ -299,8 +305,10 @@ def build() -> None:
     add("ratings_latin1.csv", table(RT_HEADER, with_cell(RT, 7, 0, "é")).encode("latin-1"),
         error(SELECT, "row 8", "Latin-1 byte in data row 8"))
     add("ratings_formula_ids.csv",
-        table(RT_HEADER, [[FORMULAS[int(r[0][1:]) % 5] + r[0], dict(zip(RT_SYSTEMS, FORMULAS))[r[1]], r[2]]
-                          for r in RT]),
+        table(RT_HEADER, [
+            [FORMULAS[int(r[0][1:]) % 5] + r[0], dict(zip(RT_SYSTEMS, FORMULAS, strict=True))[r[1]], r[2]]
+            for r in RT
+        ]),
         ok(SELECT, "formula-looking prompts and systems: subsets neutralised"),
         ok(rfit, "formula-looking prompts and systems: outputs neutralised"))
     huge = [[f"q{p}", s, 1e308 if k == p % 2 else -1e308] for p in range(12) for k, s in enumerate(RT_SYSTEMS[:2])]
@@ -330,8 +338,10 @@ def build() -> None:
     resp = "fit --format responses"
     add("responses_valid.csv", table(RS_HEADER, RS), ok(resp, "valid item responses"))
     add("responses_fractional.csv", table(RS_HEADER, with_cell(RS, 4, 2, "1.5")), error(resp, "score", "score 1.5"))
-    add("responses_one_category.csv", table(RS_HEADER, [r[:2] + [1] for r in RS]), error(resp, "score", "every score 1"))
-    add("responses_duplicate.csv", table(RS_HEADER, RS + RS[:1]), error(resp, "item", "a person answered an item twice"))
+    add("responses_one_category.csv", table(RS_HEADER, [r[:2] + [1] for r in RS]),
+        error(resp, "score", "every score 1"))
+    add("responses_duplicate.csv", table(RS_HEADER, RS + RS[:1]),
+        error(resp, "item", "a person answered an item twice"))
     add("responses_blank_person.csv", table(RS_HEADER, with_cell(RS, 10, 0, "")), error(resp, "person", "blank person"))
     add("responses_nan_inf.csv", table(RS_HEADER, with_cell(RS, 3, 2, "inf")), error(resp, "score", "score inf"))
 
@@ -380,7 +390,8 @@ def build() -> None:
     add("drafts_blank_reference.csv", table(DR_HEADER, with_cell(DR, 1, 3, "")),
         error(REVISE, "reference", "blank reference in data row 2"))
     add("drafts_duplicate.csv", table(DR_HEADER, DR + DR[:1]), error(REVISE, "row", "the same (text_id, system) twice"))
-    add("drafts_open_quote.csv", table(DR_HEADER, DR).replace("t2", '"t2', 1), error(REVISE, "row", "a quote never closed"))
+    add("drafts_open_quote.csv", table(DR_HEADER, DR).replace("t2", '"t2', 1),
+        error(REVISE, "row", "a quote never closed"))
     add("drafts_missing_column.csv", table(DR_HEADER[:2] + DR_HEADER[3:], [r[:2] + r[3:] for r in DR]),
         error(REVISE, "draft", "no draft column"))
 
@@ -424,7 +435,10 @@ def outcomes_table() -> str:
         text = text.replace(f"{ROOT}/", "").replace("`", "'")
         return f"`` {text[:width]} ``".replace("|", "\\|") if text else " "
 
-    lines = ["| file | command | expected | observed exit | verdict | first line of message |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| file | command | expected | observed exit | verdict | first line of message |",
+        "|---|---|---|---|---|---|",
+    ]
     for case in load_manifest():
         with tempfile.TemporaryDirectory() as tmp:
             result = run_case(case, Path(tmp))

@@ -11,7 +11,9 @@ from lib.formats import FORMATS, guess_columns, read_ratings, read_responses
 
 def test_registry():
     assert DEFAULT_DATASET == "lamp_rankings"
-    assert set(DATASETS) == {"lamp_rankings", "rome_bestworst", "pandalm_pairwise", "hanna_means", "science_mirt", "lsat7"}
+    assert set(DATASETS) == {
+        "lamp_rankings", "rome_bestworst", "pandalm_pairwise", "hanna_means", "science_mirt", "lsat7"
+    }
     for key, ds in DATASETS.items():
         assert ds.key == key and ds.fmt in FORMATS and ds.path.is_file()
         spec = FORMATS[ds.fmt]
@@ -35,7 +37,8 @@ def test_guesses_match_the_registry(key):
     [
         ("lamp_rankings", 1809, 200, {"AI-generated", "AI-edited", "Human-edited"}, 13, {"overall"}),
         ("rome_bestworst", 960, 60, {"ROME", "FT_L", "GPT-2 XL"}, 16, {"consistency", "fluency"}),
-        ("pandalm_pairwise", 2997, 999, {"llama-7b", "bloom-7b", "cerebras-gpt-6.7B", "opt-7b", "pythia-6.9b"}, 3, {"overall"}),
+        ("pandalm_pairwise", 2997, 999, {"llama-7b", "bloom-7b", "cerebras-gpt-6.7B", "opt-7b", "pythia-6.9b"}, 3,
+         {"overall"}),
     ],
 )
 def test_judgment_datasets_load(key, n_votes, n_prompts, systems, n_annotators, criteria):
@@ -49,8 +52,8 @@ def test_judgment_datasets_load(key, n_votes, n_prompts, systems, n_annotators, 
     assert set(v.winner) <= {"a", "b", "tie"}
     # Every prompt has its text and every shown system its response.
     assert set(v.prompt_id) == set(j.prompt_texts.prompt_id)
-    shown = set(zip(v.prompt_id, v.system_a)) | set(zip(v.prompt_id, v.system_b))
-    assert shown == set(zip(j.responses.prompt_id, j.responses.system))
+    shown = set(zip(v.prompt_id, v.system_a, strict=True)) | set(zip(v.prompt_id, v.system_b, strict=True))
+    assert shown == set(zip(j.responses.prompt_id, j.responses.system, strict=True))
     assert (j.prompt_texts.prompt_text.str.strip() != "").all()
     # PandaLM's models left some answers empty; those stay, as empty responses.
     assert (j.responses.response.str.strip() == "").sum() == (54 if key == "pandalm_pairwise" else 0)
@@ -84,7 +87,9 @@ def test_hanna_ratings():
     assert r.score.between(1, 5).all()
 
 
-@pytest.mark.parametrize(("key", "persons", "items", "scores"), [("science_mirt", 392, 4, {1, 2, 3, 4}), ("lsat7", 1000, 5, {0, 1})])
+@pytest.mark.parametrize(
+    ("key", "persons", "items", "scores"), [("science_mirt", 392, 4, {1, 2, 3, 4}), ("lsat7", 1000, 5, {0, 1})]
+)
 def test_irt_reference_responses(key, persons, items, scores):
     r = read_responses(load_table(key), DATASETS[key].columns, file=key)
     assert r.person.nunique() == persons and r.item.nunique() == items

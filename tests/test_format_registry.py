@@ -41,7 +41,8 @@ def read_winner_only(df: pd.DataFrame, columns: dict[str, str] | None = None, *,
 @pytest.fixture
 def winner_only():
     before = dict(FORMATS)
-    spec = register(FormatSpec("winner_only", "who won and who lost", required=("prompt", "winner", "loser", "annotator"),
+    spec = register(FormatSpec("winner_only", "who won and who lost",
+                               required=("prompt", "winner", "loser", "annotator"),
                                optional=(), not_blank=("prompt", "winner", "loser", "annotator"), read=read_winner_only,
                                synonyms={"winner": ("won",), "loser": ("lost",)}))
     yield spec

@@ -66,7 +66,8 @@ def test_pairwise_digit_codes_and_system_names():
 
 def test_pairwise_arena_codes_and_exact_names_before_case_folding():
     votes = votes_of(
-        "item,model_a,model_b,judge,winner\n1,x,y,r,model_a\n2,x,y,r,MODEL_B\n3,x,y,r,tie (bothbad)\n4,m,M,r,M\n5,m,M,r,m\n",
+        "item,model_a,model_b,judge,winner\n1,x,y,r,model_a\n2,x,y,r,MODEL_B\n3,x,y,r,tie (bothbad)\n"
+        "4,m,M,r,M\n5,m,M,r,m\n",
         "pairwise",
     )
     assert [v[4] for v in votes] == ["a", "b", "tie", "b", "a"]
@@ -101,7 +102,8 @@ def test_pairwise_unknown_choice_lists_allowed_values():
 
 
 def test_pairwise_system_compared_with_itself():
-    err = raises("compared with itself", votes_of, "prompt,system_a,system_b,annotator,choice\np1,x,y,r,A\np2,x,x,r,A\n", "pairwise")
+    err = raises("compared with itself", votes_of,
+                 "prompt,system_a,system_b,annotator,choice\np1,x,y,r,A\np2,x,x,r,A\n", "pairwise")
     assert (err.file, err.rows, err.column) == ("t.csv", [2], "system_b")
     assert str(err).startswith("t.csv, row 2, column 'system_b':")
 
@@ -122,7 +124,8 @@ def test_pairwise_duplicated_votes_count_swapped_pairs():
 
 
 def test_missing_value_in_required_column():
-    err = raises("missing value for role 'annotator'", votes_of, "prompt,system_a,system_b,annotator,choice\np1,x,y,,A\np1,x,y,r,B\n", "pairwise")
+    err = raises("missing value for role 'annotator'", votes_of,
+                 "prompt,system_a,system_b,annotator,choice\np1,x,y,,A\np1,x,y,r,B\n", "pairwise")
     assert (err.file, err.rows, err.column) == ("t.csv", [1], "annotator")
 
 
@@ -185,12 +188,14 @@ def test_bestworst_needs_one_most_and_one_least():
 
 
 def test_bestworst_unknown_judgment_value():
-    err = raises("unknown judgment value 'good'", votes_of, "annotator,prompt,system,judgment\nu,p,x,good\nu,p,y,least\n", "bestworst")
+    err = raises("unknown judgment value 'good'", votes_of,
+                 "annotator,prompt,system,judgment\nu,p,x,good\nu,p,y,least\n", "bestworst")
     assert (err.rows, err.column) == ([1], "judgment")
 
 
 def test_trial_with_one_system():
-    err = raises("shows only one system", votes_of, "annotator,prompt,system,rank\nu,p,x,1\nu,p,y,2\nv,q,x,1\n", "ranking")
+    err = raises("shows only one system", votes_of,
+                 "annotator,prompt,system,rank\nu,p,x,1\nu,p,y,2\nv,q,x,1\n", "ranking")
     assert (err.rows, err.column) == ([3], "system")
 
 
@@ -207,7 +212,8 @@ def test_ranking_with_ties():
 
 
 def test_ranking_non_numeric_rank():
-    err = raises("rank must be a number, found 'first'", votes_of, "annotator,prompt,system,rank\nu,p,x,1\nu,p,y,first\n", "ranking")
+    err = raises("rank must be a number, found 'first'", votes_of,
+                 "annotator,prompt,system,rank\nu,p,x,1\nu,p,y,first\n", "ranking")
     assert (err.file, err.rows, err.column) == ("t.csv", [2], "rank")
 
 
@@ -256,7 +262,8 @@ def test_ratings_averaged_over_annotators():
 
 
 def test_ratings_same_annotator_twice_and_non_numeric():
-    err = raises("same annotator scored", read_ratings, table("prompt,system,rater,score\np,x,r,4\np,x,r,5\np,y,r,1\n"), file="t.csv")
+    err = raises("same annotator scored", read_ratings,
+                 table("prompt,system,rater,score\np,x,r,4\np,x,r,5\np,y,r,1\n"), file="t.csv")
     assert (err.rows, err.column) == ([1, 2], "rater")
     err = raises("score must be a number", read_ratings, table("prompt,system,score\np,x,4\np,y,n/a\n"), file="t.csv")
     assert (err.rows, err.column) == ([2], "score")
@@ -266,7 +273,8 @@ def test_ratings_same_annotator_twice_and_non_numeric():
 
 
 def test_blank_lines_and_filtered_frames_keep_file_row_numbers():
-    df = table("prompt,system_a,system_b,annotator,choice,criterion\np1,x,y,r,A,c1\n\np1,x,y,r,A,c2\n,,,,,\np2,x,y,r,Q,c2\n")
+    df = table("prompt,system_a,system_b,annotator,choice,criterion\n"
+               "p1,x,y,r,A,c1\n\np1,x,y,r,A,c2\n,,,,,\np2,x,y,r,Q,c2\n")
     assert len(df) == 3
     err = raises("unknown choice value 'Q'", read_judgments, df, "pairwise", file="t.csv")
     assert err.rows == [5]
@@ -315,10 +323,12 @@ def test_roles_cover_every_format():
     ("columns", "fmt", "expected"),
     [
         (["Item ID", "Model A", "Model B", "Worker", "Preference"], "pairwise",
-         {"prompt": "Item ID", "system_a": "Model A", "system_b": "Model B", "annotator": "Worker", "choice": "Preference"}),
+         {"prompt": "Item ID", "system_a": "Model A", "system_b": "Model B", "annotator": "Worker",
+          "choice": "Preference"}),
         (["instruction_id", "rater", "model", "best_worst"], "bestworst",
          {"prompt": "instruction_id", "annotator": "rater", "system": "model", "judgment": "best_worst"}),
-        (["respondent", "question", "rating"], "responses", {"person": "respondent", "item": "question", "score": "rating"}),
+        (["respondent", "question", "rating"], "responses",
+         {"person": "respondent", "item": "question", "score": "rating"}),
     ],
 )
 def test_guess_columns_synonyms(columns, fmt, expected):
@@ -329,7 +339,9 @@ def test_resolve_columns_user_mapping_wins_over_guesses():
     df = table("prompt,system_a,system_b,rater,label,winner\np,x,y,r,A,B\n")
     assert guess_columns(df.columns, "pairwise")["choice"] == "winner"
     mapping = resolve_columns(df, "pairwise", {"choice": "label"}, file="t.csv")
-    assert mapping == {"prompt": "prompt", "system_a": "system_a", "system_b": "system_b", "annotator": "rater", "choice": "label"}
+    assert mapping == {
+        "prompt": "prompt", "system_a": "system_a", "system_b": "system_b", "annotator": "rater", "choice": "label"
+    }
     # An empty name unsets an optional role that would otherwise be guessed.
     df = table("prompt,system_a,system_b,rater,winner,criterion\np,x,y,r,A,c\n")
     assert "criterion" not in resolve_columns(df, "pairwise", {"criterion": ""}, file="t.csv")
@@ -337,9 +349,11 @@ def test_resolve_columns_user_mapping_wins_over_guesses():
 
 def test_resolve_columns_errors_name_the_file_and_column():
     df = table("prompt,system_a,system_b,rater,winner\np,x,y,r,A\n")
-    err = raises("column 'nope' \\(mapped to role 'choice'\\) is not in the file", resolve_columns, df, "pairwise", {"choice": "nope"}, file="t.csv")
+    err = raises("column 'nope' \\(mapped to role 'choice'\\) is not in the file",
+                 resolve_columns, df, "pairwise", {"choice": "nope"}, file="t.csv")
     assert err.file == "t.csv" and err.column == "nope"
-    err = raises("no column for required role annotator", resolve_columns, table("prompt,system_a,system_b,choice\np,x,y,A\n"), "pairwise", None, file="t.csv")
+    err = raises("no column for required role annotator", resolve_columns,
+                 table("prompt,system_a,system_b,choice\np,x,y,A\n"), "pairwise", None, file="t.csv")
     assert err.file == "t.csv" and "prompt, system_a, system_b, choice" in str(err)
     raises("unknown role 'winner'", resolve_columns, df, "pairwise", {"winner": "label"}, file="t.csv")
     with pytest.raises(SettingsError, match="unknown format 'triples'; choose one of pairwise, bestworst"):

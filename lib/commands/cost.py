@@ -25,7 +25,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--input", required=True, help="study CSV, one row per participant x task instance")
-    parser.add_argument("--with-label", default=None, help="condition label meaning 'with the model' (default: guessed)")
+    parser.add_argument(
+        "--with-label", default=None, help="condition label meaning 'with the model' (default: guessed)"
+    )
     parser.add_argument(
         "--weights", default=None,
         help=f"alpha,beta,gamma,delta of Eqs. 2-3 in loss units per second of effort (default "

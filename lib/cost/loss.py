@@ -108,7 +108,9 @@ def loss_by_difficulty(study: Study, *, source: str = "self") -> pd.DataFrame:
         raise SettingsError(f"source must be one of {', '.join(LOSS_SOURCES)} (got '{source}')")
     col = LOSS_SOURCES[source]
     if source == "external" and col not in study.measured:
-        raise SettingsError("the external loss L_E needs an external_loss column; map one or use the self-assessed loss")
+        raise SettingsError(
+            "the external loss L_E needs an external_loss column; map one or use the self-assessed loss"
+        )
     d = study.data.dropna(subset=[col])
     g = d.groupby(["task", "with_model", "instance"], sort=False)[col].agg(["mean", "size"]).reset_index()
     g["easiest"] = g.instance == g.task.map(study.data.groupby("task").instance.min())

@@ -248,7 +248,10 @@ def read_study(
     if with_label is None:
         with_label = guess_with_label(labels)
     elif with_label not in labels:
-        raise SettingsError(f"with-model label '{with_label}' is not a condition; the conditions are '{labels[0]}' and '{labels[1]}'")
+        raise SettingsError(
+            f"with-model label '{with_label}' is not a condition; "
+            f"the conditions are '{labels[0]}' and '{labels[1]}'"
+        )
     without_label = next(v for v in labels if v != with_label)
     with_model = cells["condition"] == with_label
 
@@ -286,13 +289,17 @@ def read_study(
         out[role] = values
     external = np.full(len(out), np.nan)
     if "external_loss" in mapping:
-        external = numbers(cells["external_loss"], rows, what="external_loss", column=mapping["external_loss"], file=file)
+        external = numbers(
+            cells["external_loss"], rows, what="external_loss", column=mapping["external_loss"], file=file
+        )
         refuse((external < 0) | (external > 1), "external_loss must be in [0, 1]", rows, mapping["external_loss"], file)
     out["external_loss"] = external
 
     key = ["condition", "participant", "task", "instance"]
     dup = out.duplicated(key, keep=False).to_numpy()
-    refuse(dup, "the same condition, participant, task and instance appear more than once", rows, mapping["instance"], file)
+    refuse(
+        dup, "the same condition, participant, task and instance appear more than once", rows, mapping["instance"], file
+    )
 
     if covariates is None:
         covariates = guess_covariates(df, mapping)

@@ -109,5 +109,7 @@ if __name__ == "__main__":  # python -m lib.revision.lamp: how well the human ed
     rep = postedit_reproduction(located, lamp.evaluated)
     print(f"{len(rep)} paragraphs, {len(located)} edits, {int((~located['located']).sum())} unlocated, "
           f"{int((~located['applied'] & located['located']).sum())} not applied (overlap)")
-    print(f"mean similarity to postedit: {rep['similarity'].mean():.4f} (unedited preedit: {rep['baseline'].mean():.4f})")
-    print(f"exact reproduction (whitespace-normalised): {rep['exact'].mean():.3f} ({int(rep['exact'].sum())}/{len(rep)})")
+    print(f"mean similarity to postedit: {rep['similarity'].mean():.4f} "
+          f"(unedited preedit: {rep['baseline'].mean():.4f})")
+    print(f"exact reproduction (whitespace-normalised): {rep['exact'].mean():.3f} "
+          f"({int(rep['exact'].sum())}/{len(rep)})")

@@ -184,7 +184,7 @@ def locate_edits(edits: pd.DataFrame, drafts: pd.DataFrame, *,
     """
     text = {(str(t), str(s)): d for t, s, d in drafts[["text_id", "system", "draft"]].itertuples(index=False)}
     out = edits.reset_index(drop=True).copy()
-    keys = list(zip(out["text_id"].astype(str), out["system"].astype(str)))
+    keys = list(zip(out["text_id"].astype(str), out["system"].astype(str), strict=True))
     missing = [i + 1 for i, k in enumerate(keys) if k not in text]
     if missing:
         raise InputError("edit for a draft (text_id, system) that is not among the drafts",
@@ -200,9 +200,9 @@ def locate_edits(edits: pd.DataFrame, drafts: pd.DataFrame, *,
         draft = text[keys[rows[0]]]
         locs = locate_all(draft, out.loc[rows, "original_snippet"].tolist(), fuzzy_threshold=fuzzy_threshold)
         spans = [None if loc is None else (loc.start, loc.end, out.at[r, "revised_snippet"])
-                 for r, loc in zip(rows, locs)]
+                 for r, loc in zip(rows, locs, strict=True)]
         result = apply_edits(draft, spans)
-        for k, (r, loc) in enumerate(zip(rows, locs)):
+        for k, (r, loc) in enumerate(zip(rows, locs, strict=True)):
             if loc is None:
                 continue
             start[r], end[r], match[r], score[r] = loc.start, loc.end, loc.match, loc.score
@@ -271,18 +271,19 @@ def render_side_by_side(draft: str, located: pd.DataFrame, selected: int | None 
     spans = [(int(r.start), int(r.end)) for r in rows]
     cuts = sorted({0, len(draft), *(p for s in spans for p in s)})
     left: list[str] = []
-    for a, b in zip(cuts, cuts[1:] + [None]):
-        for r, (s, e) in zip(rows, spans):
+    for a, b in zip(cuts, cuts[1:] + [None], strict=True):
+        for r, (s, e) in zip(rows, spans, strict=True):
             if s == e == a:
                 left.append(_mark("‸", [r], selected))
         if b is None:
             break
-        cover = [r for r, (s, e) in zip(rows, spans) if s <= a and b <= e]
+        cover = [r for r, (s, e) in zip(rows, spans, strict=True) if s <= a and b <= e]
         piece = draft[a:b]
         left.append(_mark(piece, cover, selected) if cover else html.escape(piece))
     ordered = located.sort_values("edit_index")
     applied = apply_edits(draft, _spans(ordered))
-    inserts = sorted(((span, r) for span, r in zip(applied.inserted, ordered.itertuples(index=False)) if span),
+    inserts = sorted(((span, r) for span, r in zip(applied.inserted, ordered.itertuples(index=False), strict=True)
+                      if span),
                      key=lambda pair: pair[0])
     right: list[str] = []
     pos = 0

@@ -210,7 +210,7 @@ def span_agreement(located: pd.DataFrame, evaluated: pd.DataFrame, candidate: st
             hit_c = [[(min(ce, re) - max(cs, rs), rc) for rs, re, rc in r if cs < re and rs < ce]
                      for cs, ce, _ in c]
             found_r = sum(any(cs < re and rs < ce for cs, ce, _ in c) for rs, re, _ in r)
-            matched = [(max(h)[1] == cc) for h, (_, _, cc) in zip(hit_c, c) if h]
+            matched = [(max(h)[1] == cc) for h, (_, _, cc) in zip(hit_c, c, strict=True) if h]
             row = np.array([1, len(c), len(r), len(matched), found_r, sum(matched)])
             for key in (system, "all"):
                 counts[key] = counts.get(key, 0) + row

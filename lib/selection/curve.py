@@ -9,8 +9,10 @@ under the global leave-one-out calibration (the reference shared by all strategi
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -158,6 +160,30 @@ def _held_out(i, codes, calibration, strategies, ks_all, n_random, theta0, grid,
     return rows
 
 
+def _held_out_task(task: tuple[int, np.random.Generator], **kw) -> tuple[list[dict], dict]:
+    """:func:`_held_out` as an independent task: its rows and the Pareto k-hats it made (on a worker
+    they are made on a copy of the calibration, so they travel back with the result)."""
+    i, rng = task
+    rows = _held_out(i, rng=rng, **kw)
+    khat = getattr(kw["calibration"], "khat", {})
+    return rows, {key: value for key, value in khat.items() if key[0] == i}
+
+
+def _generators(codes, calibration, strategies, n_random, theta0, rng) -> list[np.random.Generator]:
+    """The generator of each held-out comparison as a loop over i in order would hand it on, so that
+    tasks run in any order, anywhere, draw the same random orders. Only the static strategies' orders
+    draw from it, and how much they draw depends on the rated prompts, not on the items."""
+    alpha, b = calibration.whole.mean()
+    out = []
+    for row in codes:
+        out.append(copy.deepcopy(rng))
+        if (row >= 0).any():
+            for strategy in strategies:
+                if not strategy.adaptive:
+                    strategy.select(Ask(alpha, b, row >= 0, theta0, rng, n_random))
+    return out
+
+
 def loo_curve(
     codes: np.ndarray,
     calibration: Calibration,
@@ -169,6 +195,7 @@ def loo_curve(
     seed: int = 0,
     grid: np.ndarray = DEFAULT_GRID,
     progress: Callable[[float, str], None] | None = None,
+    engine=None,
 ) -> LooCurve:
     """SE of the held-out ability against the number of selected prompts, per strategy.
 
@@ -192,6 +219,9 @@ def loo_curve(
         Quadrature grid.
     progress : callable, optional
         Called as ``progress(fraction_done, message)`` after each held-out comparison.
+    engine : lib.engine.Engine, optional
+        Runs the held-out comparisons as independent tasks (``engine.map``), e.g. on a Dask
+        cluster; None: one after the other here. The result is the same either way.
 
     Returns
     -------
@@ -210,12 +240,27 @@ def loo_curve(
         raise SettingsError("leave-one-out needs at least 2 comparisons")
     if n_random < 1:
         raise SettingsError("draw at least one random order")
-    rng = np.random.default_rng(seed)
+    rngs = _generators(codes, calibration, strategies, n_random, theta0, np.random.default_rng(seed))
+    task = partial(_held_out_task, codes=codes, calibration=calibration, strategies=strategies, ks_all=ks_all,
+                   n_random=n_random, theta0=theta0, grid=grid)
+
+    def report(done: int, total: int) -> None:
+        if progress is not None:
+            progress(done / total, f"held-out comparison {done} of {total}")
+
+    if engine is None:
+        results = {}
+        for i, item in enumerate(zip(range(n_comp), rngs, strict=True)):
+            results[i] = task(item)
+            report(i + 1, n_comp)
+    else:
+        results = dict(engine.map(task, list(zip(range(n_comp), rngs, strict=True)), progress=report))
     rows = []
     for i in range(n_comp):
-        rows.extend(_held_out(i, codes, calibration, strategies, ks_all, n_random, theta0, grid, rng))
-        if progress is not None:
-            progress((i + 1) / n_comp, f"held-out comparison {i + 1} of {n_comp}")
+        part, khat = results[i]
+        rows.extend(part)
+        if khat:
+            calibration.khat.update(khat)
     if not rows:
         raise SettingsError("no comparison has ratings to hold out")
     estimates = pd.DataFrame({col: np.concatenate([r[col] for r in rows]) for col in rows[0]})

@@ -50,7 +50,8 @@ def test_page_opens_on_example_without_upload(expected):
     assert set(gap.loss_source) == {"external"}
     assert at.selectbox(key="cost_example_role_usefulness").value == "usefulness"
     labels = {b.proto.label for b in at.get("download_button")}
-    assert {f"Download {f}" for f in ("loss_table.csv", "effort_medians.csv", "cost_curve.csv", "spearman.csv")} <= labels
+    files = ("loss_table.csv", "effort_medians.csv", "cost_curve.csv", "spearman.csv")
+    assert {f"Download {f}" for f in files} <= labels
 
 
 def test_weights_change_break_even(expected):
@@ -109,7 +110,9 @@ def test_bad_upload_shows_precise_error():
     df.loc[4, "usefulness"] = 9
     at = _upload(df.to_csv(index=False).encode(), "bad.csv")
     assert not at.exception
-    assert unescaped(at.error[0].value) == "bad.csv, row 5, column 'usefulness': usefulness must be on the Likert scale 1-5"
+    assert unescaped(at.error[0].value) == (
+        "bad.csv, row 5, column 'usefulness': usefulness must be on the Likert scale 1-5"
+    )
     at = _upload(b"\xff\xfe not utf-8", "latin.csv")
     assert not at.exception and "latin.csv" in unescaped(at.error[0].value) and "UTF-8" in unescaped(at.error[0].value)
 

@@ -18,7 +18,7 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 RANKING = "passage_id,item,annotator,condition,{rank}\n" + "".join(
     f"{100 + i},i{i},{w},{c},{r}\n"
     for i in range(4) for w in ("w1", "w2")
-    for c, r in zip(("AI", "edited", "human"), ((1, 2, 3) if (i + (w == "w2")) % 2 else (3, 1, 2)))
+    for c, r in zip(("AI", "edited", "human"), ((1, 2, 3) if (i + (w == "w2")) % 2 else (3, 1, 2)), strict=True)
 )
 
 
@@ -28,7 +28,8 @@ def ratings_csv() -> str:
     for crit in ("fluency", "style"):
         for p in range(4):
             for s, base in (("x", 1), ("y", 3), ("z", 4)):
-                score = "" if (crit, p, s) in {("style", 0, "y"), ("style", 3, "y")} else (base + p * (s != "x")) % 5 + 1
+                blank = (crit, p, s) in {("style", 0, "y"), ("style", 3, "y")}
+                score = "" if blank else (base + p * (s != "x")) % 5 + 1
                 rows.append(f"p{p},{s},{crit},{score},{'turn' if p < 2 else 'dialog'}")
     return "\n".join(rows) + "\n"
 

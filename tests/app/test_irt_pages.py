@@ -108,8 +108,8 @@ def pairwise_input(systems=("*star*", "[x](http://e.com)"), votes=("B", "A", "B"
 
     from lib.inputs import analysis_input
 
-    rows = [{"prompt": f"q{p}", "prompt_text": f"question {p}", "system_a": systems[0], "system_b": systems[1], "annotator": f"r{r}",
-             "choice": votes[(p + r) % len(votes)]} for p in range(6) for r in range(3)]
+    rows = [{"prompt": f"q{p}", "prompt_text": f"question {p}", "system_a": systems[0], "system_b": systems[1],
+             "annotator": f"r{r}", "choice": votes[(p + r) % len(votes)]} for p in range(6) for r in range(3)]
     return analysis_input(pd.DataFrame(rows), "pairwise", file="t.csv", merge_redundant=False)
 
 

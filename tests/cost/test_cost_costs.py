@@ -66,7 +66,9 @@ def test_validation_time_taken_as_zero_when_not_measured():
     plain = analyse(study, weights=Weights(0.01, 0.01, 0.01, 0.01))
     assert plain.cost_terms.setup.isna().all() and any("V_H not measured" in w for w in plain.warnings)
     zero = analyse(study, weights=Weights(0.01, 0.01, 0.01, 0.01), validation_zero=True)
-    measured = make_study(task_rows("numeric", [3] * 9, [5] * 9, **no_v, validate_time_s=([0] * 9, None)), covariates={})
+    measured = make_study(
+        task_rows("numeric", [3] * 9, [5] * 9, **no_v, validate_time_s=([0] * 9, None)), covariates={}
+    )
     want = analyse(measured, weights=Weights(0.01, 0.01, 0.01, 0.01))
     pd.testing.assert_frame_equal(zero.cost_terms, want.cost_terms)
     pd.testing.assert_frame_equal(zero.cost_curve, want.cost_curve)

@@ -44,7 +44,9 @@ def test_single_instance_task_cannot_split_d_and_w():
 
 def test_effort_tests_use_mann_whitney_on_totals(effort_study):
     t = effort_tests(effort_study).set_index("task").loc["numeric"]
-    totals_with = np.array(NUMERIC["prompt_time_s"][0]) + NUMERIC["unwrap_time_s"][0] + np.array(NUMERIC["validate_time_s"][0])
+    totals_with = (
+        np.array(NUMERIC["prompt_time_s"][0]) + NUMERIC["unwrap_time_s"][0] + np.array(NUMERIC["validate_time_s"][0])
+    )
     expected = stats.mannwhitneyu(totals_with, NUMERIC["solve_time_s"][1])
     assert t.test == MANN_WHITNEY and t.p_value == pytest.approx(expected.pvalue)
     assert t.median_total_with_s == np.median(totals_with)

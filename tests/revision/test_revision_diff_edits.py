@@ -14,7 +14,7 @@ def apply_all(draft: str, reference: str) -> str:
     edits = diff_edits(draft, reference)
     locs = locate_all(draft, [e["original_snippet"] for e in edits])
     assert all(loc is not None and loc.match == "exact" for loc in locs)
-    spans = [(loc.start, loc.end, e["revised_snippet"]) for loc, e in zip(locs, edits)]
+    spans = [(loc.start, loc.end, e["revised_snippet"]) for loc, e in zip(locs, edits, strict=True)]
     return apply_edits(draft, spans).text
 
 
