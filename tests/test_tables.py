@@ -38,8 +38,9 @@ def test_every_reader_guesses_the_same_way():
     """Judgments, studies and revision files compare names alike: camel case and punctuation."""
     assert guess_columns(["Prompt-ID", "SystemA", "System B", "Rater", "Winner"], "pairwise") == {
         "prompt": "Prompt-ID", "system_a": "SystemA", "system_b": "System B", "annotator": "Rater", "choice": "Winner"}
-    study_columns = guess_study_columns(["Condition", "ParticipantID", "Task", "Instance", "Usefulness"])
-    assert study_columns["participant"] == "ParticipantID"
+    assert guess_study_columns(
+        ["Condition", "ParticipantID", "Task", "Instance", "Usefulness"]
+    )["participant"] == "ParticipantID"
     assert guess_revision_roles(["TextID", "ModelName", "Draft"], ["text_id", "system", "draft"]) == {
         "text_id": "TextID", "system": "ModelName", "draft": "Draft"}
 

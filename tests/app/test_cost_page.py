@@ -50,8 +50,9 @@ def test_page_opens_on_example_without_upload(expected):
     assert set(gap.loss_source) == {"external"}
     assert at.selectbox(key="cost_example_role_usefulness").value == "usefulness"
     labels = {b.proto.label for b in at.get("download_button")}
-    files = ("loss_table.csv", "effort_medians.csv", "cost_curve.csv", "spearman.csv")
-    assert {f"Download {f}" for f in files} <= labels
+    assert {
+        f"Download {f}" for f in ("loss_table.csv", "effort_medians.csv", "cost_curve.csv", "spearman.csv")
+    } <= labels
 
 
 def test_weights_change_break_even(expected):

@@ -28,8 +28,8 @@ def ratings_csv() -> str:
     for crit in ("fluency", "style"):
         for p in range(4):
             for s, base in (("x", 1), ("y", 3), ("z", 4)):
-                blank = (crit, p, s) in {("style", 0, "y"), ("style", 3, "y")}
-                score = "" if blank else (base + p * (s != "x")) % 5 + 1
+                score = ("" if (crit, p, s) in {("style", 0, "y"), ("style", 3, "y")}
+                         else (base + p * (s != "x")) % 5 + 1)
                 rows.append(f"p{p},{s},{crit},{score},{'turn' if p < 2 else 'dialog'}")
     return "\n".join(rows) + "\n"
 

@@ -12,8 +12,8 @@ from lib.revision.metrics import revision_distance
 
 def test_lamp_tables():
     lamp = load_lamp()
-    assert len(lamp.edits) == 1093
-    assert lamp.evaluated.groupby("editor").size().to_dict() == {"W12": 50, "W16": 50, "W3": 50}
+    assert len(lamp.edits) == 1093 and lamp.evaluated.groupby("editor").size().to_dict() == {
+        "W12": 50, "W16": 50, "W3": 50}
     assert set(lamp.drafts["system"]) == {"gpt4o", "claude3.5-sonnet", "llama370B"}
     assert normalize_category("Unnecessary/ Redundant Exposition") == "Unnecessary/Redundant Exposition"
     assert lamp.edits["revision_intention"].str.contains("/ ").sum() == 0
