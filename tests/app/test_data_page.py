@@ -4,14 +4,10 @@ mappings, incomplete rows, row filters, Markdown in user text, bounded upload ca
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from pages.text import escape_markdown
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 # Two writers rank three conditions on four items; the passage id is the same for every system of
 # an item, so reading it as a rank makes every pair a tie.
@@ -33,11 +29,6 @@ def ratings_csv() -> str:
                 rows.append(f"p{p},{s},{crit},{score},{'turn' if p < 2 else 'dialog'}")
     return "\n".join(rows) + "\n"
 
-
-@pytest.fixture
-def at(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    return AppTest.from_file(APP, default_timeout=120).run()
 
 
 def upload(at: AppTest, text: str, name: str = "study.csv") -> AppTest:
@@ -110,13 +101,12 @@ EVIL_SYSTEM = "$\\frac{1}{2}$"
 UNESCAPED = re.compile(r"(?<!\\)(!\[|\$|\]\()")
 
 
-def test_file_names_and_quoted_values_render_as_text(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
+def test_file_names_and_quoted_values_render_as_text(new_session):
     votes = "prompt,system_a,system_b,annotator,choice\n" + "".join(
         f"p{p},{EVIL_SYSTEM},b,r{r},{'AB'[p % 2] if r else 'A'}\n" for p in range(3) for r in range(2))
     # The upload as the session keeps it, so that the first run draws the sidebar with it (AppTest
     # reruns only the page script of an st.navigation app, not app.py's sidebar).
-    at = AppTest.from_file(APP, default_timeout=120)
+    at = new_session()
     at.session_state["view_dataset"] = "upload"
     at.session_state["upload"] = (EVIL_NAME, votes.encode())
     at.run()

@@ -2,18 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
-
-@pytest.fixture
-def at(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    return AppTest.from_file(APP, default_timeout=180).run()
 
 
 def fit_map(at: AppTest) -> AppTest:
@@ -69,9 +59,9 @@ def test_prompts_page_without_fit_says_what_to_do(at):
     assert any("Abilities" in i.value for i in at.info)
 
 
-def test_reopening_the_app_shows_the_last_fit_at_once(at):
+def test_reopening_the_app_shows_the_last_fit_at_once(at, new_session):
     fit_map(at)
-    again = AppTest.from_file(APP, default_timeout=180).run()  # a new session, same disk cache
+    again = new_session().run()  # a new session, same disk cache
     again.switch_page("pages/abilities.py").run()
     assert not again.exception
     assert len(again.dataframe) == 1
@@ -147,11 +137,11 @@ def test_prompts_page_renders_system_names_as_text_and_says_when_no_responses(at
     assert not any("(empty response)" in t.value for t in at.text)
 
 
-def test_a_corrupt_fit_cache_breaks_no_page(at, tmp_path):
+def test_a_corrupt_fit_cache_breaks_no_page(at, new_session, tmp_path):
     fit_map(at)
     for path in (tmp_path / "fits").iterdir():
         path.write_bytes(path.read_bytes()[:20])
-    again = AppTest.from_file(APP, default_timeout=180).run()
+    again = new_session().run()
     assert not again.exception
     again.switch_page("pages/abilities.py").run()
     assert not again.exception and len(again.dataframe) == 0

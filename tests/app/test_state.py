@@ -3,22 +3,13 @@ user changes them; a failed upload is never replaced by other data; the view liv
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from pages.text import escape_markdown
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 VOTES = "item,system_a,system_b,annotator,choice\n" + "".join(
     f"q{p},x,y,r{r},{'AB'[(p * r) % 2]}\n" for p in range(4) for r in range(3))
 
-
-@pytest.fixture
-def at(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    return AppTest.from_file(APP, default_timeout=120).run()
 
 
 def away_and_back(at: AppTest) -> AppTest:
@@ -68,9 +59,8 @@ def test_a_failed_upload_is_not_replaced_by_the_previous_data(at):
     assert at.session_state["analysis_input"] is None  # not the default LAMP data
 
 
-def test_the_view_is_read_from_and_written_to_the_url(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    at = AppTest.from_file(APP, default_timeout=120)
+def test_the_view_is_read_from_and_written_to_the_url(new_session):
+    at = new_session()
     at.query_params.update({"data": "rome_bestworst", "criterion": "fluency", "merge": "0"})
     at.run()
     assert not at.exception and not at.error
@@ -81,16 +71,15 @@ def test_the_view_is_read_from_and_written_to_the_url(monkeypatch, tmp_path):
     at.radio(key="dataset").set_value("hanna_means").run()
     assert at.query_params["data"] == "hanna_means" and at.query_params["criterion"] == "Relevance"
     # Another page opened by link finds the same view.
-    other = AppTest.from_file(APP, default_timeout=120)
+    other = new_session()
     other.query_params.update({"data": "hanna_means", "criterion": "Empathy"})
     other.run()
     other.switch_page("pages/selection.py").run()
     assert other.session_state["analysis_input"].criterion == "Empathy"
 
 
-def test_an_unknown_data_set_in_the_url_says_so(monkeypatch, tmp_path):
-    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    at = AppTest.from_file(APP, default_timeout=120)
+def test_an_unknown_data_set_in_the_url_says_so(new_session):
+    at = new_session()
     at.query_params["data"] = "nope"
     at.run()
     assert not at.exception

@@ -1,0 +1,26 @@
+"""AppTest helpers shared by the page tests: a new session of the whole app on a fresh fit cache."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lib.paths import ROOT
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture
+def new_session(monkeypatch, tmp_path) -> Callable[[], AppTest]:
+    """Make AppTest sessions of app.py (not yet run) sharing one fresh fit cache, as two browser tabs
+    of one server would."""
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
+    return lambda: AppTest.from_file(APP, default_timeout=180)
+
+
+@pytest.fixture
+def at(new_session) -> AppTest:
+    """A session of the app, run once (the Data page on the default data set)."""
+    return new_session().run()
