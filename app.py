@@ -12,9 +12,11 @@ PAGES = {
     "Judgments and IRT": [
         st.Page("pages/data.py", title="Data", icon=":material/table:", default=True),
         st.Page("pages/abilities.py", title="Abilities", icon=":material/leaderboard:"),
+        st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/trophy:"),
         st.Page("pages/prompts.py", title="Prompts", icon=":material/quiz:"),
         st.Page("pages/diagnostics.py", title="Diagnostics", icon=":material/monitor_heart:"),
         st.Page("pages/selection.py", title="Prompt selection", icon=":material/filter_alt:"),
+        st.Page("pages/planner.py", title="Study planner", icon=":material/science:"),
     ],
     "Other analyses": [
         st.Page("pages/revision.py", title="Revision edits", icon=":material/edit_note:"),

@@ -1,4 +1,4 @@
-"""Command line: ``python -m lib {fit,select,revise,cost} ...``.
+"""Command line: ``python -m lib {fit,rank,select,plan,revise,cost} ...``.
 
 Each subcommand lives in ``lib/commands/<name>.py`` with ``add_parser(subparsers)``; heavy imports
 (pymc, openai) happen inside the command so ``--help`` stays fast. Input errors exit with status 2
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lib.errors import InputError, OutputError, SettingsError
 
-COMMANDS = ("fit", "select", "revise", "cost")
+COMMANDS = ("fit", "rank", "select", "plan", "revise", "cost")
 
 
 def parse_columns(text: str | None) -> dict[str, str]:
@@ -45,15 +45,16 @@ def add_columns_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_input_options(parser: argparse.ArgumentParser, what: str) -> None:
-    """The judgment-file options ``fit`` and ``select`` share (the Data page's choices).
+def add_input_options(parser, what: str, *, required: bool = True) -> None:
+    """The judgment-file options ``fit``, ``rank``, ``select`` and ``plan`` share (the Data page's choices).
 
     ``--format`` offers the formats registered in ``lib.formats.FORMATS`` when the parser is built.
+    ``parser`` may be an argument group; ``required=False`` for a command where the file is optional.
     """
     from lib.formats import FORMATS
 
-    parser.add_argument("--input", required=True, help=what)
-    parser.add_argument("--format", required=True, choices=list(FORMATS),
+    parser.add_argument("--input", required=required, default=None, help=what)
+    parser.add_argument("--format", required=required, default=None, choices=list(FORMATS),
                         help="; ".join(f"{name}: {spec.help}" for name, spec in FORMATS.items()))
     parser.add_argument("--criterion", default=None, help="criterion to use when the file has several")
     add_columns_option(parser)

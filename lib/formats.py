@@ -503,9 +503,29 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
         {"prompt_id": values["prompt"], "system_a": sa, "system_b": sb, "annotator_id": values["annotator"], "winner": winner, "criterion": criterion},
         dtype=str,
     )
+    if "position" in values:
+        votes["first"] = _first_shown(values, sa, sb, mapping["position"], file)
     pairs = [(sa, values[r]) for r in ("response_a",) if r in values] + [(sb, values[r]) for r in ("response_b",) if r in values]
     prompt_texts, responses = _texts(values["prompt"], values.get("prompt_text"), pairs)
     return Judgments(votes, prompt_texts, responses, file)
+
+
+_POSITION_ALLOWED = ("a / left / first / 1 (system_a shown first), b / right / second / 2, the row's system name, "
+                     "or blank (not known)")
+
+
+def _first_shown(values: dict[str, np.ndarray], sa: np.ndarray, sb: np.ndarray, column: str, file: str) -> np.ndarray:
+    """The system shown first (on the left) per vote, "" where the cell is blank (issue 11, position bias)."""
+    raw = values["position"]
+    code = np.char.lower(raw.astype(str))
+    first = np.where(np.isin(code, ["a", "left", "first", "1"]) | (raw == sa), sa,
+                     np.where(np.isin(code, ["b", "right", "second", "2"]) | (raw == sb), sb, ""))
+    unknown = (first == "") & (raw != "")
+    if unknown.any():
+        shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
+        raise FormatError(f"unknown position value {shown}; allowed: {_POSITION_ALLOWED}", file=file,
+                          rows=_rows(values, unknown), column=column)
+    return first.astype(str)
 
 
 def read_bestworst(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> Judgments:
@@ -704,7 +724,8 @@ _TRIAL_OPTIONAL = ("trial", "criterion", "prompt_text", "response")
 register(FormatSpec(
     "pairwise", "A/B/tie votes",
     required=("prompt", "system_a", "system_b", "annotator", "choice"),
-    optional=("criterion", "prompt_text", "response_a", "response_b"),
+    optional=("criterion", "prompt_text", "response_a", "response_b", "position"),
+    synonyms={"position": ("position", "shown_first", "first_shown", "presented_first")},
     not_blank=("prompt", "system_a", "system_b", "annotator", "choice", "criterion"),
     read=read_pairwise,
 ))

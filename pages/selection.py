@@ -1,5 +1,7 @@
 """Prompt selection: how few prompts still tell two systems apart (Sedoc & Ungar 2020, Fig. 2)."""
 
+from contextlib import nullcontext
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -15,21 +17,24 @@ from lib.selection.curve import default_k_grid, parse_k_grid
 from lib.selection.settings import DEFAULT_RANDOM_DRAWS, DEFAULT_TARGET_SE, MODES
 from lib.selection.strategies import STRATEGIES, check_strategies
 from pages.common import current_input
+from pages.engine import page_engine, scheduler_field
 from pages.text import escape_markdown
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def cached_run(key: str, mode: str, cutpoints: str, strategies: tuple, ks: tuple, n_random: int,
-               theta0: float, _rm):
+               theta0: float, _rm, _scheduler: str | None = None):
     """:func:`lib.selection.analysis.run`, cached by data (``key``) and settings (the bar lives
-    inside so that cache hits replay nothing but its removal)."""
+    inside so that cache hits replay nothing but its removal). The full mode's held-out comparisons
+    run on a Dask cluster (``_scheduler``, else embedded): the same result wherever they run."""
     bar = st.progress(0.0, text="calibrating")
 
     def report(fraction: float, message: str) -> None:
         bar.progress(min(fraction, 1.0), text=message)
 
-    result = run(_rm, strategies, mode=mode, settings=FitSettings(cutpoints=cutpoints, **FULL_MODE_SETTINGS),
-                 k_grid=ks, n_random=n_random, theta0=theta0, progress=report)
+    with page_engine(_scheduler) if mode == "full" else nullcontext() as engine:
+        result = run(_rm, strategies, mode=mode, settings=FitSettings(cutpoints=cutpoints, **FULL_MODE_SETTINGS),
+                     k_grid=ks, n_random=n_random, theta0=theta0, progress=report, engine=engine)
     bar.empty()
     return result
 
@@ -73,6 +78,7 @@ with st.expander("Settings", expanded=True):
     n_random = int(c[0].number_input("Random draws", 1, 500, DEFAULT_RANDOM_DRAWS, key="selection_random"))
     theta0 = c[1].number_input("theta0 for max_info", -4.0, 4.0, 0.0, 0.1, key="selection_theta0",
                                help="0 = near-equal systems")
+    scheduler = scheduler_field("selection_scheduler", c[2]) if mode == "full" else None
 
 try:
     ks = parse_k_grid(ks_text, n_prompts)
@@ -90,7 +96,7 @@ if mode == "full" and st.session_state.get("selection_full_done") != settings:
         st.stop()
 
 try:
-    result = cached_run(*settings, rm)
+    result = cached_run(*settings, rm, scheduler)
 except DesignError as err:
     st.error(escape_markdown(f"{err}; choose another data set on the Data page"))
     st.stop()

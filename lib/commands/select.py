@@ -45,11 +45,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tune", type=int, default=FULL_MODE_SETTINGS["tune"],
                    help="full mode: tuning iterations per chain")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="full mode: Dask scheduler (tcp://HOST:8786) to run the held-out comparisons on "
+                        "(default: an embedded cluster on this machine)")
     add_out_option(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
+    from lib.engine import Engine
     from lib.export import prepare_out, write_csv
     from lib.selection.analysis import run as run_selection
     from lib.selection.strategies import check_strategies
@@ -57,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     strategies = check_strategies([s.strip() for s in args.strategies.split(",") if s.strip()])
     if not args.target_se > 0:
         raise SettingsError(f"--target-se must be positive (got {args.target_se})")
+    if args.scheduler and args.mode != "full":
+        raise SettingsError("--scheduler is for --mode full (the fast mode runs in this process)")
     out = prepare_out(args.out, OWN_FILES, overwrite=args.overwrite)
     data = read_input(args)
     rm = data.matrix
@@ -67,9 +75,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"[{fraction:4.0%}] {message}", flush=True)
 
     print(f"{rm.shape[0]} comparisons x {rm.shape[1]} prompts; calibrating ({args.mode} mode)", flush=True)
-    result = run_selection(rm, strategies, mode=args.mode, settings=settings,
-                           k_grid=args.k or None,
-                           n_random=args.random_draws, theta0=args.theta0, seed=args.seed, progress=report)
+    # Full mode: the held-out comparisons are independent tasks on a Dask cluster (the same result).
+    with Engine(args.scheduler) if args.mode == "full" else nullcontext() as engine:
+        result = run_selection(rm, strategies, mode=args.mode, settings=settings, k_grid=args.k or None,
+                               n_random=args.random_draws, theta0=args.theta0, seed=args.seed, progress=report,
+                               engine=engine)
     for message in result.warnings:
         print(f"warning: {message}", file=sys.stderr)
     needed = result.needed(args.target_se)

@@ -627,6 +627,27 @@ def sample_numpyro(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -
     ``--xla_force_host_platform_device_count`` (:data:`MAX_PARALLEL_CHAINS`) to ``XLA_FLAGS`` so
     chains run in parallel; JAX reads the flag only when first imported.
     """
+    return numpyro_sample(_model(rm, settings, tracker), ["theta", "alpha", "b"], settings, tracker)
+
+
+def numpyro_sample(model, var_names: list[str], settings, tracker: _Tracker) -> az.InferenceData:
+    """NUTS (numpyro) on any PyMC model's JAX log density, reporting every chain's progress.
+
+    Parameters
+    ----------
+    model : pymc.Model
+    var_names : list of str
+        Variables (free or deterministic) kept in the posterior, with the model's dims.
+    settings
+        Anything with ``chains``, ``draws``, ``tune`` and ``seed`` (:class:`FitSettings`).
+    tracker : _Tracker
+        Takes the progress (:func:`sample_numpyro` explains ``XLA_FLAGS``).
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``posterior`` with ``var_names``; ``sample_stats`` with ``diverging`` and ``energy``.
+    """
     if "jax" not in sys.modules and "host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
         os.environ["XLA_FLAGS"] = (
             os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={MAX_PARALLEL_CHAINS}"
@@ -641,7 +662,6 @@ def sample_numpyro(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -
         get_jaxified_logp,
     )
 
-    model = _model(rm, settings, tracker)
     tune, draws, chains = settings.tune, settings.draws, settings.chains
     every = max(1, (tune + draws) // 20)  # each chain's bar moves in about 5% steps
 
@@ -658,7 +678,7 @@ def sample_numpyro(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -
     tracker.stage(0.03, "compiling")
     with _COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
         logp = get_jaxified_logp(model, negative_logp=False)
-        outputs = [v for v in model.unobserved_value_vars if v.name in ("theta", "alpha", "b")]
+        outputs = [v for v in model.unobserved_value_vars if v.name in var_names]
         to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
     init = _get_batched_jittered_initial_points(model, chains, None, settings.seed, logp_fn=logp)
     method = "parallel" if chains <= MAX_PARALLEL_CHAINS else "sequential"
@@ -670,11 +690,12 @@ def sample_numpyro(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -
     raw = mcmc.get_samples(group_by_chain=True)
     values = _postprocess_samples(to_params, raw, postprocessing_vectorize="vmap")
     extra = mcmc.get_extra_fields(group_by_chain=True)
-    coords = {name: np.asarray(model.coords[name]) for name in ("comparison", "prompt", "threshold")}
+    dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
+    coords = {name: np.asarray(model.coords[name]) for d in dims.values() for name in d}
     return az.from_dict(
         posterior={v.name: np.asarray(x) for v, x in zip(outputs, values, strict=True)},
         sample_stats={"diverging": np.asarray(extra["diverging"]), "energy": np.asarray(extra["energy"])},
-        coords=coords, dims={"theta": ["comparison"], "alpha": ["prompt"], "b": ["prompt", "threshold"]},
+        coords=coords, dims=dims,
     )
 
 

@@ -120,13 +120,38 @@ def build_grm(
                 "b", 0.0, B_PRIOR_SD, dims=("prompt", "threshold"), transform=transforms.ordered,
                 initval=np.tile(np.linspace(-1.5, 1.5, n_categories - 1), (n_prompt, 1)),
             )
-        # b padded with placeholders so that b_pad[j, k] is the lower and b_pad[j, k+1] the upper
-        # cutpoint of category k; the outer ones are replaced by +-_EDGE on the linear predictor.
-        zeros = pt.zeros((n_prompt, 1))
-        b_pad = pt.concatenate([zeros, b, zeros], axis=1)
-        slope, ability = alpha[jj], theta[ii]
-        hi = pt.switch(pt.eq(kk, 0), _EDGE, slope * (ability - b_pad[jj, kk]))
-        lo = pt.switch(pt.eq(kk, n_categories - 1), -_EDGE, slope * (ability - b_pad[jj, kk + 1]))
-        loglik = -pt.softplus(-hi) - pt.softplus(lo) + pt.log1mexp(lo - hi)
+        loglik = ordinal_logp(alpha[jj], theta[ii], b, jj, kk)
         pm.Potential("loglik", pt.sum(weight[ii] * loglik))
     return model
+
+
+def ordinal_logp(slope, location, cutpoints, rows, codes):
+    """Stable log P(y = k) of the ordinal logistic model ``P(y >= k) = logistic(slope (location - b_k))``.
+
+    ``log(sigmoid(hi) - sigmoid(lo))`` with ``hi = slope (location - b_k)`` and ``lo = slope
+    (location - b_k+1)``, computed as ``-softplus(-hi) - softplus(lo) + log1mexp(lo - hi)``.
+
+    Parameters
+    ----------
+    slope, location : tensor, shape (N,)
+        Discrimination and location (logits) of each observation.
+    cutpoints : tensor, shape (R, K-1)
+        Ordered thresholds, K >= 2; row ``rows[n]`` belongs to observation n (one row shared by
+        all observations, or one per prompt).
+    rows : tensor, shape (N,), int
+        Row of ``cutpoints`` per observation.
+    codes : tensor, shape (N,), int
+        Observed category 0..K-1.
+
+    Returns
+    -------
+    tensor, shape (N,)
+    """
+    n_categories = cutpoints.shape[1] + 1
+    # b padded with placeholders so that b_pad[r, k] is the lower and b_pad[r, k+1] the upper
+    # cutpoint of category k; the outer ones are replaced by +-_EDGE on the linear predictor.
+    zeros = pt.zeros((cutpoints.shape[0], 1))
+    b_pad = pt.concatenate([zeros, cutpoints, zeros], axis=1)
+    hi = pt.switch(pt.eq(codes, 0), _EDGE, slope * (location - b_pad[rows, codes]))
+    lo = pt.switch(pt.eq(codes, n_categories - 1), -_EDGE, slope * (location - b_pad[rows, codes + 1]))
+    return -pt.softplus(-hi) - pt.softplus(lo) + pt.log1mexp(lo - hi)

@@ -101,6 +101,7 @@ def run(
     theta0: float = 0.0,
     seed: int = 0,
     progress: Callable[[float, str], None] | None = None,
+    engine=None,
 ) -> SelectionRun:
     """Calibrate the prompts and draw the leave-one-out SE curve (Sedoc & Ungar 2020, sec. 6.2).
 
@@ -124,6 +125,9 @@ def run(
         Seeds the random orders (and the full mode's fits through ``settings``).
     progress : callable, optional
         ``progress(fraction, message)`` of the calibration and of the curve.
+    engine : lib.engine.Engine, optional
+        Where the curve's held-out comparisons run as independent tasks (:func:`loo_curve`); None:
+        one after the other in this process. The same result either way.
 
     Returns
     -------
@@ -144,7 +148,7 @@ def run(
         k_grid = parse_k_grid(k_grid, rm.shape[1])
     cal = make_calibration(rm, mode, settings, progress=progress)
     curve = loo_curve(rm.codes(), cal, strategies, k_grid, n_random=n_random, theta0=theta0, seed=seed,
-                      progress=progress)
+                      progress=progress, engine=engine)
     if curve.khat_max is not None and curve.khat_max > PSIS_KHAT_LIMIT:
         warnings.append(f"Pareto k-hat up to {curve.khat_max:.2f} (> {PSIS_KHAT_LIMIT}): some leave-one-out "
                         "weights are unreliable; compare with the fast mode or use more draws")

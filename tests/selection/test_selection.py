@@ -350,3 +350,95 @@ def test_the_full_mode_fits_with_the_chosen_sampler_and_refuses_a_point(hanna_sm
                  "--out", str(tmp_path / "out")]) == 2
     assert "spy: stop here" in capsys.readouterr().err
     assert (seen[-1].sampler, seen[-1].chains, seen[-1].draws, seen[-1].tune) == ("nutpie", 3, 500, 500)
+
+
+# ------------------------------------------------------------------ full mode on the engine (issue 12)
+class _ShuffledWorkers:
+    """An engine that runs every task on a pickled copy (as a worker does) and hands the results back
+    last-first, with the progress calls ``Engine.map`` makes."""
+
+    def map(self, fn, items, *, progress=None):
+        import pickle
+
+        items = list(items)
+        results = [pickle.loads(pickle.dumps(fn))(pickle.loads(pickle.dumps(item))) for item in items]
+        for done, index in enumerate(reversed(range(len(items))), start=1):
+            if progress is not None:
+                progress(done, len(items))
+            yield index, results[index]
+
+
+def test_full_mode_curve_on_the_engine_equals_the_sequential_one(codes_to_matrix):
+    """Held-out comparisons run as independent tasks, in any order and on copies of the calibration
+    (the embedded Dask cluster, or a fake one that reverses them), give exactly the sequential curve:
+    the same random orders, estimates and Pareto k-hats."""
+    from lib.engine import Engine
+
+    sim = simulate_grm(8, 30, seed=5)
+    codes = sim.codes.copy()
+    codes[np.random.default_rng(1).random(codes.shape) < 0.2] = -1  # uneven rated prompts per comparison
+    jitter = np.random.default_rng(2)
+
+    def sample(rm):  # posterior-like draws around the truth: no NUTS needed to test the bookkeeping
+        alpha = sim.alpha * np.exp(0.1 * jitter.standard_normal((40, 30)))
+        return alpha, sim.b + 0.1 * jitter.standard_normal((40, 30, 1)), sim.theta
+
+    rm = codes_to_matrix(codes)
+    kw = dict(n_random=3, seed=7)
+    strategies, ks = ["random", "top_alpha", "cat_info"], [3, 10, 30]
+    cal = FullCalibration(rm, sample)
+    seen = []
+    here = loo_curve(codes, cal, strategies, ks, **kw)
+    fake_cal = FullCalibration(rm, lambda _: (cal.whole.alpha, cal.whole.b, cal.theta))
+    fake = loo_curve(codes, fake_cal, strategies, ks, **kw, engine=_ShuffledWorkers(),
+                     progress=lambda f, m: seen.append(m))
+    with Engine(n_workers=2) as engine:
+        dask_cal = FullCalibration(rm, lambda _: (cal.whole.alpha, cal.whole.b, cal.theta))
+        on_dask = loo_curve(codes, dask_cal, strategies, ks, **kw, engine=engine)
+    for other, other_cal in ((fake, fake_cal), (on_dask, dask_cal)):
+        pd.testing.assert_frame_equal(other.estimates, here.estimates, check_exact=True)
+        pd.testing.assert_frame_equal(other.summary, here.summary, check_exact=True)
+        assert other_cal.khat == cal.khat and len(cal.khat) == 8 and other.khat_max == here.khat_max
+    assert seen == [f"held-out comparison {n} of 8" for n in range(1, 9)]
+
+
+def test_select_scheduler_is_for_the_full_mode(hanna_small, tmp_path, capsys):
+    from lib.cli import main
+
+    common = _hanna_csv(hanna_small, tmp_path / "ratings.csv")
+    assert main(["select", *common, "--scheduler", "tcp://127.0.0.1:8786", "--out", str(tmp_path / "out")]) == 2
+    assert "--scheduler is for --mode full" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_select_full_mode_through_a_scheduler_address_writes_the_local_result(hanna_small, tmp_path, monkeypatch):
+    """``select --mode full --scheduler ADDRESS`` sends the held-out comparisons to that cluster and
+    writes the files a run in this process gives (the posterior fit is replaced by fixed draws)."""
+    from distributed import LocalCluster
+
+    import lib.selection.calibration as calibration
+    from lib.cli import main
+
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+    def fixed_draws(settings, progress=None):
+        def sample(rm):
+            rng = np.random.default_rng(settings.seed)
+            alpha = np.exp(0.3 * rng.standard_normal((30, rm.shape[1])))
+            b = np.sort(rng.normal(0, 1.5, (30, rm.shape[1], len(rm.categories) - 1)), axis=-1)
+            return alpha, b, rng.normal(0, 1, rm.shape[0])
+        return sample
+
+    monkeypatch.setattr(calibration, "posterior_sampler", fixed_draws)
+    common = [*_hanna_csv(hanna_small, tmp_path / "ratings.csv"), "--mode", "full", "--strategies",
+              "random,top_alpha,cat_info", "--k", "5,30", "--random-draws", "2", "--no-merge"]
+    with LocalCluster(n_workers=1, processes=False, protocol="tcp://", host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        assert main(["select", *common, "--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "a")]) == 0
+    rm = _matrix(tmp_path / "ratings.csv")
+    from lib.selection.analysis import run
+
+    here = run(rm, ["random", "top_alpha", "cat_info"], mode="full", k_grid=[5, 30], n_random=2,
+               settings=FitSettings())
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / "selection_curve.csv"), here.curve.summary,
+                                  check_exact=False, rtol=1e-12)

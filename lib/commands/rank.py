@@ -1,0 +1,102 @@
+"""``python -m lib rank``: a leaderboard of systems (structured IRT) with Bradley–Terry beside it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from lib.cli import add_input_options, add_out_option, read_input
+from lib.errors import SettingsError
+
+OUTPUTS = ("leaderboard.csv", "win_matrix.csv", "diagnostics.json", "next_batch.csv")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    # Light imports only (``--help`` stays fast): the fitting modules load pymc.
+    from lib.irt.settings import SAMPLERS
+    from lib.ranking.data import LIKELIHOODS
+
+    nuts = [s.name for s in SAMPLERS.values() if s.posterior]
+    p = sub.add_parser(
+        "rank",
+        help="leaderboard of systems: skills, ranks, P(best), Bradley–Terry baseline, what to annotate next",
+        description="Fit one skill per system (structured IRT: theta of a pair = s_B - s_A, with the "
+        "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json and, "
+        "with --next N, next_batch.csv to --out.",
+    )
+    add_input_options(p, "CSV of judgments or ratings")
+    p.add_argument("--likelihood", choices=list(LIKELIHOODS), default=None,
+                   help="default: the data's own; " + "; ".join(f"{k}: {v}" for k, v in LIKELIHOODS.items()))
+    p.add_argument("--sampler", choices=[*nuts, "laplace"], default=None,
+                   help=f"NUTS ({', '.join(nuts)}; default {nuts[0]}) or laplace: MAP + Laplace, a Gaussian "
+                        "approximation of the posterior at its mode (fast on large data)")
+    p.add_argument("--baseline", default=None, metavar="SYSTEM",
+                   help="identify the skills by this system's skill = 0 (default: skills sum to zero)")
+    p.add_argument("--intransitivity", action="store_true",
+                   help="add a deviation per pair (scale tau estimated) and list the pairs whose deviation "
+                        "interval excludes 0")
+    p.add_argument("--position-column", default=None, metavar="NAME",
+                   help="column naming the system shown first (left): a / left / 1, b / right / 2, the row's "
+                        "system, or blank; estimate a position bias gamma (the same as --columns position=NAME)")
+    p.add_argument("--next", type=int, default=0, metavar="N",
+                   help="write next_batch.csv: the N (pair, prompt) judgments that most reduce the "
+                        "ranking's uncertainty (pairwise likelihoods: votes or cells)")
+    p.add_argument("--chains", type=int, help="NUTS chains (default 4)")
+    p.add_argument("--draws", type=int, help="draws per chain (default 1000; Laplace: draws in all)")
+    p.add_argument("--tune", type=int, help="tuning iterations per chain (default 500)")
+    p.add_argument("--seed", type=int, help="default 0")
+    add_out_option(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from lib.cli import parse_columns
+    from lib.commands.fit import _progress_printer
+    from lib.export import csv_text, prepare_out
+    from lib.irt.fit import diagnostics_json
+    from lib.ranking.fit import RankSettings
+    from lib.ranking.run import rank_systems
+
+    if args.next < 0:
+        raise SettingsError(f"--next must be 0 or more (got {args.next})")
+    if args.position_column and args.format != "pairwise":
+        raise SettingsError(f"--position-column needs pairwise votes (one pair shown per row), not {args.format}")
+    if args.position_column:  # the pairwise format's optional role "position"
+        args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
+    out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
+    data = read_input(args)
+    sizes = ("sampler", "chains", "draws", "tune", "seed")
+    given = {k: getattr(args, k) for k in sizes if getattr(args, k) is not None}
+    settings = RankSettings(likelihood=args.likelihood, baseline=args.baseline, intransitivity=args.intransitivity,
+                            position_bias="position" in parse_columns(args.columns), **given)
+    result = rank_systems(data, settings, n_next=args.next, progress=_progress_printer())
+    texts = {
+        "leaderboard.csv": csv_text(result.leaderboard),
+        "win_matrix.csv": csv_text(result.win_matrix),
+        "diagnostics.json": diagnostics_json(result.fit.diagnostics),
+    }
+    if result.next_batch is not None:
+        texts["next_batch.csv"] = csv_text(result.next_batch)
+    # Staged in a temporary folder inside --out and moved in at the end: no partial outputs.
+    with tempfile.TemporaryDirectory(dir=out, prefix=".rank-") as staging:
+        for name, text in texts.items():
+            (Path(staging) / name).write_text(text, encoding="utf-8")
+        for name in texts:
+            (Path(staging) / name).replace(out / name)
+    for note in result.notes:
+        print(f"note: {note}")
+    if result.position is not None:
+        g = result.position.iloc[0]
+        print(f"position bias gamma (logits; > 0 favours the system shown first): {g['mean']:.3f}, "
+              f"95% interval {g['low']:.3f} to {g['high']:.3f}")
+    if result.intransitive is not None:
+        print(f"intransitivity: tau = {result.tau:.3f}; {len(result.intransitive)} pairs whose deviation "
+              "interval excludes 0" + "".join(f"\n  {note}" for note in result.intransitive["note"]))
+    for w in result.fit.diagnostics.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    shown = result.leaderboard[["system", "skill_mean", "rank_low", "rank_high", "p_best", "bt_rating"]]
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"wrote {out}/{', '.join(texts)}")
+    return 0

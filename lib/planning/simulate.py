@@ -1,0 +1,143 @@
+"""One simulated study: true skills, the chosen prompts and every annotator's judgment, drawn from
+the graded response model (Samejima 1969; Sedoc & Ungar 2020) or, for checks, a normal model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from lib.irt.readouts import category_probs
+from lib.planning.design import Assumptions, Design
+
+
+@dataclass
+class Study:
+    """A simulated study and the truth behind it.
+
+    Attributes
+    ----------
+    scores : ndarray, shape (I, J, n), float
+        Annotator k's judgment of comparison i on prompt j: a category value (e.g. -1 = A
+        better, 0 = tie, 1 = B better) or, under the normal model, a difference score.
+    categories : ndarray, shape (K,), or None
+        The ordered category values (None under the normal model).
+    theta : ndarray, shape (I,)
+        True ability of each comparison (B minus A, logits).
+    pairs : ndarray, shape (I, 2), int
+        System index of A and B.
+    skills : ndarray, shape (S,)
+        True skills, for Kendall's tau (least squares on theta for a pilot).
+    target : ndarray, shape (I,), bool
+        Comparisons whose difference is of the stated size: power is read on them.
+    alpha : ndarray, shape (J,)
+        True discrimination of the chosen prompts.
+    b : ndarray, shape (J, K-1), or None
+        Their true thresholds (None under the normal model).
+    """
+
+    scores: np.ndarray
+    categories: np.ndarray | None
+    theta: np.ndarray
+    pairs: np.ndarray
+    skills: np.ndarray
+    target: np.ndarray
+    alpha: np.ndarray
+    b: np.ndarray | None
+
+
+def seeds(seed: int, design: Design, replicate: int) -> tuple[np.random.Generator, ...]:
+    """Random streams of one replicate: (truth and bank, prompt choice, judgments).
+
+    Derived with ``numpy.random.SeedSequence`` from (seed, replicate), (prompts), (prompts,
+    annotators), never from the strategy or the analysis: the designs of one size share their
+    truths and bank (common random numbers), so their differences are not Monte-Carlo noise, and
+    a replicate gives the same numbers wherever it runs.
+    """
+    keys = ((0,), (1, design.prompts), (2, design.prompts, design.annotators))
+    return tuple(np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(replicate, *k))) for k in keys)
+
+
+def _pairs(n_systems: int, comparisons: int | None) -> np.ndarray:
+    """System pairs, neighbours (by index) first, then pairs two apart, ..."""
+    pairs = sorted(combinations(range(n_systems), 2), key=lambda p: (p[1] - p[0], p[0]))
+    return np.array(pairs[:comparisons] if comparisons else pairs, dtype=np.int64)
+
+
+def skills_from_theta(theta: np.ndarray, pairs: np.ndarray, n_systems: int) -> np.ndarray:
+    """Skills s (shape (S,), summing to 0) whose differences s_b - s_a fit the comparisons' thetas
+    (shape (I,)) in least squares; ``pairs`` (I, 2) holds each comparison's system index of A, B."""
+    design = np.zeros((len(pairs) + 1, n_systems))
+    design[np.arange(len(pairs)), pairs[:, 1]] = 1.0
+    design[np.arange(len(pairs)), pairs[:, 0]] = -1.0
+    design[-1] = 1.0
+    return np.linalg.lstsq(design, np.append(theta, 0.0), rcond=None)[0]
+
+
+def simulate_study(assumptions: Assumptions, design: Design, seed: int = 0, replicate: int = 0) -> Study:
+    """Draw one study of ``design`` under ``assumptions``.
+
+    Skills, the prompt bank, the choice of prompts and the judgments are drawn from the streams of
+    :func:`seeds`. Each annotator's judgment of a (comparison, prompt) cell is a category of the GRM
+    ``P(u >= c) = logistic(alpha_j (theta_i - b_jc))``: with stated assumptions three categories
+    (A better, tie, B better) with thresholds ``+-b_j``, ``alpha_j b_j = logit((1 + tie_rate) / 2)``;
+    with a pilot the pilot's categories, alpha and b. ``top_alpha`` takes the bank's prompts of
+    highest (estimated) alpha, ``random`` a random subset.
+
+    Parameters
+    ----------
+    assumptions : Assumptions
+    design : Design
+    seed : int
+        The plan's seed.
+    replicate : int
+        Index of this study among the plan's replicates.
+
+    Returns
+    -------
+    Study
+
+    Raises
+    ------
+    SettingsError
+        Invalid assumptions or design.
+    """
+    assumptions.validate()
+    design.validate(assumptions)
+    truth_rng, choice_rng, judgment_rng = seeds(seed, design, replicate)
+    a = assumptions
+    if a.pilot is not None:
+        pairs = a.pilot.pairs
+        theta = a.pilot.theta[truth_rng.integers(len(a.pilot.theta))]
+        skills = skills_from_theta(theta, pairs, int(pairs.max()) + 1)
+        target = np.abs(theta) >= a.effect
+        bank_alpha, bank_b, categories = a.pilot.alpha, a.pilot.b, a.pilot.categories
+        true_alpha, true_b = bank_alpha, bank_b
+    else:
+        pairs = _pairs(a.n_systems, a.comparisons)
+        if a.skill_sd > 0:
+            skills = truth_rng.normal(0.0, a.skill_sd, a.n_systems)
+        else:  # spaced by the effect, in a random order
+            skills = truth_rng.permutation(a.effect * (np.arange(a.n_systems) - (a.n_systems - 1) / 2))
+        theta = skills[pairs[:, 1]] - skills[pairs[:, 0]]
+        target = (np.isclose(np.abs(theta), a.effect) if a.skill_sd == 0
+                  else np.abs(theta) >= a.effect)
+        bank_alpha = np.exp(truth_rng.normal(0.0, a.log_alpha_sd, a.bank_size))
+        half = np.log1p(a.tie_rate) - np.log1p(-a.tie_rate)  # logit((1 + tie) / 2)
+        bank_b = np.stack([-half / bank_alpha, half / bank_alpha], axis=1)
+        categories = np.array([-1, 0, 1])
+        true_alpha, true_b = bank_alpha, bank_b
+    if design.strategy == "top_alpha":
+        chosen = np.argsort(-bank_alpha, kind="stable")[:design.prompts]
+    else:
+        chosen = choice_rng.choice(len(bank_alpha), design.prompts, replace=False)
+    alpha, b = true_alpha[chosen], true_b[chosen]
+    shape = (len(theta), design.prompts, design.annotators)
+    if a.response == "normal":
+        scores = judgment_rng.normal(theta[:, None, None], 1.0, shape)
+        return Study(scores, None, theta, pairs, skills, target, alpha, None)
+    cum = category_probs(theta, alpha, b).cumsum(axis=-1)  # (I, J, K)
+    u = judgment_rng.random(shape)
+    codes = np.minimum((u[..., None] > cum[:, :, None, :]).sum(axis=-1), len(categories) - 1)
+    return Study(categories[codes].astype(float), categories, theta, pairs, skills, target, alpha, b)

@@ -1,0 +1,6 @@
+"""Structured ranking of many systems (issue 11): one skill per system, theta_pair = s_B - s_A.
+
+``data`` turns an analysis input into what a likelihood needs (cells, votes or ratings),
+``model`` builds the PyMC model, ``fit`` samples it (NUTS) or fits MAP + Laplace, ``simulate``
+generates arena-like votes for tests and benchmarks.
+"""

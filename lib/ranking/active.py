@@ -1,0 +1,364 @@
+"""What to annotate next: the (system pair, prompt) judgments that most reduce ranking uncertainty.
+
+Chatbot Arena (Chiang et al. 2024, "Chatbot Arena: An Open Platform for Evaluating LLMs by Human
+Preference", ICML 2024, sec. 5, its active-sampling rule) samples the pair whose next vote most shrinks its confidence
+interval. Here the same idea runs on the posterior of the ranking model. For the pair (A, B) with
+``d = s_B - s_A`` and a vote on prompt j, in a Gaussian (Laplace) approximation of the posterior:
+
+    score(A, B, j) = w_AB * (sd(d) - sd'(d)),   sd'(d)^2 = V / (1 + V I_j),   V = Var(d)
+
+* ``w_AB = P(A, B adjacent at the boundary) * 4 p (1 - p)``: how much of the ranking's undecidedness
+  the order of A and B carries. With ``focus`` = k the boundary is between ranks k and k + 1 (k = 1:
+  which system is best; the order of A and B decides it exactly in the draws where they are the top
+  two); with no focus every pair of adjacent ranks counts. ``p = P(s_B above s_A | adjacent at the
+  boundary)``, so ``4 p (1 - p)`` (in [0, 1]) is the variance of their order where it matters: a
+  pair already ordered for sure, or never at the boundary, gains nothing.
+* ``I_j = E[I_j(d)]``: the Fisher information of one vote on prompt j about d under the graded
+  response model (Samejima 1969; ``lib.irt.readouts.item_information``), averaged over the posterior of
+  d. It grows with the prompt's discrimination alpha_j and is largest where its thresholds sit near d.
+* ``sd(d) - sd'(d)``: the vote's expected shrinkage of the pair's posterior sd (logits), as in
+  Arena's rule; one vote of information I is a Gaussian observation of d with precision I.
+
+A batch of N is chosen greedily: after each pick the skills' covariance gets the rank-one update
+of that observation, ``Sigma <- Sigma - I Sigma x x' Sigma / (1 + I x' Sigma x)`` (x = e_B - e_A),
+so a batch spreads over pairs and prompts and also credits what a vote says about other pairs
+sharing a system. p stays at its current value (the outcomes are unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+from scipy.special import expit
+
+from lib.errors import SettingsError
+from lib.formats import DEFAULT_CRITERION
+from lib.irt.readouts import item_information
+
+NEXT_COLUMNS = ["system_a", "system_b", "prompt_id", "score"]
+GRID = np.linspace(-8.0, 8.0, 161)
+"""Values of d (logits) where the prompts' information is tabulated; draws outside are clipped."""
+CHUNK = 20_000_000
+"""Largest (pairs x prompts) block of expected information held at once (160 MB of float64)."""
+
+
+def next_batch(
+    skills: np.ndarray,
+    systems: Sequence[str],
+    prompt_ids: Sequence[str],
+    alpha: np.ndarray,
+    cutpoints: np.ndarray,
+    n: int = 20,
+    *,
+    focus: int | None = 1,
+) -> pd.DataFrame:
+    """The N (pair, prompt) judgments to ask for next, best first (module docstring: the score).
+
+    Parameters
+    ----------
+    skills : ndarray, shape (S, K)
+        Posterior (or Laplace) draws of the skills, logits, columns in ``systems`` order; S >= 2.
+    systems : sequence of str, length K
+    prompt_ids : sequence of str, length J
+        Candidate prompts.
+    alpha : ndarray, shape (J,)
+        Discrimination of each candidate prompt (posterior mean), > 0.
+    cutpoints : ndarray, shape (J, C - 1)
+        Ordered thresholds b_jc of each prompt's vote outcome (C categories, e.g. 3 for A better /
+        tie / B better), in ``P(outcome >= c) = logistic(alpha_j (s_B - s_A - b_jc))``.
+    n : int
+        Batch size, >= 1; fewer rows when there are fewer candidates.
+    focus : int or None
+        Rank boundary to resolve: 1 (default) who is best, k who is in the top k, None the whole
+        ranking (every boundary between adjacent ranks).
+
+    Returns
+    -------
+    DataFrame
+        ``system_a, system_b, prompt_id, score`` (``system_a`` alphabetically first; score in logits
+        of posterior sd, weighted by the pair's undecidedness), in the order chosen.
+
+    Raises
+    ------
+    SettingsError
+        ``n`` < 1, ``focus`` outside 1..K-1, or prompt parameters that do not match ``prompt_ids``.
+    ValueError
+        ``skills`` does not have one column per system, or fewer than two draws.
+    """
+    skills = np.asarray(skills, dtype=float)
+    if skills.ndim != 2 or skills.shape[1] != len(systems) or skills.shape[0] < 2:
+        raise ValueError(f"skills must have shape (draws >= 2, {len(systems)}), got {skills.shape}")
+    alpha, cutpoints = np.asarray(alpha, dtype=float), np.asarray(cutpoints, dtype=float)
+    if n < 1:
+        raise SettingsError(f"the batch size must be at least 1, not {n}")
+    if focus is not None and not 1 <= focus < len(systems):
+        raise SettingsError(f"the rank boundary to resolve must be between 1 and {len(systems) - 1}, not {focus}")
+    if alpha.shape != (len(prompt_ids),) or cutpoints.ndim != 2 or len(cutpoints) != len(prompt_ids):
+        raise SettingsError(f"prompt parameters for {len(prompt_ids)} prompts expected, got alpha {alpha.shape} "
+                            f"and cutpoints {cutpoints.shape}")
+    order = np.argsort(np.asarray(systems, dtype=object).astype(str), kind="stable")
+    ia, ib = np.triu_indices(len(systems), k=1)
+    ia, ib = order[ia], order[ib]
+    d = skills[:, ib] - skills[:, ia]  # (S, P)
+    weight = _boundary_weight(skills, ia, ib, focus)
+
+    keep = min(n, len(prompt_ids))
+    best_prompts, best_info = _most_informative(d, alpha, cutpoints, keep)  # (P, keep) each, descending
+    cov = np.cov(skills, rowvar=False)
+    nxt = np.zeros(len(ia), dtype=np.int64)
+    rows = []
+    for _ in range(min(n, len(ia) * keep)):
+        var = np.maximum(cov[ia, ia] + cov[ib, ib] - 2.0 * cov[ia, ib], 0.0)
+        info = np.where(nxt < keep, best_info[np.arange(len(ia)), np.minimum(nxt, keep - 1)], 0.0)
+        gain = weight * (np.sqrt(var) - np.sqrt(var / (1.0 + var * info)))
+        gain[nxt >= keep] = -np.inf
+        pick = int(np.argmax(gain))
+        rows.append((systems[ia[pick]], systems[ib[pick]], prompt_ids[best_prompts[pick, nxt[pick]]], gain[pick]))
+        x = np.zeros(len(systems))
+        x[ib[pick]], x[ia[pick]] = 1.0, -1.0
+        sx = cov @ x
+        cov = cov - info[pick] * np.outer(sx, sx) / (1.0 + info[pick] * x @ sx)
+        nxt[pick] += 1
+    return pd.DataFrame(rows, columns=NEXT_COLUMNS)
+
+
+def _boundary_weight(skills: np.ndarray, ia: np.ndarray, ib: np.ndarray, focus: int | None) -> np.ndarray:
+    """``w_AB`` of the module docstring for the pairs (ia, ib): (P,) in [0, 1]."""
+    k = skills.shape[1]
+    ranked = np.argsort(-skills, axis=1, kind="stable")  # (S, K) systems from best to worst
+    bounds = range(k - 1) if focus is None else [focus - 1]
+    above = np.zeros((k, k))  # above[x, y]: draws where x sits right above y at a boundary
+    for r in bounds:
+        np.add.at(above, (ranked[:, r], ranked[:, r + 1]), 1.0)
+    n_adjacent = above[ia, ib] + above[ib, ia]
+    p = np.divide(above[ib, ia], n_adjacent, out=np.zeros(len(ia)), where=n_adjacent > 0)
+    return n_adjacent / len(skills) * 4.0 * p * (1.0 - p)
+
+
+def _most_informative(d: np.ndarray, alpha: np.ndarray, cutpoints: np.ndarray, keep: int):
+    """Per pair, the ``keep`` prompts of highest expected information E[I_j(d)] over the draws of d.
+
+    Returns (indices, information), each (P, keep), in descending information.
+    """
+    info_grid = item_information(GRID, alpha, cutpoints)  # (G, J)
+    step = GRID[1] - GRID[0]
+    at = np.clip(np.rint((d - GRID[0]) / step), 0, len(GRID) - 1).astype(np.int64)  # (S, P) nearest grid point
+    n_pairs = d.shape[1]
+    # share of each pair's draws at each grid point: (P, G)
+    share = np.bincount((np.arange(n_pairs) * len(GRID) + at).ravel(), minlength=n_pairs * len(GRID))
+    share = share.reshape(n_pairs, len(GRID)) / len(d)
+    idx = np.empty((n_pairs, keep), dtype=np.int64)
+    val = np.empty((n_pairs, keep))
+    rows = max(1, CHUNK // max(1, info_grid.shape[1]))
+    for start in range(0, n_pairs, rows):
+        block = share[start:start + rows] @ info_grid  # (rows, J)
+        top = np.argpartition(-block, keep - 1, axis=1)[:, :keep]
+        top_val = np.take_along_axis(block, top, axis=1)
+        order = np.argsort(-top_val, axis=1, kind="stable")
+        idx[start:start + rows] = np.take_along_axis(top, order, axis=1)
+        val[start:start + rows] = np.take_along_axis(top_val, order, axis=1)
+    return idx, val
+
+
+def next_from_posterior(idata, n: int = 20, *, focus: int | None = 1) -> pd.DataFrame:
+    """:func:`next_batch` from a fitted ranking model's posterior (posterior means of alpha and b).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        Posterior with ``skill`` (system), ``alpha`` (prompt) and ``b`` (prompt, threshold), as
+        :func:`lib.ranking.model.build_ranking` names them for paired likelihoods (votes, cells).
+    n : int
+        Batch size.
+    focus : int or None
+        Rank boundary to resolve (:func:`next_batch`).
+
+    Returns
+    -------
+    DataFrame
+        ``NEXT_COLUMNS``, best first.
+
+    Raises
+    ------
+    SettingsError
+        The posterior has no per-prompt thresholds of a pair (the ratings likelihood judges one
+        system at a time, so there is no pair to ask about), or ``n`` < 1.
+    """
+    post = idata.posterior
+    if "b" not in post or "prompt" not in post["b"].dims:
+        raise SettingsError("what to annotate next needs a paired likelihood (votes or cells), not ratings")
+    skills = post["skill"].stack(sample=("chain", "draw")).transpose("sample", "system").values
+    b = post["b"].mean(("chain", "draw")).transpose("prompt", ...).values
+    return next_batch(skills, [str(s) for s in post["system"].values], [str(p) for p in post["prompt"].values],
+                      post["alpha"].mean(("chain", "draw")).values, b, n, focus=focus)
+
+
+def bt_laplace(votes: pd.DataFrame, systems: Sequence[str], *, prior_sd: float = 1.0, draws: int = 500,
+               seed: int = 0) -> np.ndarray:
+    """Fast skill draws for the simulation: Bradley–Terry with a N(0, prior_sd) prior, MAP + Laplace.
+
+    The votes likelihood of the ranking model with alpha_j = 1 and ties as half a win (LMArena's
+    rule), maximised by ``scipy.optimize.minimize`` (trust-exact, exact gradient and Hessian); draws
+    from ``N(mode, H^-1)`` with H the negative Hessian of the log posterior. A stand-in for
+    ``lib.ranking.fit.fit_ranking(..., sampler="laplace")`` that needs no model compilation (about a
+    millisecond for a few systems), so a simulation can refit after every batch.
+
+    Parameters
+    ----------
+    votes : DataFrame
+        Canonical votes: ``system_a``, ``system_b``, ``winner`` in {a, b, tie}.
+    systems : sequence of str
+        Every system (also those without votes yet), the column order of the draws.
+    prior_sd : float
+        SD of the skills' prior (logits).
+    draws : int
+    seed : int
+
+    Returns
+    -------
+    ndarray, shape (draws, K)
+    """
+    index = {s: k for k, s in enumerate(systems)}
+    ia, ib = votes["system_a"].map(index).to_numpy(), votes["system_b"].map(index).to_numpy()
+    o = votes["winner"].map({"a": 1.0, "tie": 0.5, "b": 0.0}).to_numpy()
+    x = np.zeros((len(votes), len(systems)))
+    x[np.arange(len(votes)), ia] += 1.0
+    x[np.arange(len(votes)), ib] -= 1.0
+    prior = np.eye(len(systems)) / prior_sd**2
+
+    def neg_log_post(r):
+        z = x @ r
+        return np.sum(np.logaddexp(0.0, z) - o * z) + 0.5 * r @ prior @ r
+
+    def grad(r):
+        return x.T @ (expit(x @ r) - o) + prior @ r
+
+    def hess(r):
+        p = expit(x @ r)
+        return (x.T * (p * (1.0 - p))) @ x + prior
+
+    mode = minimize(neg_log_post, np.zeros(len(systems)), jac=grad, hess=hess, method="trust-exact").x
+    return np.random.default_rng(seed).multivariate_normal(mode, np.linalg.inv(hess(mode)), draws)
+
+
+@dataclass
+class ActiveSimulation:
+    """Votes each rule needed before the true best system had P(best) above the target.
+
+    Attributes
+    ----------
+    needed : dict
+        ``{"uniform": int or None, "active": int or None}``: votes at the first check where the true
+        best system's P(best) exceeded the target (None: not within the budget).
+    trace : DataFrame
+        ``rule, n_votes, p_best``: the true best system's P(best) at every check.
+    best : str
+        The true best system.
+    """
+
+    needed: dict[str, int | None]
+    trace: pd.DataFrame
+    best: str
+
+
+def simulate_active_vs_uniform(
+    n_systems: int = 6,
+    n_prompts: int = 40,
+    *,
+    fit: Callable[[pd.DataFrame, list[str]], np.ndarray] = bt_laplace,
+    start: int = 30,
+    batch: int = 10,
+    max_votes: int = 2000,
+    target: float = 0.95,
+    tie_rate: float = 0.1,
+    skill_sd: float = 0.5,
+    seed: int = 0,
+) -> ActiveSimulation:
+    """How many votes uniform sampling and :func:`next_batch` need to single out the true best system.
+
+    Votes come from :func:`lib.ranking.simulate.simulate_arena` (its skills, discriminations and
+    tie thresholds are the truth). Both rules start from the same first ``start`` uniform votes and
+    then add ``batch`` votes at a time: *uniform* a random pair on a random prompt (the arena design),
+    *active* the top of :func:`next_batch` for the current draws (prompts scored with alpha = 1 and
+    the tie threshold of the observed tie share, as the rule does not know the truth). After each
+    batch ``fit`` gives skill draws and P(best) of the true best system is recorded.
+
+    Parameters
+    ----------
+    n_systems, n_prompts : int
+        Size of the simulated study.
+    fit : callable
+        ``fit(votes, systems) -> ndarray (S, K)``: skill draws, columns in ``systems`` order, from
+        canonical votes; default :func:`bt_laplace` (fast enough for a page).
+    start, batch, max_votes : int
+        Initial uniform votes, votes added between checks, and the budget per rule.
+    target : float
+        P(best) the true best system must exceed.
+    tie_rate, skill_sd : float
+        Passed to ``simulate_arena``.
+    seed : int
+
+    Returns
+    -------
+    ActiveSimulation
+
+    Raises
+    ------
+    SettingsError
+        Sizes that cannot run (fewer than 2 systems, ``batch`` < 1, ``start`` > ``max_votes``).
+    """
+    from lib.ranking.simulate import simulate_arena
+
+    if n_systems < 2 or batch < 1 or not 0 < start <= max_votes:
+        raise SettingsError("the simulation needs at least 2 systems, a batch of at least 1 vote and "
+                            f"0 < start <= max votes (got {n_systems}, {batch}, {start}, {max_votes})")
+    uniform, truth = simulate_arena(n_systems, n_prompts, max_votes, tie_rate=tie_rate, skill_sd=skill_sd, seed=seed)
+    systems, skill = truth["systems"], truth["skill"]
+    best = int(np.argmax(skill))
+    rng = np.random.default_rng([seed, 1])
+    needed: dict[str, int | None] = {"uniform": None, "active": None}
+    trace = []
+    for rule in needed:
+        votes = uniform.iloc[:start]
+        while True:
+            p_best = float((np.argmax(fit(votes, systems), axis=1) == best).mean())
+            trace.append((rule, len(votes), p_best))
+            if p_best > target:
+                needed[rule] = len(votes)
+                break
+            if len(votes) >= max_votes:
+                break
+            size = min(batch, max_votes - len(votes))
+            if rule == "uniform":
+                votes = uniform.iloc[:len(votes) + size]
+            else:
+                ask = next_batch(fit(votes, systems), systems, truth["prompts"], *_prompt_guess(votes, n_prompts),
+                                 n=size)
+                votes = pd.concat([votes, _answer(ask, truth, rng, len(votes))], ignore_index=True)
+    return ActiveSimulation(needed, pd.DataFrame(trace, columns=["rule", "n_votes", "p_best"]), systems[best])
+
+
+def _prompt_guess(votes: pd.DataFrame, n_prompts: int) -> tuple[np.ndarray, np.ndarray]:
+    """alpha = 1 and the antisymmetric tie threshold ``logit((1 + t) / 2)`` of the observed tie share t."""
+    ties = float(np.clip((votes["winner"] == "tie").mean(), 0.01, 0.9))
+    threshold = np.log((1 + ties) / (1 - ties))  # logit((1 + t) / 2)
+    return np.ones(n_prompts), np.tile([-threshold, threshold], (n_prompts, 1))
+
+
+def _answer(ask: pd.DataFrame, truth: dict, rng: np.random.Generator, first_id: int) -> pd.DataFrame:
+    """Votes on the asked (pair, prompt)s drawn from the true model (``simulate_arena``'s outcome rule)."""
+    index = {s: k for k, s in enumerate(truth["systems"])}
+    prompt = {p: j for j, p in enumerate(truth["prompts"])}
+    location = truth["skill"][ask["system_b"].map(index)] - truth["skill"][ask["system_a"].map(index)]
+    alpha = truth["alpha"][ask["prompt_id"].map(prompt)]
+    u = rng.random(len(ask))
+    p_b, p_not_a = expit(alpha * (location - truth["b"])), expit(alpha * (location + truth["b"]))
+    return pd.DataFrame({
+        "prompt_id": ask["prompt_id"], "system_a": ask["system_a"], "system_b": ask["system_b"],
+        "annotator_id": [f"r{first_id + n}" for n in range(len(ask))],
+        "winner": np.where(u < p_b, "b", np.where(u < p_not_a, "tie", "a")), "criterion": DEFAULT_CRITERION,
+    })

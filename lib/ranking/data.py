@@ -1,0 +1,120 @@
+"""What each likelihood of the ranking model reads, built from an analysis input (light imports).
+
+Three likelihoods (:data:`LIKELIHOODS`) explain the same judgments at three grains: the net rating
+of a system pair on a prompt (*cells*, the paper's graded response model), each vote (*votes*), or
+each score of one system on one prompt (*ratings*, which needs no pairing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from lib.errors import DesignError, SettingsError
+from lib.ratings import RatingMatrix
+
+LIKELIHOODS = {
+    "cells": "net rating per (system pair, prompt), the graded response model of the Abilities page",
+    "votes": "one outcome per vote (A better / tie / B better): sparse designs, arenas (default for votes)",
+    "ratings": "one score per (system, prompt) with a prompt effect: needs no pairing (default for ratings)",
+}
+"""The ranking model's likelihoods, name -> help text (:mod:`lib.ranking.model`)."""
+
+RATING_COLUMNS = ["system", "prompt_id", "annotator_id", "score"]
+
+
+@dataclass
+class RankingData:
+    """The judgments one likelihood of the ranking model explains.
+
+    Attributes
+    ----------
+    systems : list of str
+        Every system, sorted; the order of skills everywhere.
+    likelihood : str
+        A key of :data:`LIKELIHOODS`.
+    votes : DataFrame or None
+        Canonical votes (``lib.formats.VOTE_COLUMNS``, plus ``first``, the system shown first, when
+        the file says) of the chosen criterion; set for ``votes`` and ``cells``.
+    matrix : RatingMatrix or None
+        Net ratings per (pair, prompt), for ``cells``.
+    ratings : DataFrame or None
+        ``system, prompt_id, annotator_id, score`` (float) for ``ratings``; ``annotator_id`` is
+        "" where the reader averaged over annotators.
+    n_votes : Series
+        Judgments behind each system's skill (votes it took part in, or scores it received), index
+        ``systems``.
+    """
+
+    systems: list[str]
+    likelihood: str
+    votes: pd.DataFrame | None
+    matrix: RatingMatrix | None
+    ratings: pd.DataFrame | None
+    n_votes: pd.Series
+
+
+def ranking_data(data, likelihood: str | None = None) -> RankingData:
+    """The data of one likelihood of the ranking model from an analysis input.
+
+    Parameters
+    ----------
+    data : lib.inputs.AnalysisInput
+    likelihood : str, optional
+        A key of :data:`LIKELIHOODS`; default ``votes`` for formats with votes (pairwise,
+        best-worst, ranking) and ``ratings`` for the ratings format.
+
+    Returns
+    -------
+    RankingData
+
+    Raises
+    ------
+    SettingsError
+        An unknown likelihood, or one the format cannot give (ratings from votes, votes from
+        ratings, anything from item-response data).
+    DesignError
+        Fewer than two systems, or nothing that tells systems apart (all votes ties, all scores
+        equal, no pair judged on a prompt for ``cells``).
+    """
+    if data.fmt == "responses":
+        raise SettingsError("item-response data (persons x items) has no systems to rank")
+    has_votes = data.judgments is not None
+    likelihood = likelihood or ("votes" if has_votes else "ratings")
+    if likelihood not in LIKELIHOODS:
+        raise SettingsError(f"unknown likelihood '{likelihood}'; choose one of {', '.join(LIKELIHOODS)}")
+    if likelihood == "votes" and not has_votes:
+        raise SettingsError("the votes likelihood needs pairwise votes; these are ratings: use ratings or cells")
+    if likelihood == "ratings" and has_votes:
+        raise SettingsError("the ratings likelihood needs one score per system and prompt; these are votes: "
+                            "use votes or cells")
+    votes = ratings = matrix = None
+    if has_votes:
+        votes = data.judgments.votes
+        if data.criterion is not None:
+            votes = votes[votes["criterion"] == data.criterion]
+        votes = votes.reset_index(drop=True)
+        systems = sorted(set(votes["system_a"]) | set(votes["system_b"]))
+        counts = pd.concat([votes["system_a"], votes["system_b"]]).value_counts()
+        if likelihood == "votes" and (votes["winner"] == "tie").all():
+            raise DesignError("every vote is a tie: the votes cannot tell any system apart")
+    else:
+        table = data.ratings
+        if data.criterion is not None and "criterion" in table:
+            table = table[table["criterion"] == data.criterion]
+        ratings = pd.DataFrame({"system": table["system"].astype(str), "prompt_id": table["prompt_id"].astype(str),
+                                "annotator_id": "", "score": table["score"].astype("float64")}).reset_index(drop=True)
+        systems = sorted(set(ratings["system"]))
+        counts = ratings["system"].value_counts()
+        if likelihood == "ratings" and ratings["score"].nunique() < 2:
+            raise DesignError("every score is the same: the ratings cannot tell any system apart")
+    if len(systems) < 2:
+        raise DesignError(f"only one system ({', '.join(systems) or 'none'}): a leaderboard needs at least two")
+    if likelihood == "cells":
+        matrix = data.matrix
+        if not (matrix.n_votes > 0).any():
+            raise DesignError("no pair of systems was judged on the same prompt: the cells likelihood has "
+                              "nothing to model; use the ratings or votes likelihood")
+    n_votes = counts.reindex(systems, fill_value=0).astype("int64").rename("n_votes")
+    return RankingData(systems, likelihood, votes, matrix, ratings, n_votes)

@@ -1,0 +1,203 @@
+"""Leaderboard read-outs from posterior draws of the systems' skills (numpy; no model code).
+
+Ranks are computed per draw, so rank intervals and P(best) carry the joint uncertainty of all skills
+(the posterior of a rank, as in Hall & Miller 2009, "Using the bootstrap to quantify the authority of
+an empirical ranking", Ann. Statist. 37(6B); here over posterior draws instead of bootstrap fits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from lib.errors import SettingsError
+
+INTRANSITIVE_NOTE = "the data say {a} beats {b} directly more than their skills imply"
+
+
+def _draws(skills: np.ndarray, systems: Sequence[str]) -> np.ndarray:
+    skills = np.asarray(skills, dtype=float)
+    if skills.ndim != 2 or skills.shape[1] != len(systems) or skills.shape[0] < 1:
+        raise ValueError(f"skills must have shape (draws, {len(systems)}), got {skills.shape}")
+    return skills
+
+
+def _check_level(level: float) -> None:
+    if not 0 < level < 1:
+        raise SettingsError(f"the interval level must be between 0 and 1, not {level}")
+
+
+def draw_ranks(skills: np.ndarray) -> np.ndarray:
+    """Rank of every system in every draw, 1 = best (highest skill); equal skills share the best rank.
+
+    Parameters
+    ----------
+    skills : ndarray, shape (S, K)
+
+    Returns
+    -------
+    ndarray, shape (S, K), int64 in 1..K.
+    """
+    return rankdata(-np.asarray(skills, dtype=float), method="min", axis=1).astype(np.int64)
+
+
+def leaderboard(
+    skills: np.ndarray,
+    systems: Sequence[str],
+    n_votes: pd.Series | Sequence[int],
+    *,
+    top_k: int = 3,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """The leaderboard: skill summary, rank summary, P(best), P(in top k) per system.
+
+    Parameters
+    ----------
+    skills : ndarray, shape (S, K)
+        Posterior (or Laplace) draws of the skills s_k, logits, columns in ``systems`` order.
+    systems : sequence of str, length K
+    n_votes : Series indexed by system, or sequence of int in ``systems`` order
+        Judgments behind each skill (``RankingData.n_votes``); systems missing from a Series get 0.
+    top_k : int
+        k of P(in top k), 1 <= k <= K.
+    level : float
+        Coverage of the equal-tailed skill and rank intervals.
+
+    Returns
+    -------
+    DataFrame
+        ``system, skill_mean, skill_sd, skill_low, skill_high, rank_mean, rank_low, rank_high, p_best,
+        p_top_k, n_votes``, best (highest mean skill) first. Ranks: 1 = best;
+        ``rank_low``/``rank_high`` are the (1-level)/2 and (1+level)/2 quantiles of the draws' ranks
+        (inverted CDF, so they are ranks that occur); ``p_best`` = P(rank = 1), ``p_top_k`` =
+        P(rank <= top_k).
+
+    Raises
+    ------
+    SettingsError
+        ``top_k`` outside 1..K or ``level`` outside (0, 1).
+    ValueError
+        ``skills`` does not have one column per system.
+    """
+    skills = _draws(skills, systems)
+    _check_level(level)
+    if not 1 <= top_k <= len(systems):
+        raise SettingsError(f"top k must be between 1 and the number of systems ({len(systems)}), not {top_k}")
+    if isinstance(n_votes, pd.Series):
+        n_votes = n_votes.reindex(list(systems), fill_value=0)
+    ranks = draw_ranks(skills)
+    q = [(1 - level) / 2, (1 + level) / 2]
+    skill_q = np.quantile(skills, q, axis=0)
+    rank_q = np.quantile(ranks, q, axis=0, method="inverted_cdf")
+    table = pd.DataFrame({
+        "system": list(systems),
+        "skill_mean": skills.mean(axis=0),
+        "skill_sd": skills.std(axis=0, ddof=1) if len(skills) > 1 else np.nan,
+        "skill_low": skill_q[0],
+        "skill_high": skill_q[1],
+        "rank_mean": ranks.mean(axis=0),
+        "rank_low": rank_q[0].astype(np.int64),
+        "rank_high": rank_q[1].astype(np.int64),
+        "p_best": (ranks == 1).mean(axis=0),
+        "p_top_k": (ranks <= top_k).mean(axis=0),
+        "n_votes": np.asarray(n_votes, dtype=np.int64),
+    })
+    return table.sort_values("skill_mean", ascending=False, kind="stable", ignore_index=True)
+
+
+def win_matrix(skills: np.ndarray, systems: Sequence[str]) -> pd.DataFrame:
+    """Posterior probability that system_b is better than system_a, for every pair of systems.
+
+    Parameters
+    ----------
+    skills : ndarray, shape (S, K)
+        Draws of the skills, columns in ``systems`` order.
+    systems : sequence of str, length K
+
+    Returns
+    -------
+    DataFrame
+        ``system_a, system_b, p_b_better`` with ``p_b_better = P(s_B > s_A)`` over the draws; one row
+        per unordered pair (``system_a`` alphabetically first), K (K - 1) / 2 rows, including pairs
+        that were never compared (their probability comes through the other systems).
+    """
+    skills = _draws(skills, systems)
+    order = np.argsort(np.asarray(systems, dtype=object).astype(str), kind="stable")
+    ia, ib = np.triu_indices(len(systems), k=1)
+    ia, ib = order[ia], order[ib]
+    return pd.DataFrame({
+        "system_a": [systems[i] for i in ia],
+        "system_b": [systems[i] for i in ib],
+        "p_b_better": (skills[:, ib] > skills[:, ia]).mean(axis=0),
+    })
+
+
+def intransitive_pairs(idata, *, level: float = 0.95) -> pd.DataFrame | None:
+    """The pairs whose intransitivity deviation delta has an interval that excludes 0.
+
+    In the ranking model with intransitivity, a vote on (A, B) has location ``s_B - s_A + delta_AB``
+    with ``delta ~ N(0, tau)``: delta > 0 says B beats A directly more than the skills imply.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        Posterior with ``skill`` (system) and, when fitted with intransitivity, ``delta`` (pair)
+        whose ``pair`` labels are "B vs A" (``lib.ranking.model.build_ranking``).
+    level : float
+        Coverage of the equal-tailed interval of delta.
+
+    Returns
+    -------
+    DataFrame or None
+        ``system_a, system_b, delta_mean, delta_low, delta_high, note`` (the note in words: "the data
+        say X beats Y directly more than their skills imply"), largest |delta_mean| first; empty when
+        no interval excludes 0; None when the posterior has no ``delta``.
+    """
+    _check_level(level)
+    post = idata.posterior
+    if "delta" not in post:
+        return None
+    delta = post["delta"].stack(sample=("chain", "draw")).transpose("pair", "sample").values
+    systems = [str(s) for s in post["system"].values]
+    by_label = {f"{b} vs {a}": (a, b) for a in systems for b in systems if a != b}
+    pairs = [by_label[str(label)] for label in post["pair"].values]
+    low, high = np.quantile(delta, [(1 - level) / 2, (1 + level) / 2], axis=1)
+    table = pd.DataFrame({
+        "system_a": [a for a, _ in pairs],
+        "system_b": [b for _, b in pairs],
+        "delta_mean": delta.mean(axis=1),
+        "delta_low": low,
+        "delta_high": high,
+    })
+    table = table[(table["delta_low"] > 0) | (table["delta_high"] < 0)]
+    table["note"] = [INTRANSITIVE_NOTE.format(a=b, b=a) if m > 0 else INTRANSITIVE_NOTE.format(a=a, b=b)
+                     for a, b, m in zip(table["system_a"], table["system_b"], table["delta_mean"], strict=True)]
+    return table.sort_values("delta_mean", key=np.abs, ascending=False, kind="stable", ignore_index=True)
+
+
+def position_bias(idata, *, level: float = 0.95) -> pd.DataFrame | None:
+    """The position effect gamma: how much being shown first (on the left) adds to a system's side.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        Posterior with a scalar ``gamma`` when the model was fitted with position bias.
+    level : float
+        Coverage of the equal-tailed interval.
+
+    Returns
+    -------
+    DataFrame or None
+        One row ``parameter, mean, sd, low, high`` (logits; gamma > 0 favours the system shown first),
+        None when the posterior has no ``gamma``.
+    """
+    _check_level(level)
+    if "gamma" not in idata.posterior:
+        return None
+    gamma = idata.posterior["gamma"].values.reshape(-1)
+    low, high = np.quantile(gamma, [(1 - level) / 2, (1 + level) / 2])
+    sd = gamma.std(ddof=1) if gamma.size > 1 else np.nan
+    return pd.DataFrame({"parameter": ["gamma"], "mean": [gamma.mean()], "sd": [sd], "low": [low], "high": [high]})

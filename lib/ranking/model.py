@@ -1,0 +1,230 @@
+"""The structured ranking model: one skill per system, the prompt parameters of the GRM.
+
+For a vote (or a net-rating cell) of systems A < B on prompt j, with ordered outcome y (A better /
+tie / B better, or the net rating's categories)::
+
+    P(y >= c) = logistic(alpha_j (s_B - s_A + delta_AB + gamma side - b_jc))
+
+and for a score of system k on prompt j (*ratings*, an ordinal mixed model)::
+
+    P(y >= c) = logistic(alpha_j (s_k + eta_j - b_c)),   eta_j ~ N(0, sigma_eta)
+
+Priors: skills ~ N(0, 1) on the sum-to-zero subspace (``pm.ZeroSumNormal``) or N(0, 1) with a
+baseline's skill fixed at 0; log alpha_j ~ N(0, 0.5) and antisymmetric thresholds b ~ N(0, 2) as in
+the GRM (:mod:`lib.irt.model`): per prompt for cells, as the GRM, but one set shared by all prompts
+for votes (an arena prompt has a handful of votes: per-prompt tie thresholds under their broad prior
+pulled alpha down and stretched the skills by 30% in simulation). Votes without ties have the single
+threshold 0, so with alpha_j = 1 the model is Bradley-Terry. Ratings: free ordered thresholds
+b_c ~ N(0, 2) shared by all prompts. Optional pair deviations delta_AB = tau z_AB, z ~ N(0, 1), tau ~ HalfNormal(0.5)
+(intransitivity), and a position effect gamma ~ N(0, 1) added on the side of the system shown first
+(side = +1 when B was first, -1 when A was, 0 when unknown). Hierarchical effects are non-centred,
+so the MAP + Laplace fit (:mod:`lib.ranking.fit`) has a finite mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor.tensor as pt
+from pymc.distributions import transforms
+
+from lib.irt.model import _antisymmetric_cutpoints, ordinal_logp
+from lib.irt.settings import B_PRIOR_SD, LOG_ALPHA_PRIOR_SD, check_cutpoints
+from lib.ranking.data import RankingData
+
+SKILL_PRIOR_SD = 1.0
+TAU_PRIOR_SD = 0.5
+GAMMA_PRIOR_SD = 1.0
+SIGMA_ETA_PRIOR_SD = 1.0
+"""Prior scales (logits) of skills, pair deviations, position bias and the prompt effect."""
+
+LOCAL = ("log_alpha", "b_log_gap", "eta_z")
+"""Free variables with one row per prompt: prompts couple only through the other (global)
+variables, which the Laplace fit's block Hessian uses."""
+
+_VOTE_CODES = {"a": 0, "tie": 1, "b": 2}
+
+
+@dataclass
+class Observations:
+    """The judgments as flat arrays, one entry per observation (vote, cell or score).
+
+    Attributes
+    ----------
+    system_a : ndarray (N,), int
+        Index into ``systems`` of system A (alphabetically first), -1 for ratings.
+    system_b : ndarray (N,), int
+        Index of system B, or of the rated system.
+    prompt : ndarray (N,), int
+        Index into ``prompts``.
+    code : ndarray (N,), int
+        Outcome category 0..K-1.
+    side : ndarray (N,), float
+        +1 when B was shown first, -1 when A was, 0 when not known.
+    pair : ndarray (N,), int
+        Index into ``pairs`` (-1 for ratings).
+    systems, prompts : list of str
+    pairs : DataFrame
+        ``system_a, system_b`` of every pair judged at least once.
+    categories : list of str
+        Labels of the K ordered outcomes.
+    unit : {"vote", "cell", "score"}
+        What one observation is.
+    """
+
+    system_a: np.ndarray
+    system_b: np.ndarray
+    prompt: np.ndarray
+    code: np.ndarray
+    side: np.ndarray
+    pair: np.ndarray
+    systems: list[str]
+    prompts: list[str]
+    pairs: pd.DataFrame
+    categories: list[str]
+    unit: str
+
+    @property
+    def paired(self) -> bool:
+        return bool((self.system_a >= 0).all())
+
+
+def observations(rd: RankingData) -> Observations:
+    """Flatten the data of a likelihood (:class:`lib.ranking.data.RankingData`) to index arrays.
+
+    Votes are oriented so that A is the alphabetically first system (``lib.ratings.orient_votes``);
+    outcomes are 0 = A better, 1 = tie, 2 = B better, or 0 = A, 1 = B when no vote is a tie.
+    """
+    if rd.likelihood == "ratings":
+        r = rd.ratings
+        categories = np.sort(r["score"].unique())
+        prompts, prompt = np.unique(r["prompt_id"].to_numpy(dtype=str), return_inverse=True)
+        n = len(r)
+        system = pd.Categorical(r["system"], categories=rd.systems).codes.astype(np.int64)
+        code = np.searchsorted(categories, r["score"].to_numpy()).astype(np.int64)
+        return Observations(np.full(n, -1), system, prompt.astype(np.int64), code, np.zeros(n), np.full(n, -1),
+                            list(rd.systems), prompts.tolist(), pd.DataFrame(columns=["system_a", "system_b"]),
+                            [f"{c:g}" for c in categories], "score")
+    if rd.likelihood == "cells":
+        rm = rd.matrix
+        i, j = np.nonzero(rm.codes() >= 0)
+        comp = rm.comparisons.iloc[i]
+        a, b = comp["system_a"].to_numpy(dtype=str), comp["system_b"].to_numpy(dtype=str)
+        code, prompt_ids = rm.codes()[i, j], np.asarray(rm.prompt_ids).astype(str)
+        side, categories = np.zeros(len(i)), [str(c) for c in rm.categories]
+    else:
+        from lib.ratings import orient_votes
+
+        votes = orient_votes(rd.votes)
+        a, b = votes["system_a"].to_numpy(dtype=str), votes["system_b"].to_numpy(dtype=str)
+        ties = (votes["winner"] == "tie").any()
+        code = votes["winner"].map(_VOTE_CODES if ties else {"a": 0, "b": 1}).to_numpy(np.int64)
+        categories = ["A better", "tie", "B better"] if ties else ["A better", "B better"]
+        j, prompt_ids = pd.factorize(votes["prompt_id"], sort=True)
+        first = votes["first"].to_numpy(dtype=str) if "first" in votes else np.full(len(votes), "")
+        side = (first == b).astype(float) - (first == a).astype(float)
+    ia, ib = (pd.Categorical(x, categories=rd.systems).codes.astype(np.int64) for x in (a, b))
+    pairs, pair = np.unique(ia * len(rd.systems) + ib, return_inverse=True)
+    names = np.asarray(rd.systems)
+    return Observations(
+        ia, ib, np.asarray(j, dtype=np.int64), np.asarray(code, dtype=np.int64), side, pair.astype(np.int64),
+        list(rd.systems), [str(p) for p in prompt_ids],
+        pd.DataFrame({"system_a": names[pairs // len(names)], "system_b": names[pairs % len(names)]}),
+        categories, "cell" if rd.likelihood == "cells" else "vote",
+    )
+
+
+def build_ranking(
+    obs: Observations,
+    *,
+    baseline: str | None = None,
+    intransitivity: bool = False,
+    position_bias: bool = False,
+    fixed_alpha: bool = False,
+) -> pm.Model:
+    """Build the ranking model (module docstring) for flattened observations.
+
+    Parameters
+    ----------
+    obs : Observations
+    baseline : str, optional
+        System whose skill is 0; None: skills sum to zero.
+    intransitivity : bool
+        Add pair deviations ``delta`` (pair) with scale ``tau`` (paired likelihoods only).
+    position_bias : bool
+        Add ``gamma`` on the side of the system shown first (votes only).
+    fixed_alpha : bool
+        alpha_j = 1 for every prompt (Bradley-Terry when votes have no ties).
+
+    Returns
+    -------
+    pymc.Model
+        Posterior variables ``skill`` (system), ``alpha`` (prompt), ``b`` ((prompt, threshold)
+        for paired data, (threshold,) for ratings), and as asked ``tau``, ``delta`` (pair),
+        ``gamma``, ``sigma_eta``, ``eta`` (prompt). The log-likelihood is the potential ``loglik``.
+
+    Raises
+    ------
+    SettingsError
+        A baseline that is not a system; intransitivity or position bias for ratings; a net rating
+        scale with an even number of categories.
+    """
+    from lib.errors import SettingsError
+
+    n_systems, n_prompts, n_categories = len(obs.systems), len(obs.prompts), len(obs.categories)
+    if baseline is not None and baseline not in obs.systems:
+        raise SettingsError(f"baseline '{baseline}' is not one of the systems")
+    if not obs.paired and (intransitivity or position_bias):
+        raise SettingsError("intransitivity and position bias need paired judgments (votes or cells), not ratings")
+    coords = {"system": obs.systems, "prompt": obs.prompts, "threshold": np.arange(1, n_categories)}
+    if obs.paired:
+        coords["pair"] = (obs.pairs["system_b"] + " vs " + obs.pairs["system_a"]).tolist()
+    with pm.Model(coords=coords) as model:
+        if baseline is None:
+            skill = pm.ZeroSumNormal("skill", sigma=SKILL_PRIOR_SD, dims="system")
+        else:
+            k = obs.systems.index(baseline)
+            free = pm.Normal("skill_free", 0.0, SKILL_PRIOR_SD, shape=n_systems - 1)
+            skill = pm.Deterministic("skill", pt.concatenate([free[:k], pt.zeros(1), free[k:]]), dims="system")
+        if fixed_alpha:
+            alpha = pm.Deterministic("alpha", pt.ones(n_prompts), dims="prompt")
+        else:
+            log_alpha = pm.Normal("log_alpha", 0.0, LOG_ALPHA_PRIOR_SD, dims="prompt")
+            alpha = pm.Deterministic("alpha", pt.exp(log_alpha), dims="prompt")
+        prompt, code = pt.as_tensor(obs.prompt), pt.as_tensor(obs.code)
+        if obs.paired:
+            location = skill[obs.system_b] - skill[obs.system_a]
+            if intransitivity:
+                tau = pm.HalfNormal("tau", TAU_PRIOR_SD)
+                z = pm.Normal("delta_z", 0.0, 1.0, dims="pair")
+                location = location + pm.Deterministic("delta", tau * z, dims="pair")[obs.pair]
+            if position_bias:
+                location = location + pm.Normal("gamma", 0.0, GAMMA_PRIOR_SD) * obs.side
+            # votes share one set of thresholds (a prompt has too few votes to place its own, and
+            # their broad prior drags alpha down and spreads the skills); cells keep the GRM's own
+            shared = obs.unit == "vote"
+            if n_categories == 2:  # no ties: the single threshold is 0 (Bradley-Terry)
+                cut = pt.zeros((1, 1))
+            else:
+                check_cutpoints("antisymmetric", n_categories)
+                cut = _antisymmetric_cutpoints(1 if shared else n_prompts, (n_categories - 1) // 2)
+            pm.Deterministic("b", cut[0] if shared else cut, dims=("threshold",) if shared else ("prompt", "threshold"))
+            rows = pt.zeros_like(prompt) if shared else prompt
+        else:
+            sigma_eta = pm.HalfNormal("sigma_eta", SIGMA_ETA_PRIOR_SD)
+            eta = pm.Deterministic("eta", sigma_eta * pm.Normal("eta_z", 0.0, 1.0, dims="prompt"), dims="prompt")
+            location = skill[obs.system_b] + eta[prompt]
+            cut = pm.Normal("b", 0.0, B_PRIOR_SD, dims="threshold", transform=transforms.ordered,
+                            initval=np.linspace(-1.5, 1.5, n_categories - 1))[None, :]
+            rows = pt.zeros_like(prompt)
+        pm.Potential("loglik", pt.sum(ordinal_logp(alpha[prompt], location, cut, rows, code)))
+    return model
+
+
+def posterior_names(model: pm.Model) -> list[str]:
+    """The variables a ranking fit keeps: skill, alpha, b and whichever optional effects exist."""
+    names = ["skill", "alpha", "b", "tau", "delta", "gamma", "sigma_eta", "eta"]
+    return [n for n in names if n in model.named_vars]

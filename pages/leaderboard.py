@@ -1,0 +1,194 @@
+"""Leaderboard: one skill per system (structured IRT), ranks with intervals, Bradley–Terry beside it."""
+
+import streamlit as st
+
+from lib.datasets import DATASETS, DEFAULT_DATASET
+from lib.errors import InputError
+from lib.export import csv_text
+from lib.irt.fit import data_key, diagnostics_json
+from lib.plots.ranking import active_vs_uniform, irt_vs_bradley_terry, rank_intervals, skill_forest, win_heatmap
+from lib.ranking.active import simulate_active_vs_uniform
+from lib.ranking.data import LIKELIHOODS
+from lib.ranking.fit import LAPLACE, RankSettings
+from lib.ranking.run import SAMPLERS, rank_systems
+from pages.common import cached_bundled, current_input
+from pages.text import escape_markdown
+
+# With fewer systems than MIN_SYSTEMS (LAMP's 3 conditions, the app's default data) the page opens on
+# HANNA's 11 systems: a leaderboard of three says little.
+MANY_SYSTEMS = "hanna_means"
+MIN_SYSTEMS = 4
+
+OWN_LIKELIHOOD = "(the data's own)"
+SUM_TO_ZERO = "(none: skills sum to zero)"
+
+
+def systems_of(data) -> list[str]:
+    c = data.matrix.comparisons
+    return sorted(set(c["system_a"].dropna()) | set(c["system_b"].dropna()))
+
+
+def choose_data(data):
+    """The Data page's choice, or HANNA when that is the untouched default with few systems."""
+    if st.session_state["view_dataset"] != DEFAULT_DATASET or len(systems_of(data)) >= MIN_SYSTEMS:
+        return data
+    hanna = DATASETS[MANY_SYSTEMS]
+    options = [MANY_SYSTEMS, DEFAULT_DATASET]
+    labels = {MANY_SYSTEMS: hanna.title,
+              DEFAULT_DATASET: f"the Data page's choice: {data.source} ({len(systems_of(data))} systems)"}
+    key = st.radio("Data for the leaderboard", options, format_func=labels.get, key="lb_source",
+                   help="A leaderboard of three systems says little, so this page opens on HANNA's 11 "
+                        "story generators. Choose any data set or your upload on the Data page to rank "
+                        "its systems here.")
+    if key == DEFAULT_DATASET:
+        return data
+    return cached_bundled(MANY_SYSTEMS, hanna.criteria[0], st.session_state["view_merge"])
+
+
+def shows_position(data) -> bool:
+    """Whether the votes say which system was shown first (the pairwise format's position role)."""
+    votes = data.judgments.votes if data.judgments is not None else None
+    return votes is not None and "first" in votes and bool((votes["first"] != "").any())
+
+
+def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, bool]:
+    with st.expander("Settings", expanded=False):
+        c = st.columns(4)
+        likelihood = c[0].selectbox("Likelihood", [OWN_LIKELIHOOD, *LIKELIHOODS], key="lb_likelihood",
+                                    help="  \n".join(f"**{k}**: {escape_markdown(v)}" for k, v in LIKELIHOODS.items()))
+        sampler = c[1].selectbox("Sampler", list(SAMPLERS), key="lb_sampler",
+                                 help="  \n".join(f"**{k}**: {escape_markdown(v)}" for k, v in SAMPLERS.items()))
+        baseline = c[2].selectbox("Baseline system (skill 0)", [SUM_TO_ZERO, *systems], key="lb_baseline")
+        n_next = c[3].number_input("Annotate next: batch size", 1, 1000, 20, key="lb_next")
+        intransitivity = st.checkbox("Intransitivity: a deviation per pair (scale tau estimated)",
+                                     key="lb_intransitivity", help="Needs a NUTS sampler and paired judgments.")
+        known = shows_position(data)
+        position = st.checkbox("Position bias: an effect gamma for the system shown first", value=known,
+                               disabled=not known, key="lb_position",
+                               help="Needs pairwise votes with a column saying which system was shown first "
+                                    "(map it to the role 'position' on the Data page).")
+        d = st.columns(3)
+        chains = d[0].number_input("Chains (NUTS)", 1, 8, RankSettings.chains, key="lb_chains")
+        draws = d[1].number_input("Draws (NUTS)", 50, 10000, RankSettings.draws, step=100, key="lb_draws")
+        tune = d[2].number_input("Tuning (NUTS)", 0, 10000, RankSettings.tune, step=100, key="lb_tune")
+    settings = RankSettings(likelihood=None if likelihood == OWN_LIKELIHOOD else likelihood, sampler=sampler,
+                            baseline=None if baseline == SUM_TO_ZERO else baseline,
+                            intransitivity=intransitivity, position_bias=position and known, chains=int(chains),
+                            draws=int(draws), tune=int(tune))
+    return settings, int(n_next), st.button("Rank", type="primary", key="lb_rank")
+
+
+def run(data, settings: RankSettings, n_next: int):
+    bar = st.progress(0.0, text="starting")
+    result = rank_systems(data, settings, n_next=n_next,
+                          progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
+    bar.empty()
+    return result
+
+
+def show(result, data) -> None:
+    fit, board = result.fit, result.leaderboard
+    d = fit.diagnostics
+    s = fit.settings
+    st.caption(f"{escape_markdown(fit.data.likelihood)} likelihood, {escape_markdown(d.sampler)}"
+               + ("" if s.sampler == LAPLACE else f", {d.chains} chains x {d.draws} draws")
+               + f", {d.wall_s:.1f} s.")
+    for note in result.notes:
+        st.info(escape_markdown(note))
+    for w in d.warnings:
+        st.warning(escape_markdown(w))
+    st.dataframe(board.round(3), hide_index=True, key="lb_table")
+    order = list(board["system"])
+    tabs = st.tabs(["Skills", "Ranks", "Win probabilities", "IRT vs Bradley–Terry"])
+    tabs[0].plotly_chart(skill_forest(board), key="lb_forest")
+    tabs[1].plotly_chart(rank_intervals(board), key="lb_ranks")
+    tabs[2].plotly_chart(win_heatmap(result.win_matrix, order), key="lb_heatmap")
+    if board["bt_rating"].notna().any():
+        tabs[3].plotly_chart(irt_vs_bradley_terry(board), key="lb_bt")
+    else:
+        tabs[3].info("No Bradley–Terry baseline for these data (it needs pairwise votes).")
+    if result.intransitive is not None:
+        st.subheader("Intransitive pairs")
+        st.caption(f"tau (posterior mean) = {result.tau:.3f}. Pairs whose deviation interval excludes 0: "
+                   "the data say one beats the other directly more than their skills imply.")
+        if len(result.intransitive):
+            st.dataframe(result.intransitive.round(3), hide_index=True, key="lb_intransitive")
+        else:
+            st.write("None: every pair's deviation interval includes 0.")
+    if result.position is not None:
+        st.subheader("Position bias")
+        st.caption("gamma (logits) is added on the side of the system shown first: > 0 means annotators favour "
+                   "what they see first; an interval that excludes 0 means the bias is real.")
+        st.dataframe(result.position.round(3), hide_index=True, key="lb_position_table")
+    else:
+        st.caption("Position bias: not estimated (it needs pairwise votes with a column naming the system shown "
+                   "first, mapped to the role 'position' on the Data page).")
+    c = st.columns(3)
+    c[0].download_button("leaderboard.csv", csv_text(board), "leaderboard.csv", mime="text/csv",
+                         key="lb_dl_board")
+    c[1].download_button("win_matrix.csv", csv_text(result.win_matrix), "win_matrix.csv", mime="text/csv",
+                         key="lb_dl_wins")
+    c[2].download_button("diagnostics.json", diagnostics_json(d), "diagnostics.json",
+                         mime="application/json", key="lb_dl_diag")
+    if result.next_batch is not None:
+        st.subheader("What to annotate next")
+        st.caption("The (pair, prompt) judgments that most reduce the uncertainty of the ranking under the "
+                   "current posterior (score: expected reduction), ready to send to annotators.")
+        st.dataframe(result.next_batch.round(4), hide_index=True, key="lb_next_table")
+        st.download_button("next_batch.csv", csv_text(result.next_batch), "next_batch.csv", mime="text/csv",
+                           key="lb_dl_next")
+
+
+SIM_TARGET = 0.95
+
+
+@st.cache_data(show_spinner="Simulating both rules…", max_entries=4)
+def simulation(seed: int):
+    return simulate_active_vs_uniform(target=SIM_TARGET, seed=seed)
+
+
+def simulation_section() -> None:
+    with st.expander("Does choosing what to annotate help? A simulation"):
+        st.caption("Simulated arena votes (6 systems, 40 prompts): both rules start from the same 30 random votes "
+                   "and add 10 at a time, either a random pair on a random prompt (uniform, the arena design) or "
+                   "the top of the 'annotate next' rule; after each batch the skills are refitted (Bradley–Terry, "
+                   f"MAP + Laplace). How many votes until the true best system has P(best) > {SIM_TARGET}?")
+        seed = st.number_input("Seed", 0, 10_000, 0, key="lb_sim_seed")
+        if not st.button("Run the simulation", key="lb_sim"):
+            return
+        sim = simulation(int(seed))
+        c = st.columns(2)
+        for col, rule in zip(c, ("uniform", "active"), strict=True):
+            n = sim.needed[rule]
+            col.metric(f"votes needed: {rule}", "not within 2000" if n is None else n)
+        st.plotly_chart(active_vs_uniform(sim.trace, sim.needed, SIM_TARGET), key="lb_sim_chart")
+
+
+st.title("Leaderboard")
+st.caption("One skill s per system: the ability of a pair is s_B - s_A, with the prompts' discriminations "
+           "of the graded response model. Ranks, P(best) and their intervals come from the posterior draws; "
+           "the Bradley–Terry ratings on the same votes (ties as half a win, as LMArena does) stand beside it.")
+data = current_input()
+if data is None:
+    st.stop()
+data = choose_data(data)
+criterion = f" ({escape_markdown(data.criterion)})" if data.criterion else ""
+st.write(f"**{escape_markdown(data.source)}**{criterion}: {len(systems_of(data))} systems")
+settings, n_next, clicked = settings_form(data, systems_of(data))
+key = (data.source, data.criterion, data_key(data.matrix), settings, n_next)
+kept = st.session_state.get("ranking")  # (key, result or the message of why it failed)
+# The Laplace fit takes seconds: it runs at once (once per data and settings); a NUTS fit waits for the button.
+if clicked or (settings.sampler == LAPLACE and (kept is None or kept[0] != key)):
+    try:
+        kept = (key, run(data, settings, n_next))
+    except InputError as err:
+        kept = (key, f"Cannot rank: {escape_markdown(err)}")
+    st.session_state["ranking"] = kept
+if kept is not None and kept[0] == key:
+    if isinstance(kept[1], str):
+        st.error(kept[1])
+    else:
+        show(kept[1], data)
+else:
+    st.info("Press **Rank** to fit with these settings.")
+simulation_section()

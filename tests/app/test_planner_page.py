@@ -1,0 +1,92 @@
+"""AppTest of the Study planner page: a tiny plan from typed-in assumptions, the pilot's summary, bad
+grids as messages, and the scheduler field only when the operator allows it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lib.planning.power import COLUMNS
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "planner.py")
+
+
+@pytest.fixture
+def at(monkeypatch, tmp_path):
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("EVAL_ALLOW_SCHEDULER", raising=False)
+    return AppTest.from_file(PAGE, default_timeout=180).run()
+
+
+def unescaped(text: str) -> str:
+    """Markdown as the reader sees it: backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def typed_tiny_plan(at: AppTest) -> AppTest:
+    at.radio(key="planner_source").set_value("Typed in").run()
+    at.number_input(key="planner_effect").set_value(0.8)
+    at.text_input(key="planner_prompts").set_value("5, 10")
+    at.text_input(key="planner_annotators").set_value("1")
+    at.multiselect(key="planner_analyses").set_value(["sign_test", "t_test"])
+    at.number_input(key="planner_replicates").set_value(4)
+    return at.run()
+
+
+def test_a_tiny_plan_shows_curves_cheapest_design_costs_and_downloads(at):
+    typed_tiny_plan(at)
+    assert not at.exception and not at.error
+    assert not at.get("plotly_chart")  # nothing simulated before the button
+    at.button(key="planner_run").click().run()
+    assert not at.exception and not at.error
+    specs = [el.proto.spec for el in at.get("plotly_chart")]
+    assert len(specs) == 2 and "Power against prompts" in specs[0] and "Power against annotators" in specs[1]
+    best = next(d.value for d in at.dataframe if "saving" in d.value.columns)
+    costs = next(d.value for d in at.dataframe if "cheapest" in d.value.columns)
+    assert list(best["strategy"]) == ["random", "random", "top_alpha", "top_alpha"]
+    assert list(costs.columns) == [*COLUMNS, "cheapest"] and len(costs) == 8
+    reached = best[best["reached"]]
+    assert costs["cheapest"].sum() == len(reached)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["power.csv", "cheapest.csv"]
+    assert not any(el.label.startswith("Dask scheduler") for el in at.text_input)
+    # the plan stays on screen while the settings stay; changing them asks for a new run
+    at.text_input(key="planner_annotators").set_value("1, 2").run()
+    assert not at.get("plotly_chart") and any("Run plan" in i.value for i in at.info)
+
+
+def test_bad_grid_is_a_message_and_the_pilot_is_summarised(at):
+    assert not at.exception and not at.error
+    assert any("Pilot" in m.value and "comparisons x" in m.value for m in at.markdown)
+    at.text_input(key="planner_prompts").set_value("5, many").run()
+    assert not at.exception
+    assert [unescaped(e.value) for e in at.error] == [
+        "Prompts per comparison must be whole numbers separated by commas (got '5, many')"]
+    at.text_input(key="planner_prompts").set_value("5000").run()
+    assert any("5000 prompts asked but the prompt bank holds" in e.value for e in at.error)
+
+
+def test_the_scheduler_field_only_when_the_operator_allows_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("EVAL_ALLOW_SCHEDULER", "1")
+    at = typed_tiny_plan(AppTest.from_file(PAGE, default_timeout=180).run())
+    assert at.text_input(key="planner_scheduler").value == ""
+    at.text_input(key="planner_scheduler").set_value("tcp://127.0.0.1:1").run()
+    at.button(key="planner_run").click().run()
+    assert not at.exception
+    assert any("cannot reach the Dask scheduler at 'tcp://127.0.0.1:1'" in unescaped(e.value) for e in at.error)
+
+
+def test_the_selection_page_offers_the_scheduler_in_full_mode_only_when_allowed(monkeypatch, tmp_path):
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
+    selection = str(Path(PAGE).with_name("selection.py"))
+    for allowed, shown in (("0", False), ("1", True)):
+        monkeypatch.setenv("EVAL_ALLOW_SCHEDULER", allowed)
+        at = AppTest.from_file(selection, default_timeout=180).run()
+        assert not any(t.key == "selection_scheduler" for t in at.text_input)  # fast mode runs here
+        at.radio(key="selection_mode").set_value("full").run()
+        assert not at.exception
+        assert any(t.key == "selection_scheduler" for t in at.text_input) == shown

@@ -1,0 +1,103 @@
+"""The Dask engine: embedded and remote clusters give the plan the same numbers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lib.engine import Engine
+from lib.errors import SettingsError
+from lib.paths import ROOT
+from lib.planning.design import Assumptions, Design
+from lib.planning.power import iter_plan, plan
+
+ASSUMPTIONS = Assumptions(n_systems=3, effect=0.4)
+DESIGNS = [Design(p, 2, s, a) for p in (4, 8) for s in ("random", "top_alpha") for a in ("grm_bank", "sign_test")]
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def embedded():
+    with Engine(n_workers=2) as engine:
+        yield engine
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def test_map_yields_every_result_with_its_index_and_reports_progress(embedded):
+    seen = []
+    results = dict(embedded.map(_square, range(7), progress=lambda done, total: seen.append((done, total)), batch=3))
+    assert results == {i: i * i for i in range(7)}
+    assert seen[-1] == (7, 7) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_a_cancelled_plan_keeps_the_designs_already_finished(embedded):
+    runs = iter_plan(ASSUMPTIONS, DESIGNS, replicates=4, seed=1, engine=embedded, batch=4)
+    first = next(runs)
+    runs.close()  # the user pressed stop
+    assert len(first) == 2 and first["power"].between(0, 1).all()
+
+
+def test_the_embedded_cluster_gives_the_numbers_of_this_process(embedded, tmp_path, monkeypatch):
+    here = plan(ASSUMPTIONS, DESIGNS, replicates=6, seed=4)
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "other"))  # no cache hit: computed again on the cluster
+    there = plan(ASSUMPTIONS, DESIGNS, replicates=6, seed=4, engine=embedded)
+    assert there.equals(here)
+
+
+def _wait_for(path: Path, process: subprocess.Popen, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert process.poll() is None, "the scheduler stopped"
+        assert time.monotonic() < deadline, "the scheduler did not start"
+        time.sleep(0.2)
+
+
+def test_a_remote_scheduler_with_two_workers_gives_the_same_numbers(embedded, tmp_path, monkeypatch):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    scheduler_file = tmp_path / "scheduler.json"
+    processes = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                   "--port", "0", "--dashboard-address", ":0", "--scheduler-file",
+                                   str(scheduler_file)], cwd=ROOT, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        _wait_for(scheduler_file, processes[0])
+        for _ in range(2):
+            processes.append(subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file),
+                 "--nworkers", "1", "--nthreads", "1", "--no-nanny", "--no-dashboard"], cwd=ROOT, env=env,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        address = json.loads(scheduler_file.read_text())["address"]
+        with Engine(address) as remote:
+            deadline = time.monotonic() + 60
+            while remote.workers < 2:
+                assert time.monotonic() < deadline, "the workers did not join"
+                time.sleep(0.2)
+            there = plan(ASSUMPTIONS, DESIGNS, replicates=6, seed=4, engine=remote)
+        monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "other"))
+        assert there.equals(plan(ASSUMPTIONS, DESIGNS, replicates=6, seed=4, engine=embedded))
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def test_an_unreachable_scheduler_is_named():
+    with pytest.raises(SettingsError, match="tcp://127.0.0.1:9"), Engine("tcp://127.0.0.1:9", timeout=2):
+        pass

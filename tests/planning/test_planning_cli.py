@@ -1,0 +1,86 @@
+"""``python -m lib plan``: the files it writes, the numbers (the same as lib's plan without the
+engine), a pilot as input, and the messages of bad settings (before anything is computed)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import lib.cli
+from lib.cli import main
+from lib.planning.design import Assumptions
+from lib.planning.power import COLUMNS, plan
+
+TINY = ["--prompts", "5,10", "--annotators", "1,2", "--replicates", "6", "--analyses", "sign_test,t_test",
+        "--seed", "3"]
+
+
+@pytest.fixture(autouse=True)
+def plan_command(monkeypatch, tmp_path):
+    """Until the lead adds "plan" to ``lib.cli.COMMANDS``."""
+    if "plan" not in lib.cli.COMMANDS:
+        monkeypatch.setattr(lib.cli, "COMMANDS", (*lib.cli.COMMANDS, "plan"))
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_plan_writes_power_and_cheapest_with_the_numbers_of_lib(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    assert main(["plan", "--systems", "3", "--effect", "0.6", *TINY, "--target-power", "0.5",
+                 "--seconds-per-judgment", "20", "--cost-per-hour", "18", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "[100%] 48 of 48 simulated studies" in printed  # 2 x 2 x 2 design sizes x 6 studies
+    power = pd.read_csv(out / "power.csv")
+    assert list(power.columns) == COLUMNS and len(power) == 16
+    from lib.commands.plan import designs
+
+    # the embedded Dask cluster gives the numbers of a plan run here, one study after another
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "other_cache"))
+    here = plan(Assumptions(n_systems=3, effect=0.6), designs([5, 10], [1, 2], ["random", "top_alpha"],
+                                                              ["sign_test", "t_test"]),
+                replicates=6, seed=3, seconds_per_judgment=20, cost_per_hour=18)
+    pd.testing.assert_frame_equal(power, here, check_dtype=False, check_exact=False, rtol=1e-12)
+    # cost: 3 comparisons x prompts x annotators judgments at 20 s and 18 per hour
+    row = power.query("prompts == 10 and annotators == 2").iloc[0]
+    assert row["judgments"] == 60 and row["hours"] == pytest.approx(60 * 20 / 3600)
+    assert row["cost"] == pytest.approx(row["hours"] * 18)
+    best = pd.read_csv(out / "cheapest.csv")
+    assert list(best[["strategy", "analysis"]].itertuples(index=False, name=None)) == [
+        ("random", "sign_test"), ("random", "t_test"), ("top_alpha", "sign_test"), ("top_alpha", "t_test")]
+    for r in best[best["reached"]].itertuples():
+        same = power[(power["strategy"] == r.strategy) & (power["analysis"] == r.analysis) & (power["power"] >= 0.5)]
+        assert r.cost == same["cost"].min() and r.power >= 0.5
+
+
+def test_plan_from_a_pilot_file(tmp_path, capsys):
+    """A pilot's comparisons and prompt bank (its MAP fit) replace --systems."""
+    from lib.datasets import DATASETS, load_table
+    from lib.formats import read_ratings
+
+    ratings = read_ratings(load_table("hanna_means"), DATASETS["hanna_means"].columns, file="hanna")
+    keep = ratings["system"].isin(sorted(ratings["system"].unique())[:3]) & ratings["criterion"].eq("Relevance")
+    ratings[keep].to_csv(tmp_path / "pilot.csv", index=False)
+    assert main(["plan", "--input", str(tmp_path / "pilot.csv"), "--format", "ratings", "--no-merge",
+                 "--prompts", "10", "--annotators", "1", "--replicates", "4", "--analyses", "sign_test",
+                 "--out", str(tmp_path / "out")]) == 0
+    assert "pilot: 3 comparisons x 96 prompts" in capsys.readouterr().out
+    assert main(["plan", "--input", str(tmp_path / "pilot.csv"), "--format", "ratings", "--prompts", "97",
+                 "--out", str(tmp_path / "too_many")]) == 2
+    assert "97 prompts asked but the prompt bank holds 96" in capsys.readouterr().err
+    power = pd.read_csv(tmp_path / "out" / "power.csv")
+    assert list(power["strategy"]) == ["random", "top_alpha"] and (power["judgments"] == 3 * 10).all()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--systems", "3", "--input", "x.csv", "--format", "ratings"], "not both"),
+    (["--input", "x.csv"], "--input and --format go together"),
+    (["--prompts", "5,x"], "--prompts must be whole numbers separated by commas (got '5,x')"),
+    (["--annotators", "0"], "--annotators must list whole numbers of at least 1 (got '0')"),
+    (["--strategies", "random,best"], "--strategies: unknown 'best' (choose from random, top_alpha)"),
+    (["--target-power", "1.5"], "--target-power must be between 0 and 1 (got 1.5)"),
+    (["--analyses", "anova"], "--analyses: unknown 'anova'"),
+])
+def test_plan_bad_settings_fail_before_computing(args, message, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["plan", *args, "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()

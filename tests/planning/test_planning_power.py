@@ -1,0 +1,156 @@
+"""The study planner's statistics against closed forms and the anchors' qualitative results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import expit
+from statsmodels.stats.power import TTestPower
+
+from lib.errors import SettingsError
+from lib.planning import power as power_module
+from lib.planning.design import Assumptions, Design, assumptions_from_pilot
+from lib.planning.power import COLUMNS, cheapest, plan
+from lib.planning.simulate import simulate_study
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _within_two_se(simulated: float, exact: float, replicates: int) -> None:
+    se = np.sqrt(exact * (1 - exact) / replicates)
+    assert abs(simulated - exact) <= 2 * se, (simulated, exact, se)
+
+
+def test_sign_test_power_matches_the_exact_binomial_power():
+    """One comparison, alpha fixed at 1, no ties: every vote is B's win with p = logistic(theta)."""
+    effect, prompts, replicates = 0.4, 40, 400
+    a = Assumptions(n_systems=2, effect=effect, log_alpha_sd=0.0, tie_rate=0.0)
+    df = plan(a, [Design(prompts, 1, "random", "sign_test")], replicates=replicates, seed=3)
+    k = np.arange(prompts + 1)
+    p_two_sided = np.minimum(1.0, 2 * np.minimum(stats.binom.cdf(k, prompts, 0.5), stats.binom.sf(k - 1, prompts, 0.5)))
+    exact = stats.binom.pmf(k, prompts, expit(effect))[p_two_sided < 0.05].sum()
+    _within_two_se(df["power"].iloc[0], exact, replicates)
+    assert df["power_mc_se"].iloc[0] == pytest.approx(np.sqrt(df["power"].iloc[0] * (1 - df["power"].iloc[0])
+                                                               / replicates))
+
+
+def test_t_test_power_matches_statsmodels_on_normal_data():
+    effect, prompts, replicates = 0.4, 30, 400
+    a = Assumptions(n_systems=2, effect=effect, response="normal")
+    df = plan(a, [Design(prompts, 1, "random", "t_test")], replicates=replicates, seed=5)
+    exact = TTestPower().power(effect_size=effect, nobs=prompts, alpha=0.05, alternative="two-sided")
+    _within_two_se(df["power"].iloc[0], exact, replicates)
+
+
+def test_the_bank_grm_keeps_its_false_detection_rate_at_five_percent():
+    """No true difference: the GRM interval excludes 0 in about 5% of studies (so its power is real)."""
+    replicates = 300
+    df = plan(Assumptions(n_systems=2, effect=0.0), [Design(30, 3, "random", "grm_bank")],
+              replicates=replicates, seed=7)
+    _within_two_se(df["power"].iloc[0], 0.05, replicates)
+
+
+def test_the_ordinal_irt_analysis_beats_the_t_test_on_likert_means_for_a_small_effect():
+    """Howcroft & Rieser (2021): ordinal models detect small differences that t-tests on means miss
+    (prompts differ in discrimination: log alpha ~ N(0, 0.8); HANNA's MAP alphas span 0.7 to 6)."""
+    replicates = 400
+    designs = [Design(30, 3, "random", name) for name in ("grm_bank", "t_test")]
+    a = Assumptions(n_systems=2, effect=0.2, log_alpha_sd=0.8)
+    df = plan(a, designs, replicates=replicates, seed=11).set_index("analysis")
+    gap = df.loc["grm_bank", "power"] - df.loc["t_test", "power"]
+    assert gap > 2 * np.hypot(df.loc["grm_bank", "power_mc_se"], df.loc["t_test", "power_mc_se"]), df
+
+
+def test_irt_informed_prompts_need_fewer_prompts_than_random_ones_on_a_hanna_pilot():
+    from lib.inputs import bundled_input
+    from lib.irt.fit import fit_map
+
+    data = bundled_input("hanna_means", "Relevance", merge_redundant=False)
+    point = fit_map(data.matrix.codes(), len(data.matrix.categories))
+    a = assumptions_from_pilot(data, point, effect=0.2)
+    designs = [Design(p, 1, s, "grm_bank") for p in (32, 64) for s in ("random", "top_alpha")]
+    best = cheapest(plan(a, designs, replicates=8, seed=0), 0.8).set_index("strategy")
+    assert best.loc["top_alpha", "reached"] and best.loc["random", "reached"], best
+    assert best.loc["top_alpha", "prompts"] < best.loc["random", "prompts"]
+    assert best.loc["top_alpha", "saving"] > 0
+
+
+def test_a_plan_has_the_documented_columns_and_costs():
+    a = Assumptions(n_systems=4, effect=0.5)
+    df = plan(a, [Design(5, 2, "top_alpha", "sign_test")], replicates=4, seconds_per_judgment=36.0,
+              cost_per_hour=20.0)
+    assert list(df.columns) == COLUMNS
+    row = df.iloc[0]
+    assert row["judgments"] == 6 * 5 * 2  # 6 system pairs x 5 prompts x 2 annotators
+    assert row["hours"] == pytest.approx(60 * 36 / 3600)
+    assert row["cost"] == pytest.approx(row["hours"] * 20.0)
+    assert -1 <= row["kendall_tau"] <= 1
+
+
+def test_a_plan_is_reproducible_and_cached(monkeypatch):
+    a = Assumptions(n_systems=3, effect=0.5)
+    designs = [Design(6, 1, "random", "t_test"), Design(6, 1, "random", "sign_test")]
+    first = plan(a, designs, replicates=5, seed=2)
+
+    def fail(*args, **kwargs):
+        raise AssertionError("simulated again instead of reading the cache")
+
+    monkeypatch.setattr(power_module, "iter_plan", fail)
+    again = plan(a, designs, replicates=5, seed=2)
+    assert again.equals(first)
+    assert list(again["analysis"]) == ["t_test", "sign_test"]
+
+
+def test_designs_that_differ_only_in_strategy_share_their_truth():
+    a = Assumptions(n_systems=3, effect=0.5)
+    one, other = (simulate_study(a, Design(5, 1, s, "t_test"), seed=1, replicate=4) for s in ("random", "top_alpha"))
+    np.testing.assert_array_equal(one.skills, other.skills)
+    assert one.alpha.min() <= other.alpha.min()  # top_alpha takes the most discriminating prompts
+
+
+def test_cheapest_lists_strategies_that_miss_the_target():
+    a = Assumptions(n_systems=2, effect=0.05)
+    df = plan(a, [Design(3, 1, s, "sign_test") for s in ("random", "top_alpha")], replicates=4)
+    best = cheapest(df, 0.8)
+    assert list(best["strategy"]) == ["random", "top_alpha"]
+    assert not best["reached"].any() and best["cost"].isna().all()
+
+
+@pytest.mark.parametrize(("assumptions", "design", "match"), [
+    (Assumptions(n_systems=1), Design(5, 1), "at least 2 systems"),
+    (Assumptions(tie_rate=1.0), Design(5, 1), "tie rate"),
+    (Assumptions(), Design(5, 1, "best", "t_test"), "unknown prompt strategy 'best'"),
+    (Assumptions(), Design(5, 1, "random", "anova"), "unknown analysis 'anova'"),
+    (Assumptions(bank_size=10), Design(20, 1), "bank holds 10"),
+    (Assumptions(response="normal"), Design(5, 1, "random", "grm_map"), "needs ordered judgments"),
+])
+def test_bad_settings_are_refused_before_simulating(assumptions, design, match):
+    with pytest.raises(SettingsError, match=match):
+        plan(assumptions, [design], replicates=4)
+
+
+def test_a_pilot_posterior_gives_each_study_one_draw_of_the_truth():
+    """Posterior predictive: every simulated study's thetas are one of the pilot's posterior draws."""
+    import arviz as az
+
+    from lib.inputs import bundled_input
+    from lib.irt.fit import Diagnostics, GRMFit
+    from lib.irt.settings import FitSettings
+
+    data = bundled_input("pandalm_pairwise")
+    (n_comp, n_prompt), n_thresholds = data.matrix.shape, len(data.matrix.categories) - 1
+    rng = np.random.default_rng(0)
+    posterior = {"theta": rng.normal(size=(2, 300, n_comp)), "alpha": np.exp(rng.normal(0, 0.3, (2, 300, n_prompt))),
+                 "b": np.sort(rng.normal(0, 1, (2, 300, n_prompt, n_thresholds)), axis=-1)}
+    fit = GRMFit(az.from_dict(posterior=posterior), Diagnostics("numpyro", 2, 300, 1.0, 400.0, 400.0, 0, 1.0),
+                 FitSettings(), "test")
+    a = assumptions_from_pilot(data, fit, effect=0.2)
+    assert a.pilot.theta.shape == (200, n_comp)  # thinned to MAX_PILOT_DRAWS
+    study = simulate_study(a, Design(3, 2, "top_alpha", "grm_bank"), seed=0, replicate=1)
+    assert any(np.array_equal(study.theta, draw) for draw in a.pilot.theta)
+    np.testing.assert_array_equal(study.target, np.abs(study.theta) >= 0.2)
+    assert study.scores.shape == (n_comp, 3, 2)

@@ -1,0 +1,26 @@
+"""Fixtures of the ranking tests: simulated arena votes read as a user's file would be."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.inputs import analysis_input
+from lib.ranking.data import ranking_data
+from lib.tables import read_csv
+
+ARENA_COLUMNS = {"prompt": "prompt_id", "system_a": "system_a", "system_b": "system_b",
+                 "annotator": "annotator_id", "choice": "winner"}
+
+
+def arena_input(votes, likelihood=None):
+    """Simulated votes through the CSV reader, the pairwise format and :func:`ranking_data`."""
+    columns = dict(ARENA_COLUMNS, **({"position": "first"} if "first" in votes else {}))
+    table = read_csv(votes.to_csv(index=False).encode(), "arena.csv")
+    data = analysis_input(table, "pairwise", columns, file="arena.csv", merge_redundant=False)
+    return ranking_data(data, likelihood)
+
+
+@pytest.fixture
+def arena():
+    """:func:`arena_input`."""
+    return arena_input
