@@ -10,6 +10,8 @@ runs: tasks carry their own seeds.
 from __future__ import annotations
 
 import os
+import sys
+import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -55,11 +57,19 @@ class Engine:
         from distributed import Client, LocalCluster
 
         if self.scheduler is None:
-            # No dashboard, and the scheduler's HTTP endpoint on a free port: several apps or tests on
-            # one machine would otherwise fight over port 8787 (and warn).
-            self._cluster = LocalCluster(n_workers=self.n_workers, threads_per_worker=1, processes=True,
-                                         host="127.0.0.1", dashboard_address=None,
-                                         scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
+            # Worker processes are spawned, and multiprocessing re-imports ``__main__`` from its file in
+            # each child: under Streamlit that is the running page, which a worker must not run. The
+            # workers start under a bare ``__main__`` (the caller's is put back at once).
+            caller_main = sys.modules["__main__"]
+            sys.modules["__main__"] = types.ModuleType("__main__")
+            try:
+                # No dashboard, and the scheduler's HTTP endpoint on a free port: several apps or tests
+                # on one machine would otherwise fight over port 8787 (and warn).
+                self._cluster = LocalCluster(n_workers=self.n_workers, threads_per_worker=1, processes=True,
+                                             host="127.0.0.1", dashboard_address=None,
+                                             scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
+            finally:
+                sys.modules["__main__"] = caller_main
             self._client = Client(self._cluster)
         else:
             try:

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from lib.commands.plan import default_analyses, designs, parse_counts
+from lib.engine import Engine
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.irt.fit import data_key
@@ -13,7 +14,7 @@ from lib.planning.design import ANALYSES, STRATEGIES, Assumptions, assumptions_f
 from lib.planning.power import COLUMNS, cheapest, iter_plan
 from lib.plots.planning import cost_table, highlight_cheapest, power_curve
 from pages.common import current_fit, current_input
-from pages.engine import page_engine, scheduler_field
+from pages.engine import scheduler_field
 from pages.text import escape_markdown
 
 PILOT, TYPED = "From the pilot (Data page)", "Typed in"
@@ -105,7 +106,7 @@ if st.button("Run plan", type="primary", key="planner_run",
         bar.progress(done / total, text=f"{done} of {total} simulated studies")
 
     try:
-        with page_engine(scheduler) as engine:
+        with Engine(scheduler) as engine:
             for part in iter_plan(assumptions, grid, replicates=replicates, seed=seed, engine=engine,
                                   progress=report, seconds_per_judgment=seconds, cost_per_hour=rate):
                 state["parts"].append(part)

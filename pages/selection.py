@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from lib.engine import Engine
 from lib.errors import DesignError, InputError
 from lib.export import csv_text
 from lib.irt.fit import data_key
@@ -17,7 +18,7 @@ from lib.selection.curve import default_k_grid, parse_k_grid
 from lib.selection.settings import DEFAULT_RANDOM_DRAWS, DEFAULT_TARGET_SE, MODES
 from lib.selection.strategies import STRATEGIES, check_strategies
 from pages.common import current_input
-from pages.engine import page_engine, scheduler_field
+from pages.engine import scheduler_field
 from pages.text import escape_markdown
 
 
@@ -32,7 +33,7 @@ def cached_run(key: str, mode: str, cutpoints: str, strategies: tuple, ks: tuple
     def report(fraction: float, message: str) -> None:
         bar.progress(min(fraction, 1.0), text=message)
 
-    with page_engine(_scheduler) if mode == "full" else nullcontext() as engine:
+    with Engine(_scheduler) if mode == "full" else nullcontext() as engine:
         result = run(_rm, strategies, mode=mode, settings=FitSettings(cutpoints=cutpoints, **FULL_MODE_SETTINGS),
                      k_grid=ks, n_random=n_random, theta0=theta0, progress=report, engine=engine)
     bar.empty()
