@@ -65,7 +65,7 @@ def add_input_options(parser, what: str, *, required: bool = True) -> None:
     parser.add_argument("--no-merge", action="store_true", help="do not average redundant prompts")
 
 
-def read_input(args: argparse.Namespace):
+def read_input(args: argparse.Namespace, *, matrix: bool = True):
     """The :class:`lib.inputs.AnalysisInput` of ``add_input_options``' arguments.
 
     Prints what changed the data: dropped rows, every redundancy merge, and a warning when many
@@ -90,14 +90,15 @@ def read_input(args: argparse.Namespace):
     data = analysis_input(
         read_csv(path, path.name), args.format, parse_columns(args.columns), file=path.name,
         criterion=args.criterion, merge_redundant=not args.no_merge, filters=filters,
-        drop_incomplete_rows=args.drop_incomplete,
+        drop_incomplete_rows=args.drop_incomplete, matrix=matrix,
     )
     if data.dropped_rows:
         print(f"dropped {len(data.dropped_rows)} incomplete rows: {', '.join(map(str, data.dropped_rows))}")
-    for line in merge_lines(data.matrix):
-        print(line)
-    if (merged := merge_warning(data.matrix)) is not None:
-        print(f"warning: {merged}", file=sys.stderr)
+    if data.matrix is not None:
+        for line in merge_lines(data.matrix):
+            print(line)
+        if (merged := merge_warning(data.matrix)) is not None:
+            print(f"warning: {merged}", file=sys.stderr)
     return data
 
 

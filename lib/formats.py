@@ -135,8 +135,12 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
         "participant_id", "writer", "judge", "judge_id", "evaluator", "labeler", "coder", "user", "user_id",
     ),
     "choice": ("choice", "winner", "preference", "preferred", "label", "vote", "decision", "better", "judgment"),
-    "judgment": ("judgment", "judgement", "best_worst", "bestworst", "bws", "most_least", "choice", "label", "selection"),
-    "system": ("system", "model", "condition", "system_id", "system_name", "model_id", "model_name", "generator", "method"),
+    "judgment": (
+        "judgment", "judgement", "best_worst", "bestworst", "bws", "most_least", "choice", "label", "selection",
+    ),
+    "system": (
+        "system", "model", "condition", "system_id", "system_name", "model_id", "model_name", "generator", "method",
+    ),
     "rank": ("rank", "ranking", "position", "place"),
     "trial": ("trial", "trial_id", "page", "screen", "hit", "hit_id", "task"),
     "criterion": ("criterion", "criteria", "aspect", "dimension", "metric", "attribute", "question_type"),
@@ -333,7 +337,9 @@ def criterion_rows(df: pd.DataFrame, mapping: dict[str, str], criterion: str | N
     return df[cells.isin([criterion, ""])]
 
 
-def drop_incomplete(df: pd.DataFrame, fmt: str, mapping: dict[str, str], *, file: str) -> tuple[pd.DataFrame, list[int]]:
+def drop_incomplete(
+    df: pd.DataFrame, fmt: str, mapping: dict[str, str], *, file: str,
+) -> tuple[pd.DataFrame, list[int]]:
     """Leave out the rows with a blank cell in a role that must not be blank
     (``FormatSpec.not_blank``).
 
@@ -368,7 +374,9 @@ def _rows(values: dict[str, np.ndarray], which: np.ndarray) -> list[int]:
     return [int(r) for r in values[_ROW][which]]
 
 
-def _cells(df: pd.DataFrame, fmt: str, columns: dict[str, str] | None, file: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+def _cells(
+    df: pd.DataFrame, fmt: str, columns: dict[str, str] | None, file: str,
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Text of the format's mapped roles (and, under ``_ROW``, each row's file row), with the mapping.
 
     Row numbers come from the index that :func:`lib.tables.read_csv` set, so they stay right when
@@ -381,7 +389,9 @@ def _cells(df: pd.DataFrame, fmt: str, columns: dict[str, str] | None, file: str
         if role in values:
             blank = values[role] == ""
             if blank.any():
-                raise FormatError(f"missing value for role '{role}'", file=file, rows=_rows(values, blank), column=mapping[role])
+                raise FormatError(
+                    f"missing value for role '{role}'", file=file, rows=_rows(values, blank), column=mapping[role],
+                )
     return values, mapping
 
 
@@ -476,7 +486,10 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     _at_least_two_systems(np.concatenate([sa, sb]), mapping["system_b"], file)
     same = sa == sb
     if same.any():
-        raise FormatError("a system is compared with itself (system_a = system_b)", file=file, rows=_rows(values, same), column=mapping["system_b"])
+        raise FormatError(
+            "a system is compared with itself (system_a = system_b)",
+            file=file, rows=_rows(values, same), column=mapping["system_b"],
+        )
 
     raw = values["choice"]
     winner = np.array([_CHOICE_CODES.get(c.lower(), "") for c in raw], dtype=object)
@@ -488,7 +501,10 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     unknown = winner == ""
     if unknown.any():
         shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
-        raise FormatError(f"unknown choice value {shown}; allowed: {_CHOICE_ALLOWED}", file=file, rows=_rows(values, unknown), column=mapping["choice"])
+        raise FormatError(
+            f"unknown choice value {shown}; allowed: {_CHOICE_ALLOWED}",
+            file=file, rows=_rows(values, unknown), column=mapping["choice"],
+        )
 
     criterion = _criteria(values, len(sa))
     low, high = np.minimum(sa, sb), np.maximum(sa, sb)
@@ -496,16 +512,23 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     dup = key.duplicated(keep=False).to_numpy()
     if dup.any():
         raise FormatError(
-            "duplicated votes: the same annotator judged the same system pair on the same prompt and criterion more than once",
+            "duplicated votes: the same annotator judged the same system pair on the same prompt and criterion "
+            "more than once",
             file=file, rows=_rows(values, dup), column=mapping["annotator"],
         )
     votes = pd.DataFrame(
-        {"prompt_id": values["prompt"], "system_a": sa, "system_b": sb, "annotator_id": values["annotator"], "winner": winner, "criterion": criterion},
+        {
+            "prompt_id": values["prompt"], "system_a": sa, "system_b": sb, "annotator_id": values["annotator"],
+            "winner": winner, "criterion": criterion,
+        },
         dtype=str,
     )
     if "position" in values:
         votes["first"] = _first_shown(values, sa, sb, mapping["position"], file)
-    pairs = [(sa, values[r]) for r in ("response_a",) if r in values] + [(sb, values[r]) for r in ("response_b",) if r in values]
+    pairs = (
+        [(sa, values[r]) for r in ("response_a",) if r in values]
+        + [(sb, values[r]) for r in ("response_b",) if r in values]
+    )
     prompt_texts, responses = _texts(values["prompt"], values.get("prompt_text"), pairs)
     return Judgments(votes, prompt_texts, responses, file)
 
@@ -547,7 +570,10 @@ def read_bestworst(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
     unknown = code == ""
     if unknown.any():
         shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
-        raise FormatError(f"unknown judgment value {shown}; allowed: {_JUDGMENT_ALLOWED}", file=file, rows=_rows(values, unknown), column=mapping["judgment"])
+        raise FormatError(
+            f"unknown judgment value {shown}; allowed: {_JUDGMENT_ALLOWED}",
+            file=file, rows=_rows(values, unknown), column=mapping["judgment"],
+        )
     # Score most = 1, middle = 0, least = -1: pairs of two middle systems are unknown.
     score = np.select([code == "most", code == "least"], [1, -1], 0)
 
@@ -593,21 +619,32 @@ def _trials(values: dict[str, np.ndarray], mapping: dict[str, str], file: str, s
     if "trial" in values:
         keys["trial"] = values["trial"]
     groups = pd.DataFrame(keys).groupby(list(keys), sort=False).indices
-    hint = "" if "trial" in values else "; if it was judged more than once, map a 'trial' column that tells the judgments apart"
+    hint = (
+        "" if "trial" in values
+        else "; if it was judged more than once, map a 'trial' column that tells the judgments apart"
+    )
 
     records: list[tuple[str, str, str, str, str, str]] = []
     for idx in groups.values():
         idx = np.sort(idx)
         first = idx[0]
         trial = f", trial '{values['trial'][first]}'" if "trial" in values else ""
-        where = f"trial (annotator '{values['annotator'][first]}', prompt '{values['prompt'][first]}', criterion '{criterion[first]}'{trial})"
+        where = (
+            f"trial (annotator '{values['annotator'][first]}', prompt '{values['prompt'][first]}', "
+            f"criterion '{criterion[first]}'{trial})"
+        )
         shown = system[idx]
         if len(idx) < 2:
-            raise FormatError(f"{where} shows only one system", file=file, rows=_rows(values, idx), column=mapping["system"])
+            raise FormatError(
+                f"{where} shows only one system", file=file, rows=_rows(values, idx), column=mapping["system"],
+            )
         repeated = pd.Series(shown).duplicated(keep=False).to_numpy()
         if repeated.any():
             names = ", ".join(f"'{s}'" for s in pd.unique(shown[repeated]))
-            raise FormatError(f"system {names} listed more than once in {where}{hint}", file=file, rows=_rows(values, idx[repeated]), column=mapping["system"])
+            raise FormatError(
+                f"system {names} listed more than once in {where}{hint}",
+                file=file, rows=_rows(values, idx[repeated]), column=mapping["system"],
+            )
         if check is not None:
             check(idx, where)
         s = score[idx]
@@ -649,14 +686,23 @@ def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
     score = _numbers(values, "score", mapping["score"], file)
     fractional = score != np.round(score)
     if fractional.any():
-        raise FormatError("score must be an ordered integer category (0, 1, 2, ...)", file=file, rows=_rows(values, fractional), column=mapping["score"])
+        raise FormatError(
+            "score must be an ordered integer category (0, 1, 2, ...)",
+            file=file, rows=_rows(values, fractional), column=mapping["score"],
+        )
     out = pd.DataFrame({"person": values["person"], "item": values["item"], "score": score.astype("int64")})
     out = out.astype({"person": str, "item": str})
     dup = out.duplicated(["person", "item"], keep=False).to_numpy()
     if dup.any():
-        raise FormatError("the same person has more than one score for the same item", file=file, rows=_rows(values, dup), column=mapping["item"])
+        raise FormatError(
+            "the same person has more than one score for the same item",
+            file=file, rows=_rows(values, dup), column=mapping["item"],
+        )
     if out.score.nunique() < 2:
-        raise FormatError(f"every score is {out.score.iloc[0]}; item-response models need at least two categories", file=file, column=mapping["score"])
+        raise FormatError(
+            f"every score is {out.score.iloc[0]}; item-response models need at least two categories",
+            file=file, column=mapping["score"],
+        )
     return out
 
 
@@ -690,16 +736,25 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
     values, mapping = _cells(df, "ratings", columns, file)
     score = _numbers(values, "score", mapping["score"], file)
     _at_least_two_systems(values["system"], mapping["system"], file)
-    table = pd.DataFrame({"prompt_id": values["prompt"], "system": values["system"], "criterion": _criteria(values, len(score)), "score": score})
+    table = pd.DataFrame({
+        "prompt_id": values["prompt"], "system": values["system"],
+        "criterion": _criteria(values, len(score)), "score": score,
+    })
     if "annotator" in values:
-        dup = pd.concat([table.iloc[:, :3], pd.Series(values["annotator"], name="annotator")], axis=1).duplicated(keep=False).to_numpy()
+        dup = (
+            pd.concat([table.iloc[:, :3], pd.Series(values["annotator"], name="annotator")], axis=1)
+            .duplicated(keep=False)
+            .to_numpy()
+        )
         if dup.any():
             raise FormatError(
                 "the same annotator scored the same system on the same prompt and criterion more than once",
                 file=file, rows=_rows(values, dup), column=mapping["annotator"],
             )
     out = table.groupby(["criterion", "prompt_id", "system"], sort=True, as_index=False)["score"].mean()
-    return out[["prompt_id", "system", "criterion", "score"]].astype({"prompt_id": str, "system": str, "criterion": str, "score": "float64"})
+    return out[["prompt_id", "system", "criterion", "score"]].astype(
+        {"prompt_id": str, "system": str, "criterion": str, "score": "float64"},
+    )
 
 
 # --------------------------------------------------------------------------------------- matrices

@@ -9,7 +9,7 @@ import pandas as pd
 
 from lib.datasets import dataset, load_judgments, load_table
 from lib.formats import Judgments, criterion_rows, drop_incomplete, filter_rows, format_spec, resolve_columns
-from lib.ratings import RatingMatrix, net_ratings
+from lib.ratings import RatingMatrix, net_ratings, select_criterion
 
 
 @dataclass
@@ -23,7 +23,7 @@ class AnalysisInput:
     file's 1-based data rows left out because of a blank cell (``drop_incomplete=True``).
     """
 
-    matrix: RatingMatrix
+    matrix: RatingMatrix | None  # None only when asked for (``analysis_input(..., matrix=False)``)
     fmt: str
     source: str
     criterion: str | None
@@ -43,6 +43,7 @@ def analysis_input(
     judgments: Judgments | None = None,
     filters: Mapping[str, Sequence[str]] | None = None,
     drop_incomplete_rows: bool = False,
+    matrix: bool = True,
 ) -> AnalysisInput:
     """Read a table in any format and build its rating matrix.
 
@@ -73,6 +74,10 @@ def analysis_input(
     drop_incomplete_rows : bool
         Leave out rows with a blank required cell (``FormatSpec.not_blank``) instead of raising;
         the result's ``dropped_rows`` lists them.
+    matrix : bool
+        Build the net-rating matrix of vote formats. ``False`` leaves ``AnalysisInput.matrix``
+        None: an arena's votes (e.g. 5,000 system pairs x 20,000 prompts) are ranked from the votes
+        themselves (``lib.ranking``), and their pairs x prompts matrix would not fit in memory.
 
     Raises
     ------
@@ -93,6 +98,9 @@ def analysis_input(
         criterion = None
     read = judgments if judgments is not None else spec.read(df, columns, file=file)
     if spec.votes:
+        if not matrix:
+            select_criterion(read.votes, criterion)  # an unknown or ambiguous criterion still stops here
+            return AnalysisInput(None, fmt, file, criterion, judgments=read, dropped_rows=tuple(dropped))
         rm = net_ratings(read.votes, criterion, merge_redundant=merge_redundant)
         return AnalysisInput(rm, fmt, file, criterion, judgments=read, dropped_rows=tuple(dropped))
     rm = spec.matrix(read, criterion, merge_redundant)

@@ -79,3 +79,12 @@ def test_dropping_every_row_is_an_error_not_an_empty_study():
 def test_bundled_input_unknown_key_is_a_settings_error_naming_the_keys():
     with pytest.raises(SettingsError, match="unknown data set 'nope'.*" + ", ".join(DATASETS)):
         bundled_input("nope")
+
+
+def test_votes_without_the_matrix_keep_the_criterions_votes_and_still_check_the_criterion():
+    table = read_csv(b"prompt,system_a,system_b,annotator,choice,criterion\n"
+                     b"p1,x,y,r1,A,fluency\np2,x,y,r1,B,fluency\np1,x,y,r1,B,coherence\n", "v.csv")
+    data = analysis_input(table, "pairwise", file="v.csv", criterion="fluency", matrix=False)
+    assert data.matrix is None and data.judgments.votes["prompt_id"].tolist() == ["p1", "p2"]
+    with pytest.raises(SettingsError, match="several criteria"):
+        analysis_input(table, "pairwise", file="v.csv", matrix=False)

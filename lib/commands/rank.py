@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
-    data = read_input(args)
+    # Votes are ranked from the votes: the pairs x prompts matrix is built only for the cells likelihood.
+    data = read_input(args, matrix=args.likelihood == "cells")
     sizes = ("sampler", "chains", "draws", "tune", "seed")
     given = {k: getattr(args, k) for k in sizes if getattr(args, k) is not None}
     settings = RankSettings(likelihood=args.likelihood, baseline=args.baseline, intransitivity=args.intransitivity,
