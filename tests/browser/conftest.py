@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -98,6 +99,13 @@ def abilities_with_map(page, app_url):
     sampler = page.locator("[data-testid='stSelectbox']").filter(has_text="Sampler")
     if not sampler.is_visible():  # collapsed when the app server's cache already holds a fit
         page.get_by_text("Fit settings").click()
-    sampler.click()
-    page.get_by_role("option", name="map", exact=True).click()
+    option = page.get_by_role("option", name="map", exact=True)
+    for _ in range(3):  # a click during the expander's opening animation does not open the list
+        sampler.click()
+        try:
+            option.wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    option.click()
     return page

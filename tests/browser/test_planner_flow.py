@@ -17,7 +17,8 @@ def test_planner_runs_a_small_plan_and_shows_the_power_curve(page, app_url):
     page.get_by_text("Press Run plan to simulate the designs.").wait_for()
     page.get_by_role("button", name="Run plan").click()
     page.locator(".js-plotly-plot").first.wait_for(timeout=180_000)
-    assert page.get_by_text("Power against prompts").first.is_visible()
-    assert page.get_by_role("heading", name="Cheapest design reaching power 0.8").is_visible()
-    assert page.get_by_role("button", name="power.csv").is_visible()
+    # The page draws the curves first and the tables and downloads after them: wait for each.
+    page.get_by_text("Power against prompts").first.wait_for()
+    page.get_by_role("heading", name="Cheapest design reaching power 0.8").wait_for()
+    page.get_by_role("button", name="power.csv").wait_for()
     assert not page.locator("[data-testid='stException']").count()
