@@ -20,7 +20,7 @@ def _own_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
 
 
-def _within_two_se(simulated: float, exact: float, replicates: int) -> None:
+def assert_within_two_se(simulated: float, exact: float, replicates: int) -> None:
     se = np.sqrt(exact * (1 - exact) / replicates)
     assert abs(simulated - exact) <= 2 * se, (simulated, exact, se)
 
@@ -33,7 +33,7 @@ def test_sign_test_power_matches_the_exact_binomial_power():
     k = np.arange(prompts + 1)
     p_two_sided = np.minimum(1.0, 2 * np.minimum(stats.binom.cdf(k, prompts, 0.5), stats.binom.sf(k - 1, prompts, 0.5)))
     exact = stats.binom.pmf(k, prompts, expit(effect))[p_two_sided < 0.05].sum()
-    _within_two_se(df["power"].iloc[0], exact, replicates)
+    assert_within_two_se(df["power"].iloc[0], exact, replicates)
     assert df["power_mc_se"].iloc[0] == pytest.approx(np.sqrt(df["power"].iloc[0] * (1 - df["power"].iloc[0])
                                                                / replicates))
 
@@ -43,7 +43,7 @@ def test_t_test_power_matches_statsmodels_on_normal_data():
     a = Assumptions(n_systems=2, effect=effect, response="normal")
     df = plan(a, [Design(prompts, 1, "random", "t_test")], replicates=replicates, seed=5)
     exact = TTestPower().power(effect_size=effect, nobs=prompts, alpha=0.05, alternative="two-sided")
-    _within_two_se(df["power"].iloc[0], exact, replicates)
+    assert_within_two_se(df["power"].iloc[0], exact, replicates)
 
 
 def test_the_bank_grm_keeps_its_false_detection_rate_at_five_percent():
@@ -51,7 +51,7 @@ def test_the_bank_grm_keeps_its_false_detection_rate_at_five_percent():
     replicates = 300
     df = plan(Assumptions(n_systems=2, effect=0.0), [Design(30, 3, "random", "grm_bank")],
               replicates=replicates, seed=7)
-    _within_two_se(df["power"].iloc[0], 0.05, replicates)
+    assert_within_two_se(df["power"].iloc[0], 0.05, replicates)
 
 
 def test_the_ordinal_irt_analysis_beats_the_t_test_on_likert_means_for_a_small_effect():
