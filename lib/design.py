@@ -22,8 +22,8 @@ _SHOWN = 10
 UNPAIRED = (
     "no prompt was rated for two systems, so no pair of systems can be compared on the same prompt; "
     "the paired graded response model needs each prompt rated for at least two systems. Unpaired "
-    "ratings need a ratings likelihood with a prompt effect (planned: the Leaderboard's ratings "
-    "likelihood, issue 11)"
+    "ratings need a ratings likelihood with a prompt effect: rank the systems on the Leaderboard page "
+    "or with `python -m lib rank --likelihood ratings`"
 )
 
 
