@@ -170,7 +170,7 @@ def next_from_posterior(idata, n: int = 20, *, focus: int | None = 1) -> pd.Data
     Parameters
     ----------
     idata : arviz.InferenceData
-        Posterior with ``skill`` (system), ``alpha`` (prompt) and ``b`` (prompt, threshold), as
+        Posterior with ``skill`` (system), ``alpha`` (prompt) and ``b`` ((prompt,) threshold), as
         :func:`lib.ranking.model.build_ranking` names them for paired likelihoods (votes, cells).
     n : int
         Batch size.
@@ -185,15 +185,18 @@ def next_from_posterior(idata, n: int = 20, *, focus: int | None = 1) -> pd.Data
     Raises
     ------
     SettingsError
-        The posterior has no per-prompt thresholds of a pair (the ratings likelihood judges one
-        system at a time, so there is no pair to ask about), or ``n`` < 1.
+        The posterior is of the ratings likelihood (it judges one system at a time, so there is no
+        pair to ask about), or ``n`` < 1.
     """
     post = idata.posterior
-    if "b" not in post or "prompt" not in post["b"].dims:
+    if "alpha" not in post or "b" not in post or "eta" in post:  # eta: the ratings' prompt effect
         raise SettingsError("what to annotate next needs a paired likelihood (votes or cells), not ratings")
     skills = post["skill"].stack(sample=("chain", "draw")).transpose("sample", "system").values
-    b = post["b"].mean(("chain", "draw")).transpose("prompt", ...).values
-    return next_batch(skills, [str(s) for s in post["system"].values], [str(p) for p in post["prompt"].values],
+    prompts = [str(p) for p in post["prompt"].values]
+    b = post["b"].mean(("chain", "draw"))
+    # The votes share one tie threshold across prompts; the cells have one set per prompt.
+    b = b.transpose("prompt", ...).values if "prompt" in b.dims else np.broadcast_to(b.values, (len(prompts), b.size))
+    return next_batch(skills, [str(s) for s in post["system"].values], prompts,
                       post["alpha"].mean(("chain", "draw")).values, b, n, focus=focus)
 
 

@@ -21,9 +21,6 @@ LIKELIHOODS = {
 }
 """The ranking model's likelihoods, name -> help text (:mod:`lib.ranking.model`)."""
 
-RATING_COLUMNS = ["system", "prompt_id", "annotator_id", "score"]
-
-
 @dataclass
 class RankingData:
     """The judgments one likelihood of the ranking model explains.

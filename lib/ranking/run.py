@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
 from lib.errors import DesignError, SettingsError
 from lib.inputs import AnalysisInput
 from lib.irt.settings import SAMPLERS as IRT_SAMPLERS
-from lib.ranking.active import next_batch
+from lib.ranking.active import next_from_posterior
 from lib.ranking.baseline import bradley_terry
 from lib.ranking.data import ranking_data
 from lib.ranking.fit import LAPLACE, LAPLACE_HELP, RankingFit, RankSettings, fit_ranking
@@ -29,7 +28,6 @@ LEADERBOARD_COLUMNS = ["system", "skill_mean", "skill_sd", "skill_low", "skill_h
 SAMPLERS = {LAPLACE: LAPLACE_HELP, **{s.name: s.help for s in IRT_SAMPLERS.values() if s.posterior}}
 """Samplers of a leaderboard, name -> help: Laplace (fast, the page's default) first, then NUTS."""
 
-WIN_COLUMNS = ["system_a", "system_b", "p_b_better"]
 NEXT_COLUMNS = ["system_a", "system_b", "prompt_id", "score"]
 
 NO_PAIRS_NOTE = ("What to annotate next scores pairwise judgments: the ratings likelihood has none, so there "
@@ -50,7 +48,7 @@ class RankingResult:
         ``LEADERBOARD_COLUMNS`` then ``p_top_k``, one row per system, best (highest mean skill) first.
         Skills in logits with 95% intervals; ranks 1 = best; ``bt_*`` in Elo points (empty without votes).
     win_matrix : DataFrame
-        ``WIN_COLUMNS``: P(system_b better than system_a) for every unordered pair, compared or not.
+        ``system_a, system_b, p_b_better``: P(system_b better than system_a) for every unordered pair, compared or not.
     intransitive : DataFrame or None
         The pairs whose deviation interval excludes 0 (None when the option is off).
     tau : float or None
@@ -132,10 +130,5 @@ def rank_systems(
     if n_next and rd.likelihood == "ratings":
         notes.append(NO_PAIRS_NOTE)
     elif n_next:
-        post = fit.idata.posterior
-        prompts = [str(p) for p in post["prompt"].values]
-        # Thresholds shared by every prompt (the votes' tie threshold) come without the prompt dim.
-        b = post["b"].mean(("chain", "draw")).values
-        result.next_batch = next_batch(skills, rd.systems, prompts, post["alpha"].mean(("chain", "draw")).values,
-                                       np.broadcast_to(b, (len(prompts), b.shape[-1])), n_next)
+        result.next_batch = next_from_posterior(fit.idata, n_next)
     return result
