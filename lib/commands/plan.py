@@ -14,7 +14,6 @@ OWN_FILES = ("power.csv", "cheapest.csv")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-
     p = sub.add_parser(
         "plan",
         help="power, interval width and cost of study designs (simulated studies on Dask)",
