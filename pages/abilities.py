@@ -4,6 +4,7 @@ import time
 
 import streamlit as st
 
+from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.irt.contraction import UNINFORMED_BELOW
@@ -107,7 +108,7 @@ if data is not None:
             st.plotly_chart(ability_density(th.reshape(-1, th.shape[-1]), list(table["comparison"])),
                             key="abil_density")
         st.plotly_chart(ability_forest(table, point_only=point_only), key="abil_forest")
-        st.dataframe(table.round(3), hide_index=True, key="abil_table")
+        st.dataframe(readable(table.round(3)), hide_index=True, key="abil_table")
         if point_only:
             st.caption("MAP point: P(B better) and contraction are left empty (a point estimate "
                        "has no probability or posterior variance).")

@@ -10,7 +10,6 @@ import streamlit as st
 from lib.cost.analysis import FILES, CostResults, analyse
 from lib.cost.correlation import spearman
 from lib.cost.costs import DEFAULT_WEIGHT, Weights
-from lib.cost.display import readable
 from lib.cost.schema import (
     OPTIONAL,
     REQUIRED,
@@ -21,6 +20,7 @@ from lib.cost.schema import (
     guess_with_label,
     read_study,
 )
+from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.formats import read_csv

@@ -1,4 +1,4 @@
-"""lib.cost.display: tables as a reader sees them."""
+"""lib.display: tables as a reader sees them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 
 from lib.cost.analysis import analyse
 from lib.cost.costs import Weights
-from lib.cost.display import readable
+from lib.display import readable
 
 
 def test_readable_tables_spell_out_missing_and_infinite_values(effort_study):
