@@ -3,10 +3,12 @@
 import streamlit as st
 
 from pages.common import UPLOAD, current_fit, init_state, link_problems, sync_url
+from pages.entry import mark_served
 from pages.text import escape_markdown
 
 st.set_page_config(page_title="Efficient human evaluation", layout="wide")
 init_state()
+mark_served()
 
 PAGES = {
     "Judgments and IRT": [

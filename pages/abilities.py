@@ -13,7 +13,10 @@ from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings, default_cutpoints
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from pages.common import current_fit, current_input
+from pages.entry import served_by_app
 from pages.text import escape_markdown
+
+served_by_app()
 
 started = time.perf_counter()  # a click reruns this script: the user's wait starts about here
 

@@ -26,8 +26,11 @@ from lib.export import csv_text
 from lib.formats import read_csv
 from lib.paths import DATA_DIR
 from lib.plots import cost as plots
+from pages.entry import served_by_app
 from pages.mapping import column_mapping
 from pages.text import escape_markdown
+
+served_by_app()
 
 EXAMPLE = DATA_DIR / "cost_example" / "study.csv"
 WEIGHT_STEPS = [0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]

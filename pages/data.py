@@ -24,8 +24,11 @@ from pages.common import (
     restore,
     sync_url,
 )
+from pages.entry import served_by_app
 from pages.mapping import column_mapping
 from pages.text import escape_markdown
+
+served_by_app()
 
 UPLOAD_WIDGETS = "up_"
 """Prefix of the widget keys that belong to one uploaded file (reset when another is uploaded)."""

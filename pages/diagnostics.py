@@ -10,7 +10,10 @@ from lib.plots.diagnostics import PARAMETERS, energy_plot, ppc_plot, rank_plot, 
 from lib.plots.irt import ability_forest
 from lib.report import build_report, convergence_table, data_summary
 from pages.common import current_fit, current_input
+from pages.entry import served_by_app
 from pages.text import escape_markdown
+
+served_by_app()
 
 PARAMETER_NAMES = {"theta": "theta (ability of a comparison)", "alpha": "alpha (discrimination of a prompt)"}
 

@@ -9,7 +9,10 @@ from lib.irt.settings import gives_posterior
 from lib.irt.summary import prompt_table
 from lib.plots.irt import category_curves, expected_rating_band, information_curves
 from pages.common import current_fit, current_input
+from pages.entry import served_by_app
 from pages.text import escape_markdown
+
+served_by_app()
 
 st.title("Prompts")
 st.caption("alpha_j (discrimination): how sharply prompt j separates better from worse systems; "

@@ -31,8 +31,11 @@ from lib.revision.locate import render_edit_list, render_side_by_side
 from lib.revision.metrics import category_table, compare_models, postedit_reproduction, span_agreement, summarize
 from lib.revision.prompts import PROMPTS
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
+from pages.entry import served_by_app
 from pages.mapping import column_mapping
 from pages.text import escape_markdown
+
+served_by_app()
 
 HUMAN, UPLOAD, DIFF, LLM = ("Human writers (LAMP)", "Uploaded edits", "Diff-based (towards a reference)",
                             "LLM (OpenAI-compatible)")

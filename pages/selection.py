@@ -19,7 +19,10 @@ from lib.selection.settings import DEFAULT_RANDOM_DRAWS, DEFAULT_TARGET_SE, MODE
 from lib.selection.strategies import STRATEGIES, check_strategies
 from pages.common import current_input
 from pages.engine import scheduler_field
+from pages.entry import served_by_app
 from pages.text import escape_markdown
+
+served_by_app()
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

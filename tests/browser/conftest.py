@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,11 +39,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Serve app.py on a free loopback port with a fresh fit cache; yield its URL."""
+@contextmanager
+def serve(cache: Path) -> Iterator[str]:
+    """Serve app.py with ``streamlit run`` on a free loopback port and fit cache ``cache``; yield its URL."""
     port = _free_port()
-    env = dict(os.environ, EVAL_CACHE_DIR=str(tmp_path_factory.mktemp("cache")))
+    env = dict(os.environ, EVAL_CACHE_DIR=str(cache))
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
          "--server.port", str(port), "--server.address", "127.0.0.1",
@@ -64,6 +65,20 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The app served once for the session, with a fresh fit cache."""
+    with serve(tmp_path_factory.mktemp("cache")) as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_app_url(tmp_path: Path) -> Iterator[str]:
+    """The app on a server of its own, which no run of app.py has touched yet."""
+    with serve(tmp_path) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

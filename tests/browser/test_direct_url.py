@@ -1,0 +1,24 @@
+"""A page opened by its URL on a fresh server is served by app.py: its navigation, not the pages/ files.
+
+Until some run of app.py calls ``st.navigation``, Streamlit serves a ``pages/`` folder in its first
+multipage mode: the page runs without app.py and every module of the folder is listed as a page.
+"""
+
+from __future__ import annotations
+
+
+def test_a_page_opened_by_url_on_a_fresh_server_shows_the_apps_navigation(browser, fresh_app_url):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{fresh_app_url}/selection")
+        page.get_by_role("heading", name="Prompt selection").wait_for(timeout=120_000)
+        nav = page.locator("[data-testid='stSidebarNav']")
+        nav.get_by_text("Human cost").wait_for()
+        links = nav.locator("a").all_inner_texts()
+        assert not any(name in text for text in links for name in ("common", "mapping", "engine", "text")), links
+        # app.py's sidebar chrome ran (it draws after the page)
+        page.locator("[data-testid='stSidebar']").get_by_text("Fit:", exact=False).first.wait_for()
+    finally:
+        context.close()
