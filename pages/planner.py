@@ -1,6 +1,6 @@
 """Study planner: how many prompts and annotators a study needs to detect a difference, and its cost."""
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pandas as pd
 import streamlit as st
@@ -10,12 +10,24 @@ from lib.engine import Engine
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.irt.fit import data_key
-from lib.planning.design import ANALYSES, STRATEGIES, Assumptions, assumptions_from_pilot
-from lib.planning.power import COLUMNS, cheapest, iter_plan
+from lib.planning.design import (
+    ANALYSES,
+    GRM_ANALYSES,
+    NUTS_CHECK_SETTINGS,
+    STRATEGIES,
+    Assumptions,
+    Design,
+    assumptions_from_pilot,
+)
+from lib.planning.nuts import nuts_check
+from lib.planning.power import CALIBRATION_COLUMNS, COLUMNS, PLAN_COLUMNS, RANKING_COLUMNS, cheapest, iter_plan
 from lib.plots.planning import cost_table, highlight_cheapest, power_curve
 from pages.common import current_fit, current_input
 from pages.engine import scheduler_field
+from pages.entry import served_by_app
 from pages.text import escape_markdown
+
+served_by_app()
 
 PILOT, TYPED = "From the pilot (Data page)", "Typed in"
 
@@ -122,19 +134,72 @@ if result is None or result["settings"] != settings or not result["parts"]:
     st.stop()
 # Design sizes finish in any order; show them in the grid's.
 grid_order = pd.DataFrame([asdict(d) for d in grid])
-plan_df = grid_order.merge(pd.concat(result["parts"]), on=list(grid_order.columns))[COLUMNS]
+plan_df = grid_order.merge(pd.concat(result["parts"]), on=list(grid_order.columns))[PLAN_COLUMNS]
 if not result["done"]:
     st.warning(f"The plan was stopped: showing the {len(plan_df)} designs that finished.")
 
 best = cheapest(plan_df, target)
 for x in ("prompts", "annotators"):
     st.plotly_chart(power_curve(plan_df, x, target), key=f"planner_curve_{x}")
+st.subheader("Is the true best system ranked first?")
+st.dataframe(plan_df[RANKING_COLUMNS], hide_index=True, key="planner_ranking")
+st.caption("best_first: share of simulated studies whose estimated best system is the true best (ties in the "
+           "estimate split evenly; empty when no system is truly best), with its Monte-Carlo SE; kendall_tau: "
+           "Kendall's tau of the estimated to the true skills.")
+calibration = plan_df[plan_df["critical_z"].notna()][CALIBRATION_COLUMNS]
+if len(calibration):
+    st.caption(f"grm_map is calibrated by simulation under the null: a difference is detected when |EAP / SD| "
+               "exceeds its 95th percentile in the same simulated studies with the differences of the stated size "
+               f"set to 0 ({calibration['critical_z'].min():.2f} to {calibration['critical_z'].max():.2f}, not "
+               "1.96), and its intervals are widened by the same "
+               f"factor ({calibration['calibration_factor'].min():.2f}x to "
+               f"{calibration['calibration_factor'].max():.2f}x). Its nominal 95% intervals excluded 0 in up to "
+               f"{calibration['nominal_false_detection'].max():.0%} of those null comparisons.")
 st.subheader(f"Cheapest design reaching power {target:g}")
 st.dataframe(best, hide_index=True, key="planner_cheapest")
 st.caption("saving: the cost of the cheapest random-prompt design of the same analysis minus this one's "
            "(IRT-informed prompts at equal target power); empty where either misses the target.")
 st.subheader("Cost of every design")
-st.dataframe(highlight_cheapest(cost_table(plan_df, best)), hide_index=True, key="planner_costs")
-c = st.columns(2)
-c[0].download_button("power.csv", csv_text(plan_df), "power.csv", mime="text/csv", key="planner_dl_power")
+st.dataframe(highlight_cheapest(cost_table(plan_df[COLUMNS], best)), hide_index=True, key="planner_costs")
+c = st.columns(4)
+c[0].download_button("power.csv", csv_text(plan_df[COLUMNS]), "power.csv", mime="text/csv", key="planner_dl_power")
 c[1].download_button("cheapest.csv", csv_text(best), "cheapest.csv", mime="text/csv", key="planner_dl_cheapest")
+c[2].download_button("ranking.csv", csv_text(plan_df[RANKING_COLUMNS]), "ranking.csv", mime="text/csv",
+                     key="planner_dl_ranking")
+if len(calibration):
+    c[3].download_button("calibration.csv", csv_text(calibration), "calibration.csv", mime="text/csv",
+                         key="planner_dl_calibration")
+
+checked = [a for a in analyses if a in GRM_ANALYSES]
+if not checked:
+    st.stop()
+st.subheader("Check against NUTS")
+st.caption("The plan's GRM analyses are fast approximations. Fit the GRM by NUTS (numpyro, 2 short chains) on the "
+           "first simulated studies of one design and compare, comparison by comparison, the estimates, 95% "
+           "intervals and whether they exclude 0 (grm_map's nominal interval, before calibration).")
+sizes = list(dict.fromkeys((d.prompts, d.annotators, d.strategy) for d in grid))
+c = st.columns(3)
+size = c[0].selectbox("Design", sizes, format_func=lambda s: f"{s[0]} prompts x {s[1]} annotators, {s[2]}",
+                      key="planner_nuts_design")
+studies = int(c[1].number_input("Studies", 1, 20, 3, key="planner_nuts_studies"))
+draws = int(c[2].number_input("Draws per chain", 50, 5000, NUTS_CHECK_SETTINGS.draws, 50, key="planner_nuts_draws"))
+nuts_settings = (settings, size, studies, draws)
+if st.button("Run NUTS check", key="planner_nuts_run",
+             help=f"{studies} NUTS fits of the GRM; each compiles its model first"):
+    fit_settings = replace(NUTS_CHECK_SETTINGS, draws=draws, tune=draws, seed=seed)
+    try:
+        with st.spinner(f"Fitting the GRM by NUTS on {studies} simulated studies…"):
+            found = nuts_check(assumptions, Design(*size), studies, seed=seed, settings=fit_settings,
+                               analyses=tuple(checked))
+    except InputError as err:
+        st.error(escape_markdown(err))
+        st.stop()
+    st.session_state["planner_nuts"] = {"settings": nuts_settings, "table": found}
+nuts = st.session_state.get("planner_nuts")
+if nuts is not None and nuts["settings"] == nuts_settings:
+    table = nuts["table"]
+    st.write(f"The intervals agree on excluding 0 in {table['agree'].mean():.0%} of {len(table)} comparisons; "
+             f"NUTS R-hat up to {table['rhat_max'].max():.3f}, bulk ESS at least {table['ess_bulk_min'].min():.0f}, "
+             f"{int(table.groupby('replicate')['divergences'].first().sum())} divergent transitions.")
+    st.dataframe(table, hide_index=True, key="planner_nuts_table")
+    st.download_button("nuts_check.csv", csv_text(table), "nuts_check.csv", mime="text/csv", key="planner_dl_nuts")

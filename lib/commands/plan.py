@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 from lib.cli import add_input_options, add_out_option
 from lib.errors import SettingsError
-from lib.planning.design import Assumptions
+from lib.planning.design import NUTS_CHECK_SETTINGS, Assumptions, Design
 
-OWN_FILES = ("power.csv", "cheapest.csv")
-
+OWN_FILES = ("power.csv", "cheapest.csv", "ranking.csv", "calibration.csv", "nuts_check.csv")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -20,8 +20,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Simulate many studies of every design (prompts x annotators x prompt strategy x "
         "analysis) from a pilot (--input, posterior predictive of its fit) or stated assumptions "
         "(--systems, --effect), analyse each as the user would, and write power.csv (power with its "
-        "Monte-Carlo SE, interval width, Kendall's tau, judgments, hours, cost) and cheapest.csv (the "
-        "cheapest design reaching --target-power) to --out. docs/planner.md explains the statistics.",
+        "Monte-Carlo SE, interval width, Kendall's tau, judgments, hours, cost), cheapest.csv (the "
+        "cheapest design reaching --target-power), ranking.csv (how often the true best system is "
+        "estimated best), calibration.csv (grm_map's calibration under the null) and, with "
+        "--nuts-check, nuts_check.csv to --out. docs/planner.md explains the statistics.",
     )
     pilot = p.add_argument_group("pilot (instead of --systems)")
     add_input_options(pilot, "CSV of the pilot's judgments, ratings or responses", required=False)
@@ -38,6 +40,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seconds-per-judgment", type=float, default=30.0, help="annotator time (default %(default)s)")
     p.add_argument("--cost-per-hour", type=float, default=15.0, help="annotator pay (default %(default)s)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--nuts-check", type=int, default=0, metavar="N",
+                   help="also fit the GRM by NUTS on the first N simulated studies of every design size and "
+                        "compare it with the GRM analyses (nuts_check.csv; default: no check)")
+    p.add_argument("--nuts-draws", type=int, default=NUTS_CHECK_SETTINGS.draws,
+                   help=f"draws (and tuning steps) of each of the NUTS check's {NUTS_CHECK_SETTINGS.chains} "
+                        "chains (default %(default)s)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="Dask scheduler (tcp://HOST:8786) to run the studies on (default: an embedded "
                         "cluster on this machine)")
@@ -80,8 +88,6 @@ def parse_names(text: str, known, option: str) -> list[str]:
 
 def designs(prompts, annotators, strategies, analyses):
     """Every :class:`lib.planning.design.Design` of the grid, prompts varying slowest."""
-    from lib.planning.design import Design
-
     return [Design(p, n, s, a) for p in prompts for n in annotators for s in strategies for a in analyses]
 
 
@@ -97,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
     from lib.cli import read_input
     from lib.engine import Engine
     from lib.export import prepare_out, write_csv
-    from lib.planning.design import ANALYSES, STRATEGIES, assumptions_from_pilot
-    from lib.planning.power import cheapest, plan
+    from lib.planning.design import ANALYSES, GRM_ANALYSES, STRATEGIES, assumptions_from_pilot
+    from lib.planning.power import CALIBRATION_COLUMNS, COLUMNS, RANKING_COLUMNS, cheapest, plan
 
     if args.input is not None and args.systems is not None:
         raise SettingsError("give a pilot (--input) or stated assumptions (--systems), not both")
@@ -113,6 +119,12 @@ def run(args: argparse.Namespace) -> int:
     for name in analyses or ():
         if not ANALYSES[name].calibrated:
             print(f"warning: {name}: {ANALYSES[name].help}", file=sys.stderr)
+    if args.nuts_check < 0:
+        raise SettingsError(f"--nuts-check must be 0 or more (got {args.nuts_check})")
+    if args.nuts_check and not set(analyses or GRM_ANALYSES) & set(GRM_ANALYSES):
+        raise SettingsError(f"--nuts-check compares the GRM analyses: add {' or '.join(GRM_ANALYSES)} to --analyses")
+    nuts_settings = replace(NUTS_CHECK_SETTINGS, draws=args.nuts_draws, tune=args.nuts_draws, seed=args.seed)
+    nuts_settings.validate()
     out = prepare_out(args.out, OWN_FILES, overwrite=args.overwrite)
     if args.input is not None:
         data = read_input(args)
@@ -124,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
     grid = designs(prompts, annotators, strategies, analyses or default_analyses(assumptions))
     for design in grid:  # before the cluster starts
         design.validate(assumptions)
+    checked = [a for a in dict.fromkeys(d.analysis for d in grid) if a in GRM_ANALYSES]
 
     def report(done: int, total: int) -> None:
         print(f"[{done / total:4.0%}] {done} of {total} simulated studies", flush=True)
@@ -134,9 +147,47 @@ def run(args: argparse.Namespace) -> int:
         power = plan(assumptions, grid, replicates=args.replicates, seed=args.seed, engine=engine, progress=report,
                      seconds_per_judgment=args.seconds_per_judgment, cost_per_hour=args.cost_per_hour)
     best = cheapest(power, args.target_power)
-    write_csv(power, out / "power.csv")
+    calibration = power[power["critical_z"].notna()][CALIBRATION_COLUMNS]
+    nuts = nuts_checks(assumptions, grid, checked, args.nuts_check, args.seed, nuts_settings)
+    written = ["power.csv", "cheapest.csv", "ranking.csv"]
+    write_csv(power[COLUMNS], out / "power.csv")
     write_csv(best, out / "cheapest.csv")
+    write_csv(power[RANKING_COLUMNS], out / "ranking.csv")
+    if len(calibration):
+        write_csv(calibration, out / "calibration.csv")
+        written.append("calibration.csv")
+        factors = calibration["calibration_factor"]
+        print(f"grm_map calibrated under the null: intervals widened {factors.min():.2f}x to {factors.max():.2f}x "
+              f"(nominal 95% intervals excluded 0 in {calibration['nominal_false_detection'].max():.0%} of null "
+              "comparisons at most; calibration.csv)")
+    if nuts is not None:
+        write_csv(nuts, out / "nuts_check.csv")
+        written.append("nuts_check.csv")
+        print(f"NUTS check: the intervals agree on excluding 0 in {nuts['agree'].mean():.0%} of "
+              f"{len(nuts)} comparisons; R-hat max {nuts['rhat_max'].max():.3f}, min bulk ESS "
+              f"{nuts['ess_bulk_min'].min():.0f}")
     print(f"cheapest designs reaching power {args.target_power:g}:")
     print(best.to_string(index=False))
-    print(f"wrote {out}/power.csv, cheapest.csv")
+    print(f"wrote {out}/{', '.join(written)}")
     return 0
+
+
+def nuts_checks(assumptions, grid, analyses: list[str], replicates: int, seed: int, settings):
+    """:func:`lib.planning.nuts.nuts_check` of every design size of the grid (None without replicates),
+    with ``prompts, annotators, strategy`` in front."""
+    import pandas as pd
+
+    from lib.planning.nuts import nuts_check
+
+    if not replicates:
+        return None
+    sizes = list(dict.fromkeys((d.prompts, d.annotators, d.strategy) for d in grid if d.analysis in analyses))
+    parts = []
+    for k, (prompts, annotators, strategy) in enumerate(sizes, 1):
+        print(f"NUTS check {k} of {len(sizes)}: {prompts} prompts x {annotators} annotators, {strategy}, "
+              f"{replicates} studies", flush=True)
+        found = nuts_check(assumptions, Design(prompts, annotators, strategy), replicates, seed=seed,
+                           settings=settings, analyses=tuple(analyses))
+        parts.append(found.assign(prompts=prompts, annotators=annotators, strategy=strategy))
+    found = pd.concat(parts, ignore_index=True)
+    return found[["prompts", "annotators", "strategy", *found.columns[:-3]]]

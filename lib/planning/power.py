@@ -4,13 +4,14 @@ For every design, ``replicates`` studies are simulated (:func:`lib.planning.simu
 and each is analysed as the user would (:data:`lib.planning.design.ANALYSES`); designs that differ
 only in the analysis share their simulated studies. Power is the share of studies (and of the
 comparisons of the stated size in them) whose 95% interval excludes 0, with Monte-Carlo standard
-error ``sd / sqrt(R)`` (``sqrt(p (1 - p) / R)`` for one comparison).
+error ``sd / sqrt(R)`` (``sqrt(p (1 - p) / R)`` for one comparison). Analyses calibrated by
+simulation under the null (``grm_map``) also analyse a null twin of every replicate (the
+comparisons of the stated size at theta 0) and detect above their 95th percentile of ``|z|``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import warnings
 from collections.abc import Callable, Iterator
@@ -18,42 +19,79 @@ from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau
+from scipy.stats import kendalltau, norm
 
 from lib.cache import discard, store
 from lib.engine import Engine
 from lib.errors import SettingsError
 from lib.paths import cache_dir
+from lib.planning.analyses import ALPHA, LEVEL, analyse
 from lib.planning.design import ANALYSES, Assumptions, Design
 from lib.planning.simulate import simulate_study, skills_from_theta
 
 COLUMNS = ["prompts", "annotators", "strategy", "analysis", "power", "power_mc_se", "interval_width",
            "kendall_tau", "judgments", "hours", "cost"]
-"""The columns of a plan (``power.csv``)."""
+"""The columns of ``power.csv`` (checked from outside: do not change them)."""
 
-CACHE_VERSION = 1
+RANKING_COLUMNS = ["prompts", "annotators", "strategy", "analysis", "best_first", "best_first_mc_se", "kendall_tau"]
+"""The columns of ``ranking.csv``: how often the true best system is estimated best, Kendall's tau."""
+
+CALIBRATION_COLUMNS = ["prompts", "annotators", "strategy", "analysis", "critical_z", "calibration_factor",
+                       "nominal_false_detection"]
+"""The columns of ``calibration.csv`` (analyses calibrated by simulation under the null)."""
+
+PLAN_COLUMNS = [*COLUMNS, "best_first", "best_first_mc_se", "critical_z", "calibration_factor",
+                "nominal_false_detection"]
+"""The columns of a plan (:func:`plan`): ``power.csv``'s, then the ranking and calibration ones."""
+
+_KEYS = ["prompts", "annotators", "strategy", "analysis"]
+
+CACHE_VERSION = 2
 """Part of every cache key: raise it when the simulation or the analyses change."""
 
 Progress = Callable[[int, int], None]
 """Called with (studies done, studies in all)."""
 
 
-def _replicate(item: tuple) -> dict[str, tuple[float, float, float]]:
-    """Simulate one study and analyse it every asked way: analysis -> (share of the target
-    comparisons detected, mean interval width over them, Kendall's tau of the skills)."""
+def best_first(skills: np.ndarray, estimated: np.ndarray) -> float:
+    """Whether the system estimated best is the true best: 1 or 0, split evenly when several systems
+    tie for the top of the estimate (a guess among them); NaN when the truth has no single best.
+
+    Parameters
+    ----------
+    skills, estimated : ndarray, shape (S,)
+        True and estimated skills (:func:`lib.planning.simulate.skills_from_theta`).
+    """
+    if np.sum(skills == skills.max()) > 1:
+        return np.nan
+    top = np.flatnonzero(np.isclose(estimated, estimated.max(), rtol=0.0, atol=1e-9))
+    return float(np.argmax(skills) in top) / len(top)
+
+
+def _replicate(item: tuple) -> dict[str, dict]:
+    """Simulate one study and analyse it every asked way: analysis -> ``share`` of the target
+    comparisons detected, mean interval ``width`` over them, Kendall's ``tau`` of the skills,
+    ``best`` (:func:`best_first`); for null-calibrated analyses also ``z`` (|z| of the target
+    comparisons) and ``null_z`` (|z| of the same comparisons in the replicate's null twin)."""
     assumptions, design, analyses, seed, replicate = item
     study = simulate_study(assumptions, design, seed, replicate)
+    null = None
     out = {}
     for name in analyses:
-        module, function = ANALYSES[name].run.split(":")
-        result = getattr(importlib.import_module(module), function)(study)
+        result = analyse(name, study)
         target = study.target
         estimated = skills_from_theta(result.estimate, study.pairs, len(study.skills))
         with warnings.catch_warnings():  # all estimates equal (a tiny study): tau is NaN, left out of the mean
             warnings.simplefilter("ignore")
             tau = kendalltau(study.skills, estimated).statistic
-        out[name] = (float(result.excludes_zero[target].mean()) if target.any() else np.nan,
-                     float(result.width[target].mean()) if target.any() else np.nan, float(tau))
+        out[name] = {"share": float(result.excludes_zero[target].mean()) if target.any() else np.nan,
+                     "width": float(result.width[target].mean()) if target.any() else np.nan,
+                     "tau": float(tau), "best": best_first(study.skills, estimated)}
+        if ANALYSES[name].null_calibrated:
+            if null is None:
+                null = simulate_study(assumptions, design, seed, replicate, null=True)
+            out[name]["z"] = np.abs(result.z[target])
+            out[name]["null_z"] = np.abs(analyse(name, null).z[target])
     return out
 
 
@@ -70,18 +108,36 @@ def _rows(assumptions: Assumptions, group: tuple[int, int, str], analyses: list[
     judgments = _comparisons(assumptions) * prompts * annotators
     rows = []
     for name in analyses:
-        share, width, tau = (np.array([r[name][k] for r in results]) for k in range(3))
-        share = share[~np.isnan(share)]
-        power = float(share.mean()) if len(share) else np.nan
+        share, width, tau, best = (np.array([r[name][k] for r in results]) for k in ("share", "width", "tau", "best"))
+        calibration = {"critical_z": np.nan, "calibration_factor": np.nan, "nominal_false_detection": np.nan}
+        if ANALYSES[name].null_calibrated:
+            null_z = np.concatenate([r[name]["null_z"] for r in results])
+            critical, nominal = float(np.quantile(null_z, LEVEL)), float(norm.ppf(1 - ALPHA / 2))
+            calibration = {"critical_z": critical, "calibration_factor": critical / nominal,
+                           "nominal_false_detection": float(np.mean(null_z > nominal))}
+            share = np.array([np.mean(r[name]["z"] > critical) if len(r[name]["z"]) else np.nan for r in results])
+            width = width * calibration["calibration_factor"]
+        power, power_se = _mean_se(share)
+        best_mean, best_se = _mean_se(best)
         rows.append({
             "prompts": prompts, "annotators": annotators, "strategy": strategy, "analysis": name,
-            "power": power, "power_mc_se": float(share.std() / np.sqrt(len(share))) if len(share) else np.nan,
-            "interval_width": float(np.nanmean(width)) if (~np.isnan(width)).any() else np.nan,
-            "kendall_tau": float(np.nanmean(tau)) if (~np.isnan(tau)).any() else np.nan,
-            "judgments": judgments, "hours": judgments * seconds_per_judgment / 3600,
+            "power": power, "power_mc_se": power_se, "interval_width": _mean(width),
+            "kendall_tau": _mean(tau), "judgments": judgments, "hours": judgments * seconds_per_judgment / 3600,
             "cost": judgments * seconds_per_judgment / 3600 * cost_per_hour,
+            "best_first": best_mean, "best_first_mc_se": best_se, **calibration,
         })
     return rows
+
+
+def _mean(values: np.ndarray) -> float:
+    """Mean over the replicates that have a value (NaN: none)."""
+    return float(np.nanmean(values)) if (~np.isnan(values)).any() else np.nan
+
+
+def _mean_se(values: np.ndarray) -> tuple[float, float]:
+    """:func:`_mean` and its Monte-Carlo SE, sd / sqrt(R) over the R replicates that have a value."""
+    values = values[~np.isnan(values)]
+    return _mean(values), float(values.std() / np.sqrt(len(values))) if len(values) else np.nan
 
 
 def _groups(designs: list[Design]) -> dict[tuple[int, int, str], list[str]]:
@@ -106,7 +162,7 @@ def iter_plan(
     cost_per_hour: float = 15.0,
     batch: int | None = None,
 ) -> Iterator[pd.DataFrame]:
-    """:func:`plan` as it goes: yields the rows (:data:`COLUMNS`) of each design size as soon as all
+    """:func:`plan` as it goes: yields the rows (:data:`PLAN_COLUMNS`) of each design size as soon as all
     its studies are analysed. Stopping the iteration (a cancel) cancels the rest and keeps what
     was yielded. Not cached; the parameters are :func:`plan`'s."""
     _check(assumptions, designs, replicates, seconds_per_judgment, cost_per_hour)
@@ -129,7 +185,7 @@ def iter_plan(
         pending[g][r] = result
         if all(x is not None for x in pending[g]):
             yield pd.DataFrame(_rows(assumptions, keys[g], groups[keys[g]], pending.pop(g),
-                                     seconds_per_judgment, cost_per_hour), columns=COLUMNS)
+                                     seconds_per_judgment, cost_per_hour), columns=PLAN_COLUMNS)
 
 
 def _check(assumptions: Assumptions, designs: list[Design], replicates: int, seconds: float, rate: float) -> None:
@@ -168,7 +224,7 @@ def plan(
     seconds_per_judgment: float = 30.0,
     cost_per_hour: float = 15.0,
 ) -> pd.DataFrame:
-    """Estimate power, interval width, Kendall's tau and cost of every design.
+    """Estimate power, interval width, ranking accuracy and cost of every design.
 
     Parameters
     ----------
@@ -191,12 +247,18 @@ def plan(
     Returns
     -------
     DataFrame
-        One row per design, in their order, with exactly :data:`COLUMNS`: ``power`` (share of
+        One row per design, in their order, with exactly :data:`PLAN_COLUMNS`: ``power`` (share of
         the comparisons of the stated size whose 95% interval excludes 0), ``power_mc_se``,
         ``interval_width`` (mean, on the analysis's scale, :mod:`lib.planning.analyses`),
         ``kendall_tau`` (of the estimated to the true system ranking), ``judgments``
-        (comparisons x prompts x annotators), ``hours`` and ``cost``. Cached on disk
-        (``cache_dir("plans")``) by :func:`plan_key`.
+        (comparisons x prompts x annotators), ``hours`` and ``cost`` (:data:`COLUMNS`, ``power.csv``);
+        ``best_first`` (share of studies whose estimated best system is the true best,
+        :func:`best_first`; NaN when the truth has no single best) and ``best_first_mc_se``;
+        for null-calibrated analyses (:attr:`lib.planning.design.Analysis.null_calibrated`)
+        ``critical_z`` (95th percentile of |z| of the target comparisons in the null twins, used for
+        ``power``), ``calibration_factor`` (it over 1.96; ``interval_width`` is widened by it)
+        and ``nominal_false_detection`` (share of null comparisons with |z| > 1.96), NaN for the
+        others. Cached on disk (``cache_dir("plans")``) by :func:`plan_key`.
 
     Raises
     ------
@@ -209,8 +271,10 @@ def plan(
     path = cache_dir("plans") / f"{plan_key(assumptions, designs, **settings)}.csv"
     if path.exists():
         try:
-            cached = pd.read_csv(path, keep_default_na=False, na_values=[""])
-            if list(cached.columns) == COLUMNS and len(cached) == len(designs):
+            # "%.17g" writes 1.0 as "1": read the measured columns back as floats, as computed
+            measured = {c: float for c in PLAN_COLUMNS if c not in (*_KEYS, "judgments")}
+            cached = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype=measured)
+            if list(cached.columns) == PLAN_COLUMNS and len(cached) == len(designs):
                 if progress is not None:
                     progress(1, 1)
                 return cached
@@ -221,7 +285,7 @@ def plan(
                            progress=progress, seconds_per_judgment=seconds_per_judgment, cost_per_hour=cost_per_hour))
     found = pd.concat(parts, ignore_index=True).set_index(["prompts", "annotators", "strategy", "analysis"])
     order = [(d.prompts, d.annotators, d.strategy, d.analysis) for d in designs]
-    result = found.loc[order].reset_index()[COLUMNS]
+    result = found.loc[order].reset_index()[PLAN_COLUMNS]
     store(path, lambda tmp: result.to_csv(tmp, index=False, float_format="%.17g"), "plan")
     return result
 

@@ -47,15 +47,16 @@ class Study:
     b: np.ndarray | None
 
 
-def seeds(seed: int, design: Design, replicate: int) -> tuple[np.random.Generator, ...]:
+def seeds(seed: int, design: Design, replicate: int, null: bool = False) -> tuple[np.random.Generator, ...]:
     """Random streams of one replicate: (truth and bank, prompt choice, judgments).
 
     Derived with ``numpy.random.SeedSequence`` from (seed, replicate), (prompts), (prompts,
     annotators), never from the strategy or the analysis: the designs of one size share their
     truths and bank (common random numbers), so their differences are not Monte-Carlo noise, and
-    a replicate gives the same numbers wherever it runs.
+    a replicate gives the same numbers wherever it runs. The ``null`` study of a replicate shares
+    its bank and prompts but draws its judgments from a stream of its own.
     """
-    keys = ((0,), (1, design.prompts), (2, design.prompts, design.annotators))
+    keys = ((0,), (1, design.prompts), (3 if null else 2, design.prompts, design.annotators))
     return tuple(np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(replicate, *k))) for k in keys)
 
 
@@ -75,7 +76,8 @@ def skills_from_theta(theta: np.ndarray, pairs: np.ndarray, n_systems: int) -> n
     return np.linalg.lstsq(design, np.append(theta, 0.0), rcond=None)[0]
 
 
-def simulate_study(assumptions: Assumptions, design: Design, seed: int = 0, replicate: int = 0) -> Study:
+def simulate_study(assumptions: Assumptions, design: Design, seed: int = 0, replicate: int = 0, *,
+                   null: bool = False) -> Study:
     """Draw one study of ``design`` under ``assumptions``.
 
     Skills, the prompt bank, the choice of prompts and the judgments are drawn from the streams of
@@ -93,6 +95,11 @@ def simulate_study(assumptions: Assumptions, design: Design, seed: int = 0, repl
         The plan's seed.
     replicate : int
         Index of this study among the plan's replicates.
+    null : bool
+        The replicate's null twin: the same truth, bank and prompts, but the comparisons of the
+        stated size (``target``) at theta 0 while the others keep theirs, judgments from their own
+        stream (:func:`seeds`). It calibrates analyses by simulation under the null hypothesis of
+        those comparisons; with ``effect = 0`` every theta is 0.
 
     Returns
     -------
@@ -105,7 +112,7 @@ def simulate_study(assumptions: Assumptions, design: Design, seed: int = 0, repl
     """
     assumptions.validate()
     design.validate(assumptions)
-    truth_rng, choice_rng, judgment_rng = seeds(seed, design, replicate)
+    truth_rng, choice_rng, judgment_rng = seeds(seed, design, replicate, null)
     a = assumptions
     if a.pilot is not None:
         pairs = a.pilot.pairs
@@ -133,6 +140,8 @@ def simulate_study(assumptions: Assumptions, design: Design, seed: int = 0, repl
     else:
         chosen = choice_rng.choice(len(bank_alpha), design.prompts, replace=False)
     alpha, b = true_alpha[chosen], true_b[chosen]
+    if null:
+        theta = np.where(target, 0.0, theta)
     shape = (len(theta), design.prompts, design.annotators)
     if a.response == "normal":
         scores = judgment_rng.normal(theta[:, None, None], 1.0, shape)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib.planning.power import COLUMNS
+from lib.planning.nuts import NUTS_COLUMNS
+from lib.planning.power import COLUMNS, RANKING_COLUMNS
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "planner.py")
 
@@ -50,12 +51,33 @@ def test_a_tiny_plan_shows_curves_cheapest_design_costs_and_downloads(at):
     assert list(costs.columns) == [*COLUMNS, "cheapest"] and len(costs) == 8
     reached = best[best["reached"]]
     assert costs["cheapest"].sum() == len(reached)
+    ranking = next(d.value for d in at.dataframe if "best_first" in d.value.columns)
+    assert list(ranking.columns) == RANKING_COLUMNS and ranking["best_first"].between(0, 1).all()
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == ["power.csv", "cheapest.csv"]
+    assert labels == ["power.csv", "cheapest.csv", "ranking.csv"]
+    assert not any(b.key == "planner_nuts_run" for b in at.button)  # no GRM analysis to check
     assert not any(el.label.startswith("Dask scheduler") for el in at.text_input)
     # the plan stays on screen while the settings stay; changing them asks for a new run
     at.text_input(key="planner_annotators").set_value("1, 2").run()
     assert not at.get("plotly_chart") and any("Run plan" in i.value for i in at.info)
+
+
+def test_grm_map_shows_its_calibration_and_a_nuts_check_compares_it(at):
+    typed_tiny_plan(at)
+    at.text_input(key="planner_prompts").set_value("6")
+    at.multiselect(key="planner_analyses").set_value(["grm_map"])
+    at.button(key="planner_run").click().run()
+    assert not at.exception and not at.error
+    assert any("grm_map is calibrated by simulation under the null" in c.value for c in at.caption)
+    assert [b.proto.label for b in at.get("download_button")][-1] == "calibration.csv"
+    at.number_input(key="planner_nuts_studies").set_value(1)
+    at.number_input(key="planner_nuts_draws").set_value(50)
+    at.button(key="planner_nuts_run").click().run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if "nuts_mean" in d.value.columns)
+    assert list(table.columns) == NUTS_COLUMNS and len(table) == 1 and table["analysis"].eq("grm_map").all()
+    assert any("The intervals agree on excluding 0 in" in m.value for m in at.markdown)
+    assert [b.proto.label for b in at.get("download_button")][-1] == "nuts_check.csv"
 
 
 def test_bad_grid_is_a_message_and_the_pilot_is_summarised(at):

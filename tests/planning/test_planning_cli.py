@@ -9,7 +9,8 @@ import pytest
 import lib.cli
 from lib.cli import main
 from lib.planning.design import Assumptions
-from lib.planning.power import COLUMNS, plan
+from lib.planning.nuts import NUTS_COLUMNS
+from lib.planning.power import CALIBRATION_COLUMNS, COLUMNS, RANKING_COLUMNS, plan
 
 TINY = ["--prompts", "5,10", "--annotators", "1,2", "--replicates", "6", "--analyses", "sign_test,t_test",
         "--seed", "3"]
@@ -38,7 +39,11 @@ def test_plan_writes_power_and_cheapest_with_the_numbers_of_lib(tmp_path, monkey
     here = plan(Assumptions(n_systems=3, effect=0.6), designs([5, 10], [1, 2], ["random", "top_alpha"],
                                                               ["sign_test", "t_test"]),
                 replicates=6, seed=3, seconds_per_judgment=20, cost_per_hour=18)
-    pd.testing.assert_frame_equal(power, here, check_dtype=False, check_exact=False, rtol=1e-12)
+    pd.testing.assert_frame_equal(power, here[COLUMNS], check_dtype=False, check_exact=False, rtol=1e-12)
+    ranking = pd.read_csv(out / "ranking.csv")
+    assert list(ranking.columns) == RANKING_COLUMNS
+    pd.testing.assert_frame_equal(ranking, here[RANKING_COLUMNS], check_dtype=False, check_exact=False, rtol=1e-12)
+    assert not (out / "calibration.csv").exists() and not (out / "nuts_check.csv").exists()  # neither asked
     # cost: 3 comparisons x prompts x annotators judgments at 20 s and 18 per hour
     row = power.query("prompts == 10 and annotators == 2").iloc[0]
     assert row["judgments"] == 60 and row["hours"] == pytest.approx(60 * 20 / 3600)
@@ -51,6 +56,34 @@ def test_plan_writes_power_and_cheapest_with_the_numbers_of_lib(tmp_path, monkey
         assert r.cost == same["cost"].min() and r.power >= 0.5
 
 
+def test_plan_calibrates_grm_map_and_checks_it_against_nuts(tmp_path, capsys, monkeypatch):
+    """The NUTS fits themselves are tested in test_nuts_check.py; here, what the command asks and writes."""
+    import lib.planning.nuts
+
+    asked = []
+
+    def fake_nuts_check(assumptions, design, replicates, *, seed, settings, analyses):
+        asked.append((design.prompts, design.annotators, design.strategy, replicates, seed, settings.draws,
+                      settings.tune, analyses))
+        return pd.DataFrame([dict.fromkeys(NUTS_COLUMNS, 0.5)] * 3).assign(analysis="grm_map", agree=True)
+
+    monkeypatch.setattr(lib.planning.nuts, "nuts_check", fake_nuts_check)
+    out = tmp_path / "out"
+    assert main(["plan", "--systems", "3", "--effect", "0.8", "--prompts", "6", "--annotators", "2",
+                 "--strategies", "random", "--replicates", "6", "--analyses", "grm_map,sign_test", "--seed", "4",
+                 "--nuts-check", "1", "--nuts-draws", "100", "--out", str(out)]) == 0
+    assert asked == [(6, 2, "random", 1, 4, 100, 100, ("grm_map",))]
+    printed = capsys.readouterr().out
+    assert "grm_map calibrated under the null: intervals widened" in printed and "NUTS check: " in printed
+    assert list(pd.read_csv(out / "power.csv").columns) == COLUMNS
+    calibration = pd.read_csv(out / "calibration.csv")
+    assert list(calibration.columns) == CALIBRATION_COLUMNS and list(calibration["analysis"]) == ["grm_map"]
+    assert calibration["critical_z"].iloc[0] == pytest.approx(1.959964 * calibration["calibration_factor"].iloc[0])
+    nuts = pd.read_csv(out / "nuts_check.csv")
+    assert list(nuts.columns) == ["prompts", "annotators", "strategy", *NUTS_COLUMNS]
+    assert len(nuts) == 3 and (nuts["analysis"] == "grm_map").all() and (nuts["prompts"] == 6).all()
+
+
 def test_plan_from_a_pilot_file(tmp_path, capsys):
     """A pilot's comparisons and prompt bank (its MAP fit) replace --systems."""
     from lib.datasets import DATASETS, load_table
@@ -58,7 +91,7 @@ def test_plan_from_a_pilot_file(tmp_path, capsys):
 
     ratings = read_ratings(load_table("hanna_means"), DATASETS["hanna_means"].columns, file="hanna")
     keep = ratings["system"].isin(sorted(ratings["system"].unique())[:3]) & ratings["criterion"].eq("Relevance")
-    ratings[keep].to_csv(tmp_path / "pilot.csv", index=False)
+    ratings.loc[keep, ["prompt_id", "system", "criterion", "score"]].to_csv(tmp_path / "pilot.csv", index=False)
     assert main(["plan", "--input", str(tmp_path / "pilot.csv"), "--format", "ratings", "--no-merge",
                  "--prompts", "10", "--annotators", "1", "--replicates", "4", "--analyses", "sign_test",
                  "--out", str(tmp_path / "out")]) == 0
@@ -78,6 +111,9 @@ def test_plan_from_a_pilot_file(tmp_path, capsys):
     (["--strategies", "random,best"], "--strategies: unknown 'best' (choose from random, top_alpha)"),
     (["--target-power", "1.5"], "--target-power must be between 0 and 1 (got 1.5)"),
     (["--analyses", "anova"], "--analyses: unknown 'anova'"),
+    (["--analyses", "t_test", "--nuts-check", "2"], "--nuts-check compares the GRM analyses"),
+    (["--nuts-check", "-1"], "--nuts-check must be 0 or more"),
+    (["--nuts-check", "1", "--nuts-draws", "0"], "draws must be at least 1"),
 ])
 def test_plan_bad_settings_fail_before_computing(args, message, tmp_path, capsys):
     out = tmp_path / "out"
