@@ -48,7 +48,7 @@ def run_arena(csv: Path) -> None:
     rd = ranking_data(AnalysisInput(None, "pairwise", csv.name, None, judgments=judgments))
     print(f"ready to fit: {time.perf_counter() - start:.1f} s (imports, reading, ranking data)")
     stages = []
-    fit = fit_ranking(rd, RankSettings(sampler="laplace", draws=1000),
+    fit = fit_ranking(rd, RankSettings(sampler="laplace", draws=1000), use_cache=False,
                       progress=lambda f, m: stages.append((time.perf_counter() - start, m.split(" · ")[0])))
     seen = set()
     for when, what in stages:
@@ -74,7 +74,7 @@ def bench_hanna() -> None:
     from lib.ranking.fit import RankSettings, fit_ranking
 
     rd = ranking_data(bundled_input("hanna_means", "Relevance", merge_redundant=False))
-    fit = fit_ranking(rd, RankSettings(sampler="numpyro"))
+    fit = fit_ranking(rd, RankSettings(sampler="numpyro"), use_cache=False)
     d = fit.diagnostics
     print(f"HANNA (Relevance, ratings likelihood, numpyro 4 x 1000): {d.wall_s:.1f} s, min bulk ESS "
           f"{d.ess_bulk_min:.0f}, R-hat max {d.rhat_max:.3f}, divergences {d.divergences}")

@@ -210,8 +210,10 @@ def guess_columns(columns: Sequence[str], fmt: str, table: pd.DataFrame | None =
     fmt : str
         A key of ``FORMATS``.
     table : pandas.DataFrame, optional
-        The file's rows: a column whose values are all integers is not guessed for a text role
-        (prompt_text, response, response_a, response_b), e.g. a question number named "question".
+        The file's rows: a column with no value at all is not guessed for an optional role (e.g. an
+        empty annotator column), and a column whose values are all integers is not guessed for a
+        text role (prompt_text, response, response_a, response_b), e.g. a question number named
+        "question".
 
     Returns
     -------
@@ -227,7 +229,8 @@ def guess_columns(columns: Sequence[str], fmt: str, table: pd.DataFrame | None =
         Unknown format.
     """
     spec = format_spec(fmt)
-    return guess_roles(columns, spec.roles, {**_SYNONYMS, **spec.synonyms}, table, text_roles=_TEXT_ROLES)
+    return guess_roles(columns, spec.roles, {**_SYNONYMS, **spec.synonyms}, table, text_roles=_TEXT_ROLES,
+                       optional_roles=spec.optional)
 
 
 def guess_format(columns: Sequence[str]) -> str | None:
@@ -722,10 +725,13 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
     Returns
     -------
     pandas.DataFrame
-        ``prompt_id, system, criterion`` (str) and ``score`` (float64): the mean over annotators of
-        the scores given to a system on a prompt under a criterion (rows without an annotator
-        column that repeat a (prompt, system, criterion) are taken as different raters and averaged
-        too). Criterion is "overall" when the file has none. Sorted by criterion, prompt, system.
+        ``prompt_id, system, criterion, annotator_id`` (str) and ``score`` (float64): one row per
+        score given, so that a model can tell annotators apart (:mod:`lib.ranking.model`); the
+        consumers that need one score per (prompt, system) average over annotators themselves
+        (:func:`lib.ratings.from_absolute_ratings`). ``annotator_id`` is "" when the file has no
+        annotator column (rows that then repeat a (prompt, system, criterion) are different raters
+        and stay separate). Criterion is "overall" when the file has none. Sorted by criterion,
+        prompt, system, annotator; repeated cells without annotators keep the file's order.
 
     Raises
     ------
@@ -737,24 +743,17 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
     score = _numbers(values, "score", mapping["score"], file)
     _at_least_two_systems(values["system"], mapping["system"], file)
     table = pd.DataFrame({
-        "prompt_id": values["prompt"], "system": values["system"],
-        "criterion": _criteria(values, len(score)), "score": score,
-    })
+        "prompt_id": values["prompt"], "system": values["system"], "criterion": _criteria(values, len(score)),
+        "annotator_id": values.get("annotator", np.full(len(score), "", dtype=object)), "score": score,
+    }).astype({"prompt_id": str, "system": str, "criterion": str, "annotator_id": str, "score": "float64"})
     if "annotator" in values:
-        dup = (
-            pd.concat([table.iloc[:, :3], pd.Series(values["annotator"], name="annotator")], axis=1)
-            .duplicated(keep=False)
-            .to_numpy()
-        )
+        dup = table.duplicated(["prompt_id", "system", "criterion", "annotator_id"], keep=False).to_numpy()
         if dup.any():
             raise FormatError(
                 "the same annotator scored the same system on the same prompt and criterion more than once",
                 file=file, rows=_rows(values, dup), column=mapping["annotator"],
             )
-    out = table.groupby(["criterion", "prompt_id", "system"], sort=True, as_index=False)["score"].mean()
-    return out[["prompt_id", "system", "criterion", "score"]].astype(
-        {"prompt_id": str, "system": str, "criterion": str, "score": "float64"},
-    )
+    return table.sort_values(["criterion", "prompt_id", "system", "annotator_id"], kind="stable", ignore_index=True)
 
 
 # --------------------------------------------------------------------------------------- matrices

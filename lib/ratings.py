@@ -357,9 +357,11 @@ def from_absolute_ratings(
     Parameters
     ----------
     ratings : DataFrame
-        ``prompt_id, system, criterion, score`` (``lib.formats.read_ratings``).
+        ``prompt_id, system, criterion, score`` and optionally ``annotator_id``
+        (``lib.formats.read_ratings``): one row per score; the scores of a (prompt, system) are
+        averaged over annotators (or repeated rows) first.
     scale : (lo, hi), optional
-        The rating scale; by default the smallest and largest score in the data.
+        The rating scale; by default the smallest and largest of those means.
 
     Raises
     ------
@@ -368,6 +370,7 @@ def from_absolute_ratings(
         non-finite scale. Scores as large as +-1e308 are fine (differences are taken on halves).
     """
     r = select_criterion(ratings, criterion)
+    r = r.groupby(["criterion", "prompt_id", "system"], sort=True, as_index=False)["score"].mean()
     lo, hi = scale if scale is not None else (r["score"].min(), r["score"].max())
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise SettingsError(f"the rating scale [{lo}, {hi}] is not finite")

@@ -155,6 +155,7 @@ def guess_roles(
     table: pd.DataFrame | None = None,
     *,
     text_roles: Collection[str] = (),
+    optional_roles: Collection[str] = (),
 ) -> dict[str, str]:
     """Guess which column plays each role from the column names.
 
@@ -168,10 +169,13 @@ def guess_roles(
         ``{role: names}``, best first; the role's own name is tried before them. Names are
         compared after :func:`normalise` (case, blanks and punctuation ignored).
     table : pandas.DataFrame, optional
-        The file's rows: a column whose non-blank values are all integers is not guessed for one
-        of ``text_roles`` (e.g. a question number named "question").
+        The file's rows: a column with no value at all is not guessed for one of ``optional_roles``
+        (mapped by hand, its blanks are reported); a column whose non-blank values are all integers
+        is not guessed for one of ``text_roles`` (e.g. a question number named "question").
     text_roles : collection of str
         Roles that hold free text.
+    optional_roles : collection of str
+        Roles a file may leave out.
 
     Returns
     -------
@@ -186,12 +190,18 @@ def guess_roles(
     for role in roles:
         for synonym in (role, *synonyms.get(role, ())):
             col = by_norm.get(normalise(synonym))
-            if col is None or col in used or (role in text_roles and _integers(table, col)):
+            if (col is None or col in used or (role in optional_roles and _blank(table, col))
+                    or (role in text_roles and _integers(table, col))):
                 continue
             guess[role] = col
             used.add(col)
             break
     return guess
+
+
+def _blank(table: pd.DataFrame | None, column: str) -> bool:
+    """True when ``table`` is given and has rows, and every value of ``column`` is blank."""
+    return table is not None and column in table and len(table) > 0 and not (text(table[column]) != "").any()
 
 
 def _integers(table: pd.DataFrame | None, column: str) -> bool:

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from lib.datasets import DATASETS, DEFAULT_DATASET
+from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.irt.fit import data_key, diagnostics_json
@@ -12,7 +13,10 @@ from lib.ranking.data import LIKELIHOODS
 from lib.ranking.fit import LAPLACE, RankSettings
 from lib.ranking.run import SAMPLERS, rank_systems
 from pages.common import cached_bundled, current_input
+from pages.entry import served_by_app
 from pages.text import escape_markdown
+
+served_by_app()
 
 # With fewer systems than MIN_SYSTEMS (LAMP's 3 conditions, the app's default data) the page opens on
 # HANNA's 11 systems: a leaderboard of three says little.
@@ -51,6 +55,12 @@ def shows_position(data) -> bool:
     return votes is not None and "first" in votes and bool((votes["first"] != "").any())
 
 
+def names_annotators(data) -> bool:
+    """Whether the ratings name at least two annotators (the ratings format's annotator role)."""
+    ids = data.ratings["annotator_id"] if data.ratings is not None and "annotator_id" in data.ratings else None
+    return ids is not None and ids[ids != ""].nunique() >= 2
+
+
 def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, bool]:
     with st.expander("Settings", expanded=False):
         c = st.columns(4)
@@ -67,13 +77,22 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, bool]:
                                disabled=not known, key="lb_position",
                                help="Needs pairwise votes with a column saying which system was shown first "
                                     "(map it to the role 'position' on the Data page).")
+        severity = False
+        if likelihood == "ratings" or (likelihood == OWN_LIKELIHOOD and data.judgments is None):
+            named = names_annotators(data)
+            severity = st.checkbox(
+                "Annotator severity: an effect zeta per annotator (scale sigma_zeta estimated)", disabled=not named,
+                key="lb_annotators", help="A severe annotator gives lower scores to every system; without this, "
+                "a system rated mostly by severe annotators ranks too low. Needs an annotator column (map it to "
+                "the role 'annotator' on the Data page) with at least two annotators.") and named
         d = st.columns(3)
         chains = d[0].number_input("Chains (NUTS)", 1, 8, RankSettings.chains, key="lb_chains")
         draws = d[1].number_input("Draws (NUTS)", 50, 10000, RankSettings.draws, step=100, key="lb_draws")
         tune = d[2].number_input("Tuning (NUTS)", 0, 10000, RankSettings.tune, step=100, key="lb_tune")
     settings = RankSettings(likelihood=None if likelihood == OWN_LIKELIHOOD else likelihood, sampler=sampler,
                             baseline=None if baseline == SUM_TO_ZERO else baseline,
-                            intransitivity=intransitivity, position_bias=position and known, chains=int(chains),
+                            intransitivity=intransitivity, position_bias=position and known,
+                            annotator_effect=severity, chains=int(chains),
                             draws=int(draws), tune=int(tune))
     return settings, int(n_next), st.button("Rank", type="primary", key="lb_rank")
 
@@ -97,7 +116,7 @@ def show(result, data) -> None:
         st.info(escape_markdown(note))
     for w in d.warnings:
         st.warning(escape_markdown(w))
-    st.dataframe(board.round(3), hide_index=True, key="lb_table")
+    st.dataframe(readable(board.round(3)), hide_index=True, key="lb_table")
     order = list(board["system"])
     tabs = st.tabs(["Skills", "Ranks", "Win probabilities", "IRT vs Bradley–Terry"])
     tabs[0].plotly_chart(skill_forest(board), key="lb_forest")
@@ -123,6 +142,17 @@ def show(result, data) -> None:
     else:
         st.caption("Position bias: not estimated (it needs pairwise votes with a column naming the system shown "
                    "first, mapped to the role 'position' on the Data page).")
+    if result.severity is not None:
+        st.subheader("Annotator severity")
+        scale = ""
+        if result.severity_scale is not None:
+            z = result.severity_scale.iloc[0]
+            scale = f" sigma_zeta = {z['mean']:.3f} (95% interval {z['low']:.3f} to {z['high']:.3f})."
+        st.caption("zeta (logits) is subtracted from every score an annotator gives: > 0 is a severe annotator, "
+                   "< 0 a lenient one; the skills are corrected for who rated what. Most severe first." + scale)
+        st.dataframe(result.severity.round(3), hide_index=True, key="lb_severity_table")
+        st.download_button("annotators.csv", csv_text(result.severity), "annotators.csv", mime="text/csv",
+                           key="lb_dl_annotators")
     c = st.columns(3)
     c[0].download_button("leaderboard.csv", csv_text(board), "leaderboard.csv", mime="text/csv",
                          key="lb_dl_board")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,6 +22,18 @@ def rating_matrix_from_codes(codes: np.ndarray) -> RatingMatrix:
         prompt_ids=ids, categories=np.arange(-3, 4),
         groups=pd.DataFrame({"prompt_id": ids, "group": ids}), n_votes=(codes >= 0).astype(np.int64),
     )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache_dir(tmp_path_factory):
+    """Fits, rankings and plans made by tests go to a temporary folder, never the repository's .cache
+    (a test that wants a fresh cache sets ``EVAL_CACHE_DIR`` itself)."""
+    if "EVAL_CACHE_DIR" not in os.environ:
+        os.environ["EVAL_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+        yield
+        del os.environ["EVAL_CACHE_DIR"]
+    else:
+        yield
 
 
 @pytest.fixture

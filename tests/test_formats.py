@@ -248,16 +248,24 @@ def test_responses_errors(text, match, rows):
     assert err.rows == rows and err.column in {"score", "item"}
 
 
-def test_ratings_averaged_over_annotators():
+def test_ratings_keep_one_row_per_annotator_score():
     out = read_ratings(
-        table("prompt,system,rater,score\np1,x,r1,4\np1,x,r2,5\np1,y,r1,2\np1,y,r2,3\np2,x,r1,1\np2,y,r1,1\n"),
+        table("prompt,system,rater,score\np1,y,r2,3\np1,x,r2,5\np1,x,r1,4\np1,y,r1,2\np2,x,r1,1\np2,y,r1,1\n"),
         file="t.csv",
     )
     assert out.to_dict("list") == {
-        "prompt_id": ["p1", "p1", "p2", "p2"],
-        "system": ["x", "y", "x", "y"],
-        "criterion": ["overall"] * 4,
-        "score": [4.5, 2.5, 1.0, 1.0],
+        "prompt_id": ["p1", "p1", "p1", "p1", "p2", "p2"],
+        "system": ["x", "x", "y", "y", "x", "y"],
+        "criterion": ["overall"] * 6,
+        "annotator_id": ["r1", "r2", "r1", "r2", "r1", "r1"],
+        "score": [4.0, 5.0, 2.0, 3.0, 1.0, 1.0],
+    }
+
+
+def test_ratings_without_annotator_column_keep_repeated_cells_as_different_raters():
+    out = read_ratings(table("prompt,system,score\np1,x,4\np1,y,2\np1,x,5\n"), file="t.csv")
+    assert out[["system", "annotator_id", "score"]].to_dict("list") == {
+        "system": ["x", "x", "y"], "annotator_id": ["", "", ""], "score": [4.0, 5.0, 2.0],
     }
 
 

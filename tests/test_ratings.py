@@ -117,6 +117,38 @@ def test_absolute_ratings_binned_on_minus3_plus3():
     assert_array_equal(rm.u[:, 0], [1.0, 3.0, 2.0])
 
 
+def test_absolute_ratings_average_over_annotators_before_taking_the_scale():
+    # one score per annotator: raw scores span 1..5, their means per (prompt, system) only 2..4
+    r = pd.DataFrame({
+        "prompt_id": ["p", "p", "p", "p", "q", "q", "q", "q"],
+        "system": ["s1", "s1", "s2", "s3", "s1", "s2", "s3", "s3"],
+        "criterion": "overall",
+        "annotator_id": ["r1", "r2", "r1", "r1", "r1", "r1", "r1", "r2"],
+        "score": [1.0, 5.0, 4.0, 2.0, 2.0, 3.0, 5.0, 1.0],
+    })
+    means = r.groupby(["criterion", "prompt_id", "system"], as_index=False)["score"].mean()
+    by_annotator = from_absolute_ratings(r, merge_redundant=False)
+    by_mean = from_absolute_ratings(means, merge_redundant=False)
+    assert_array_equal(by_annotator.u, by_mean.u)
+    assert_array_equal(by_annotator.u[:, 0], [2.0, -2.0, -3.0])  # means (3, 4, 2) on the scale [2, 4]
+
+
+def test_net_ratings_of_a_file_with_annotators_equal_those_of_its_means():
+    from lib.inputs import analysis_input
+    from lib.tables import read_csv
+
+    rows = "prompt,system,annotator,score\n" + "".join(
+        f"p{p},s{s},r{a},{(p * 3 + s * 2 + a * 5) % 7 + 1}\n" for p in range(6) for s in range(4) for a in range(3)
+        if (p + s + a) % 4)
+    raw = read_csv(rows.encode(), "raw.csv")
+    means = raw.astype({"score": float}).groupby(["prompt", "system"], as_index=False)["score"].mean()
+    mean_table = read_csv(means.to_csv(index=False).encode(), "means.csv")
+    by_annotator = analysis_input(raw, "ratings", file="raw.csv", merge_redundant=False).matrix
+    by_mean = analysis_input(mean_table, "ratings", file="means.csv", merge_redundant=False).matrix
+    assert_array_equal(by_annotator.u, by_mean.u)
+    assert_array_equal(by_annotator.prompt_ids, by_mean.prompt_ids)
+
+
 def test_responses_become_a_person_by_item_matrix():
     df = pd.DataFrame({"person": ["p1", "p1", "p2"], "item": ["i1", "i2", "i1"], "score": [1, 3, 2]})
     rm = from_responses(df)

@@ -11,7 +11,7 @@ import pytest
 from lib.cost.schema import guess_columns as guess_study_columns
 from lib.cost.schema import read_study
 from lib.errors import FormatError, InputError
-from lib.formats import guess_columns
+from lib.formats import guess_columns, read_ratings
 from lib.revision.io import guess_roles as guess_revision_roles
 from lib.revision.io import read_drafts, read_edits
 from lib.tables import guess_roles, numbers, read_csv, row_numbers, text
@@ -32,6 +32,17 @@ def test_guess_roles_keeps_integer_columns_from_text_roles():
     assert guess_roles(list(table), ["prompt_text", "response"], synonyms, table, text_roles=("prompt_text",)) == {
         "response": "story"}
     assert guess_roles(list(table), ["prompt_text"], synonyms) == {"prompt_text": "question"}
+
+
+def test_a_column_with_no_value_is_not_guessed_but_can_be_mapped():
+    """A ratings file with an empty annotator column (e.g. the reader's own output, saved) reads as
+    scores without annotators; mapping the column by hand still reports its blanks."""
+    table = pd.DataFrame({"prompt_id": ["p1", "p1", "p2", "p2"], "system": ["a", "b", "a", "b"],
+                          "annotator_id": "", "score": ["1", "2", "3", "5"]})
+    assert "annotator" not in guess_columns(list(table), "ratings", table)
+    assert len(read_ratings(table, file="r.csv")) == 4
+    with pytest.raises(FormatError, match="missing value for role 'annotator'"):
+        read_ratings(table, {"annotator": "annotator_id"}, file="r.csv")
 
 
 def test_every_reader_guesses_the_same_way():

@@ -9,6 +9,7 @@ from dataclasses import replace
 from lib.cli import add_input_options, add_out_option
 from lib.errors import SettingsError
 from lib.planning.design import NUTS_CHECK_SETTINGS, Assumptions, Design
+from lib.typed import whole_numbers
 
 OWN_FILES = ("power.csv", "cheapest.csv", "ranking.csv", "calibration.csv", "nuts_check.csv")
 
@@ -61,10 +62,7 @@ def parse_counts(text: str, option: str) -> list[int]:
     SettingsError
         Text that is not whole numbers, or a number below 1 (``option`` names the field).
     """
-    try:
-        values = [int(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise SettingsError(f"{option} must be whole numbers separated by commas (got '{text}')") from None
+    values = whole_numbers(text, option)
     if not values or min(values) < 1:
         raise SettingsError(f"{option} must list whole numbers of at least 1 (got '{text}')")
     return list(dict.fromkeys(values))

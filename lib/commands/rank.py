@@ -10,7 +10,7 @@ from pathlib import Path
 from lib.cli import add_input_options, add_out_option, read_input
 from lib.errors import SettingsError
 
-OUTPUTS = ("leaderboard.csv", "win_matrix.csv", "diagnostics.json", "next_batch.csv")
+OUTPUTS = ("leaderboard.csv", "win_matrix.csv", "diagnostics.json", "next_batch.csv", "annotators.csv")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -23,8 +23,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "rank",
         help="leaderboard of systems: skills, ranks, P(best), Bradley–Terry baseline, what to annotate next",
         description="Fit one skill per system (structured IRT: theta of a pair = s_B - s_A, with the "
-        "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json and, "
-        "with --next N, next_batch.csv to --out.",
+        "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json, "
+        "with --next N next_batch.csv and with --annotator-effect annotators.csv to --out.",
     )
     add_input_options(p, "CSV of judgments or ratings")
     p.add_argument("--likelihood", choices=list(LIKELIHOODS), default=None,
@@ -40,6 +40,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--position-column", default=None, metavar="NAME",
                    help="column naming the system shown first (left): a / left / 1, b / right / 2, the row's "
                         "system, or blank; estimate a position bias gamma (the same as --columns position=NAME)")
+    p.add_argument("--annotator-effect", action="store_true",
+                   help="ratings likelihood: add each annotator's severity (scale sigma_zeta estimated), so that "
+                        "who rated which system does not bias the skills; write annotators.csv")
     p.add_argument("--next", type=int, default=0, metavar="N",
                    help="write next_batch.csv: the N (pair, prompt) judgments that most reduce the "
                         "ranking's uncertainty (pairwise likelihoods: votes or cells)")
@@ -63,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
         raise SettingsError(f"--next must be 0 or more (got {args.next})")
     if args.position_column and args.format != "pairwise":
         raise SettingsError(f"--position-column needs pairwise votes (one pair shown per row), not {args.format}")
+    if args.annotator_effect and args.format != "ratings":
+        raise SettingsError(f"--annotator-effect needs scores of the ratings format (one system per score), not "
+                            f"{args.format}")
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
@@ -71,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     sizes = ("sampler", "chains", "draws", "tune", "seed")
     given = {k: getattr(args, k) for k in sizes if getattr(args, k) is not None}
     settings = RankSettings(likelihood=args.likelihood, baseline=args.baseline, intransitivity=args.intransitivity,
-                            position_bias="position" in parse_columns(args.columns), **given)
+                            position_bias="position" in parse_columns(args.columns),
+                            annotator_effect=args.annotator_effect, **given)
     result = rank_systems(data, settings, n_next=args.next, progress=_progress_printer())
     texts = {
         "leaderboard.csv": csv_text(result.leaderboard),
@@ -80,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
     }
     if result.next_batch is not None:
         texts["next_batch.csv"] = csv_text(result.next_batch)
+    if result.severity is not None:
+        texts["annotators.csv"] = csv_text(result.severity)
     # Staged in a temporary folder inside --out and moved in at the end: no partial outputs.
     with tempfile.TemporaryDirectory(dir=out, prefix=".rank-") as staging:
         for name, text in texts.items():
@@ -92,6 +101,10 @@ def run(args: argparse.Namespace) -> int:
         g = result.position.iloc[0]
         print(f"position bias gamma (logits; > 0 favours the system shown first): {g['mean']:.3f}, "
               f"95% interval {g['low']:.3f} to {g['high']:.3f}")
+    if result.severity_scale is not None:
+        z = result.severity_scale.iloc[0]
+        print(f"annotator severity: sigma_zeta (logits) {z['mean']:.3f}, 95% interval {z['low']:.3f} to "
+              f"{z['high']:.3f}; most severe first in annotators.csv")
     if result.intransitive is not None:
         print(f"intransitivity: tau = {result.tau:.3f}; {len(result.intransitive)} pairs whose deviation "
               "interval excludes 0" + "".join(f"\n  {note}" for note in result.intransitive["note"]))

@@ -114,9 +114,9 @@ class GRMFit:
     cache_key: str
 
 
-_COMPILE_LOCK = threading.Lock()
-"""Held while pytensor compiles or copies a function: concurrent compilation in two sessions
-raised AssertionErrors inside pytensor."""
+COMPILE_LOCK = threading.Lock()
+"""threading.Lock held while pytensor compiles, copies or jaxifies a function (any model's, e.g. the
+ranking fit's too): concurrent compilation in two sessions raised AssertionErrors inside pytensor."""
 
 MAX_SOLVERS = 8
 """Compiled MAP solvers kept in memory (one per data shape, category count and cutpoints)."""
@@ -160,7 +160,7 @@ class _MapSolver:
             if len(self._pool) > 1:
                 return self._pool.pop()
             template = self._pool[0]
-        with _COMPILE_LOCK:
+        with COMPILE_LOCK:
             return tuple(f.copy() for f in template)
 
     def _give_back(self, functions) -> None:
@@ -212,7 +212,7 @@ def _map_solver(shape: tuple[int, int], n_categories: int, cutpoints: str) -> _M
         if key in _SOLVERS:
             _SOLVERS.move_to_end(key)
             return _SOLVERS[key]
-    with _COMPILE_LOCK:  # a second thread asking for the same key waits, then finds it compiled
+    with COMPILE_LOCK:  # a second thread asking for the same key waits, then finds it compiled
         with _SOLVERS_LOCK:
             if key in _SOLVERS:
                 return _SOLVERS[key]
@@ -298,7 +298,14 @@ def diagnostics_json(diagnostics: Diagnostics) -> str:
     return json.dumps({k: finite(v) for k, v in asdict(diagnostics).items()}, indent=2, allow_nan=False)
 
 
-def _diagnostics_from_json(entry: dict) -> Diagnostics:
+def diagnostics_from_json(entry: dict) -> Diagnostics:
+    """The inverse of :func:`diagnostics_json` (parsed): null becomes NaN.
+
+    Raises
+    ------
+    TypeError
+        ``entry`` has keys that are not fields of :class:`Diagnostics`, or misses required ones.
+    """
     return Diagnostics(**{k: float("nan") if v is None else v for k, v in entry.items()})
 
 
@@ -326,7 +333,7 @@ def load_cached(rm: RatingMatrix, settings: FitSettings) -> GRMFit | None:
         entry = json.loads(meta.read_text(encoding="utf-8"))
         if entry["data_key"] != data_key(rm) or entry["settings"] != asdict(settings):
             raise LookupError("the entry belongs to other data or settings")
-        diag = _diagnostics_from_json(entry["diagnostics"])
+        diag = diagnostics_from_json(entry["diagnostics"])
         idata = az.from_netcdf(nc)
         idata.load()  # read everything now so the file is not held open
         if not _matches(idata, rm):
@@ -450,15 +457,15 @@ def fit_grm(
     check_cutpoints(settings.cutpoints, len(rm.categories))
     design = check_design(rm)
     _check_labels(rm)
-    report = _monotone(progress or (lambda fraction, message: None))
+    report = monotone(progress or (lambda fraction, message: None))
     if use_cache and (hit := load_cached(rm, settings)) is not None:
         if remember:
-            _try(lambda: _remember(rm, settings), hit.diagnostics.warnings)
+            try_cache_write(lambda: _remember(rm, settings), hit.diagnostics.warnings)
         report(1.0, "loaded from cache")
         return hit
     module, _, name = SAMPLERS[settings.sampler].run.partition(":")
     run = getattr(importlib.import_module(module), name)
-    idata = _run_reporting(lambda tracker: run(rm, settings, tracker), report, start,
+    idata = run_reporting(lambda tracker: run(rm, settings, tracker), report, start,
                            settings.chains * (settings.tune + settings.draws))
     report(0.97, "computing diagnostics")
     diag = diagnose(idata, settings, 0.0)
@@ -466,15 +473,16 @@ def fit_grm(
     diag.wall_s = time.perf_counter() - start
     fit = GRMFit(idata=idata, diagnostics=diag, settings=settings, cache_key=fit_key(rm, settings))
     if use_cache:
-        _try(lambda: save(fit, rm), diag.warnings)
+        try_cache_write(lambda: save(fit, rm), diag.warnings)
         if remember:
-            _try(lambda: _remember(rm, settings), diag.warnings)
+            try_cache_write(lambda: _remember(rm, settings), diag.warnings)
     report(1.0, f"done in {time.perf_counter() - start:.1f} s")
     return fit
 
 
-def _try(write: Callable[[], object], warnings_list: list[str]) -> None:
-    """Run a cache write; on failure warn and note it in the fit's warnings (the result stands)."""
+def try_cache_write(write: Callable[[], object], warnings_list: list[str]) -> None:
+    """Run a cache write; on an OSError warn (``RuntimeWarning``) and append the message to
+    ``warnings_list`` (a fit's ``diagnostics.warnings``): the result stands, it is just not cached."""
     try:
         write()
     except OSError as err:
@@ -483,8 +491,19 @@ def _try(write: Callable[[], object], warnings_list: list[str]) -> None:
         warnings_list.append(message)
 
 
-def _monotone(report: Progress) -> Progress:
-    """Never let the reported fraction go back."""
+def monotone(report: Progress) -> Progress:
+    """Wrap a progress callback so the fraction it receives never goes back.
+
+    Parameters
+    ----------
+    report : Progress
+        ``report(fraction, message)``.
+
+    Returns
+    -------
+    Progress
+        Calls ``report`` with ``min(fraction, 1)`` raised to the largest fraction reported so far.
+    """
     last = [0.0]
 
     def call(fraction: float, message: str) -> None:
@@ -494,8 +513,21 @@ def _monotone(report: Progress) -> Progress:
     return call
 
 
-class _Tracker:
-    """Progress written by the sampling thread (and JAX's callback threads), read by the caller."""
+class Tracker:
+    """Progress written by the sampling thread (and JAX's callback threads), read by the caller.
+
+    Parameters
+    ----------
+    total : int
+        Iterations of all chains together (chains x (tune + draws)); at least 1 is assumed.
+    start : float
+        ``time.perf_counter()`` when the fit began.
+
+    Attributes
+    ----------
+    events : list of (float, str)
+        (fraction done in [0, 1], stage) not yet taken by :meth:`drain`; guarded by ``lock``.
+    """
 
     def __init__(self, total: int, start: float) -> None:
         self.total, self.start = max(total, 1), start
@@ -504,6 +536,7 @@ class _Tracker:
         self.lock = threading.Lock()
 
     def stage(self, fraction: float, name: str) -> None:
+        """Record that the fit reached stage ``name`` at ``fraction`` done."""
         with self.lock:
             self.events.append((fraction, name))
 
@@ -516,19 +549,36 @@ class _Tracker:
                                 f"{stage}: {self.done} of {self.total} iterations (all chains)"))
 
     def drain(self) -> list[tuple[float, str]]:
+        """The events recorded since the last call, oldest first (list of (fraction, message))."""
         with self.lock:
             events, self.events = self.events, []
             return events
 
 
-def _run_reporting(work: Callable[[_Tracker], az.InferenceData], report: Progress, start: float,
+def run_reporting(work: Callable[[Tracker], az.InferenceData], report: Progress, start: float,
                    total: int) -> az.InferenceData:
     """Run ``work`` in a thread and relay its progress from this thread every half second.
 
     Progress comes from the sampler's own threads, which cannot draw on a Streamlit page; the
     caller's thread can. Every stage is relayed in order, with the seconds elapsed since ``start``.
+
+    Parameters
+    ----------
+    work : callable
+        ``work(tracker)`` returns the posterior; it reports through the :class:`Tracker` it is given.
+    report : Progress
+        Called in this thread (wrap it in :func:`monotone` to keep fractions non-decreasing).
+    start : float
+        ``time.perf_counter()`` when the fit began.
+    total : int
+        Iterations of all chains together (:class:`Tracker`).
+
+    Returns
+    -------
+    arviz.InferenceData
+        What ``work`` returned; whatever it raised is raised again here.
     """
-    tracker = _Tracker(total, start)
+    tracker = Tracker(total, start)
     outcome: dict[str, object] = {}
 
     def target() -> None:
@@ -561,7 +611,7 @@ def _coords(rm: RatingMatrix) -> dict[str, np.ndarray]:
     }
 
 
-def sample_map(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
+def sample_map(rm: RatingMatrix, settings: FitSettings, tracker: Tracker) -> az.InferenceData:
     """The ``map`` sampler: the MAP point (:func:`fit_map`) as a posterior of one draw."""
     codes, n_categories = rm.codes(), len(rm.categories)
     if map_solver_ready(codes.shape, n_categories, settings.cutpoints):
@@ -581,7 +631,7 @@ def sample_map(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az
     return az.InferenceData(posterior=post)
 
 
-def _model(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker):
+def _model(rm: RatingMatrix, settings: FitSettings, tracker: Tracker):
     tracker.stage(0.01, "building the model")
     c = _coords(rm)
     return build_grm(rm.codes(), len(rm.categories), cutpoints=settings.cutpoints,
@@ -599,7 +649,7 @@ def _pm_sample(model, settings: FitSettings, **kwargs) -> az.InferenceData:
         )
 
 
-def sample_pymc(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
+def sample_pymc(rm: RatingMatrix, settings: FitSettings, tracker: Tracker) -> az.InferenceData:
     """The ``pymc`` sampler: PyMC's own NUTS, reporting every chain's progress."""
     model = _model(rm, settings, tracker)
 
@@ -611,14 +661,14 @@ def sample_pymc(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> a
     return _pm_sample(model, settings, callback=callback, cores=min(settings.chains, os.cpu_count() or 1))
 
 
-def sample_nutpie(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
+def sample_nutpie(rm: RatingMatrix, settings: FitSettings, tracker: Tracker) -> az.InferenceData:
     """The ``nutpie`` sampler (through ``pm.sample``; it reports elapsed time only)."""
     model = _model(rm, settings, tracker)
     tracker.stage(0.03, "compiling, then warm-up and sampling (nutpie reports no progress)")
     return _pm_sample(model, settings)
 
 
-def sample_numpyro(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -> az.InferenceData:
+def sample_numpyro(rm: RatingMatrix, settings: FitSettings, tracker: Tracker) -> az.InferenceData:
     """The ``numpyro`` sampler: NUTS on the model's JAX log density (as
     ``pm.sample(nuts_sampler="numpyro")`` does), with a kernel that reports every chain's progress
     through a JAX host callback.
@@ -630,7 +680,7 @@ def sample_numpyro(rm: RatingMatrix, settings: FitSettings, tracker: _Tracker) -
     return numpyro_sample(_model(rm, settings, tracker), ["theta", "alpha", "b"], settings, tracker)
 
 
-def numpyro_sample(model, var_names: list[str], settings, tracker: _Tracker) -> az.InferenceData:
+def numpyro_sample(model, var_names: list[str], settings, tracker: Tracker) -> az.InferenceData:
     """NUTS (numpyro) on any PyMC model's JAX log density, reporting every chain's progress.
 
     Parameters
@@ -640,7 +690,7 @@ def numpyro_sample(model, var_names: list[str], settings, tracker: _Tracker) -> 
         Variables (free or deterministic) kept in the posterior, with the model's dims.
     settings
         Anything with ``chains``, ``draws``, ``tune`` and ``seed`` (:class:`FitSettings`).
-    tracker : _Tracker
+    tracker : Tracker
         Takes the progress (:func:`sample_numpyro` explains ``XLA_FLAGS``).
 
     Returns
@@ -676,7 +726,7 @@ def numpyro_sample(model, var_names: list[str], settings, tracker: _Tracker) -> 
             return state
 
     tracker.stage(0.03, "compiling")
-    with _COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
+    with COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
         logp = get_jaxified_logp(model, negative_logp=False)
         outputs = [v for v in model.unobserved_value_vars if v.name in var_names]
         to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)

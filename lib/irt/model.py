@@ -46,13 +46,27 @@ def observations(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return i.astype(np.int64), j.astype(np.int64), codes[i, j].astype(np.int64)
 
 
-def _antisymmetric_cutpoints(n_prompt: int, half: int) -> pt.TensorVariable:
+def antisymmetric_cutpoints(n_prompt: int, half: int) -> pt.TensorVariable:
     """Cutpoints (-b_H..-b_1, b_1..b_H) from positive ordered b_1 < ... < b_H ~ N(0, B_PRIOR_SD).
 
     Parameterised by log gaps, ``b_1 = exp(y_1)``, ``b_k = b_k-1 + exp(y_k)``, with the normal
     prior and the Jacobian (``sum y``) added as a potential. This is the prior "ordered b ~
     N(0, 2)" restricted to b > 0; log gaps keep NUTS's step size several times larger than a
     log-then-ordered transform, whose second log flattens the posterior near equal cutpoints.
+    Must be called inside a ``pm.Model`` context: it adds the free variable ``b_log_gap``
+    (n_prompt, half) and the potential ``b_prior``.
+
+    Parameters
+    ----------
+    n_prompt : int
+        Rows of cutpoints (one per prompt, or 1 for a set shared by all prompts).
+    half : int
+        H = (K - 1) / 2 positive cutpoints per row, K the (odd) number of categories.
+
+    Returns
+    -------
+    TensorVariable, shape (n_prompt, 2 H)
+        Ordered cutpoints in logits, antisymmetric around 0.
     """
     y = pm.Flat("b_log_gap", shape=(n_prompt, half), initval=np.full((n_prompt, half), np.log(0.7)))
     b_pos = pt.cumsum(pt.exp(y), axis=1)
@@ -113,7 +127,7 @@ def build_grm(
         log_alpha = pm.Normal("log_alpha", 0.0, LOG_ALPHA_PRIOR_SD, dims="prompt")
         alpha = pm.Deterministic("alpha", pt.exp(log_alpha), dims="prompt")
         if cutpoints == "antisymmetric":
-            b = pm.Deterministic("b", _antisymmetric_cutpoints(n_prompt, (n_categories - 1) // 2),
+            b = pm.Deterministic("b", antisymmetric_cutpoints(n_prompt, (n_categories - 1) // 2),
                                  dims=("prompt", "threshold"))
         else:
             b = pm.Normal(

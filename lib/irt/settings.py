@@ -40,7 +40,7 @@ class Sampler:
         ``"module:function"`` of the runner, imported only when the sampler is used. It is called
         as ``run(rm, settings, tracker)`` in a worker thread and returns an ``arviz.InferenceData``
         whose posterior holds ``theta`` (chain, draw, comparison), ``alpha`` (chain, draw, prompt)
-        and ``b`` (chain, draw, prompt, threshold); ``tracker`` (``lib.irt.fit._Tracker``) takes
+        and ``b`` (chain, draw, prompt, threshold); ``tracker`` (``lib.irt.fit.Tracker``) takes
         its progress.
     """
 

@@ -2,7 +2,7 @@
 
 Three likelihoods (:data:`LIKELIHOODS`) explain the same judgments at three grains: the net rating
 of a system pair on a prompt (*cells*, the paper's graded response model), each vote (*votes*), or
-each score of one system on one prompt (*ratings*, which needs no pairing).
+each score an annotator gave one system on one prompt (*ratings*, which needs no pairing).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from lib.ratings import RatingMatrix
 LIKELIHOODS = {
     "cells": "net rating per (system pair, prompt), the graded response model of the Abilities page",
     "votes": "one outcome per vote (A better / tie / B better): sparse designs, arenas (default for votes)",
-    "ratings": "one score per (system, prompt) with a prompt effect: needs no pairing (default for ratings)",
+    "ratings": "each score of a system on a prompt, with a prompt effect (and, as an option, the annotator's "
+               "severity): needs no pairing (default for ratings)",
 }
 """The ranking model's likelihoods, name -> help text (:mod:`lib.ranking.model`)."""
 
@@ -37,11 +38,12 @@ class RankingData:
     matrix : RatingMatrix or None
         Net ratings per (pair, prompt), for ``cells``.
     ratings : DataFrame or None
-        ``system, prompt_id, annotator_id, score`` (float) for ``ratings``; ``annotator_id`` is
-        "" where the reader averaged over annotators.
+        ``system, prompt_id, annotator_id, score`` (float) for ``ratings``: one row per score an
+        annotator gave (``lib.formats.read_ratings``), not averaged; ``annotator_id`` is "" when
+        the file has no annotator column.
     n_votes : Series
-        Judgments behind each system's skill (votes it took part in, or scores it received), index
-        ``systems``.
+        Judgments behind each system's skill (votes it took part in, or scores it received, one
+        per annotator), index ``systems``.
     """
 
     systems: list[str]
@@ -101,7 +103,8 @@ def ranking_data(data, likelihood: str | None = None) -> RankingData:
         if data.criterion is not None and "criterion" in table:
             table = table[table["criterion"] == data.criterion]
         ratings = pd.DataFrame({"system": table["system"].astype(str), "prompt_id": table["prompt_id"].astype(str),
-                                "annotator_id": "", "score": table["score"].astype("float64")}).reset_index(drop=True)
+                                "annotator_id": table["annotator_id"].astype(str),
+                                "score": table["score"].astype("float64")}).reset_index(drop=True)
         systems = sorted(set(ratings["system"]))
         counts = ratings["system"].value_counts()
         if likelihood == "ratings" and ratings["score"].nunique() < 2:

@@ -201,3 +201,54 @@ def position_bias(idata, *, level: float = 0.95) -> pd.DataFrame | None:
     low, high = np.quantile(gamma, [(1 - level) / 2, (1 + level) / 2])
     sd = gamma.std(ddof=1) if gamma.size > 1 else np.nan
     return pd.DataFrame({"parameter": ["gamma"], "mean": [gamma.mean()], "sd": [sd], "low": [low], "high": [high]})
+
+
+SEVERITY_COLUMNS = ["annotator_id", "severity_mean", "severity_low", "severity_high", "n_scores"]
+"""Columns of the per-annotator severity table (``annotators.csv``)."""
+
+
+def annotator_severity(idata, n_scores: pd.Series | None = None, *,
+                       level: float = 0.95) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """Annotator severities zeta_r and their scale sigma_zeta (ratings likelihood with the option).
+
+    In the ratings likelihood a score of system k on prompt j by annotator r has location
+    ``s_k + eta_j - zeta_r`` (:mod:`lib.ranking.model`): zeta > 0 is a severe annotator, whose
+    scores are lower than the skills imply.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        Posterior with ``zeta`` (annotator) and ``sigma_zeta`` when fitted with annotator severity.
+    n_scores : Series, optional
+        Scores each annotator gave, indexed by annotator id (missing: 0).
+    level : float
+        Coverage of the equal-tailed intervals.
+
+    Returns
+    -------
+    (scale, table) or None
+        ``scale``: one row ``parameter, mean, sd, low, high`` of sigma_zeta (logits); ``table``:
+        :data:`SEVERITY_COLUMNS`, one row per annotator, most severe (highest mean) first. None when
+        the posterior has no ``zeta``.
+
+    Raises
+    ------
+    SettingsError
+        ``level`` outside (0, 1).
+    """
+    _check_level(level)
+    post = idata.posterior
+    if "zeta" not in post:
+        return None
+    q = [(1 - level) / 2, (1 + level) / 2]
+    sigma = post["sigma_zeta"].values.reshape(-1)
+    scale = pd.DataFrame({"parameter": ["sigma_zeta"], "mean": [sigma.mean()],
+                          "sd": [sigma.std(ddof=1) if sigma.size > 1 else np.nan],
+                          "low": [np.quantile(sigma, q[0])], "high": [np.quantile(sigma, q[1])]})
+    zeta = post["zeta"].stack(sample=("chain", "draw")).transpose("annotator", "sample").values
+    ids = [str(a) for a in post["annotator"].values]
+    low, high = np.quantile(zeta, q, axis=1)
+    counts = (n_scores if n_scores is not None else pd.Series(dtype="int64")).reindex(ids, fill_value=0)
+    table = pd.DataFrame({"annotator_id": ids, "severity_mean": zeta.mean(axis=1), "severity_low": low,
+                          "severity_high": high, "n_scores": counts.to_numpy(dtype=np.int64)})
+    return scale, table.sort_values("severity_mean", ascending=False, kind="stable", ignore_index=True)

@@ -5,9 +5,13 @@ tie / B better, or the net rating's categories)::
 
     P(y >= c) = logistic(alpha_j (s_B - s_A + delta_AB + gamma side - b_jc))
 
-and for a score of system k on prompt j (*ratings*, an ordinal mixed model)::
+and for a score of system k on prompt j by annotator r (*ratings*, an ordinal mixed model)::
 
-    P(y >= c) = logistic(alpha_j (s_k + eta_j - b_c)),   eta_j ~ N(0, sigma_eta)
+    P(y >= c) = logistic(alpha_j (s_k + eta_j - zeta_r - b_c)),   eta_j ~ N(0, sigma_eta)
+
+where the annotator severity zeta_r ~ N(0, sigma_zeta) is optional (0 when not asked): a severe
+annotator (zeta > 0) gives lower scores to everyone, and without it a system rated mostly by severe
+annotators is ranked too low.
 
 Priors: skills ~ N(0, 1) on the sum-to-zero subspace (``pm.ZeroSumNormal``) or N(0, 1) with a
 baseline's skill fixed at 0; log alpha_j ~ N(0, 0.5) and antisymmetric thresholds b ~ N(0, 2) as in
@@ -17,13 +21,15 @@ pulled alpha down and stretched the skills by 30% in simulation). Votes without 
 threshold 0, so with alpha_j = 1 the model is Bradley-Terry. Ratings: free ordered thresholds
 b_c ~ N(0, 2) shared by all prompts. Optional pair deviations delta_AB = tau z_AB, z ~ N(0, 1), tau ~ HalfNormal(0.5)
 (intransitivity), and a position effect gamma ~ N(0, 1) added on the side of the system shown first
-(side = +1 when B was first, -1 when A was, 0 when unknown). Hierarchical effects are non-centred,
-so the MAP + Laplace fit (:mod:`lib.ranking.fit`) has a finite mode.
+(side = +1 when B was first, -1 when A was, 0 when unknown). sigma_eta, sigma_zeta ~ HalfNormal(1).
+Hierarchical effects are non-centred (eta = sigma_eta z_j, zeta = sigma_zeta z_r, z ~ N(0, 1)), so
+the MAP + Laplace fit (:mod:`lib.ranking.fit`) has a finite mode; the severities couple prompts, so
+they are global variables of its block Hessian.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -31,7 +37,7 @@ import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions import transforms
 
-from lib.irt.model import _antisymmetric_cutpoints, ordinal_logp
+from lib.irt.model import antisymmetric_cutpoints, ordinal_logp
 from lib.irt.settings import B_PRIOR_SD, LOG_ALPHA_PRIOR_SD, check_cutpoints
 from lib.ranking.data import RankingData
 
@@ -39,7 +45,8 @@ SKILL_PRIOR_SD = 1.0
 TAU_PRIOR_SD = 0.5
 GAMMA_PRIOR_SD = 1.0
 SIGMA_ETA_PRIOR_SD = 1.0
-"""Prior scales (logits) of skills, pair deviations, position bias and the prompt effect."""
+SIGMA_ZETA_PRIOR_SD = 1.0
+"""Prior scales (logits) of skills, pair deviations, position bias, the prompt effect and annotator severity."""
 
 LOCAL = ("log_alpha", "b_log_gap", "eta_z")
 """Free variables with one row per prompt: prompts couple only through the other (global)
@@ -73,6 +80,10 @@ class Observations:
         Labels of the K ordered outcomes.
     unit : {"vote", "cell", "score"}
         What one observation is.
+    annotator : ndarray (N,), int, or None
+        Index into ``annotators`` of who gave each score (ratings); None for paired judgments.
+    annotators : list of str
+        The distinct annotator ids, sorted ("" alone when the file names none).
     """
 
     system_a: np.ndarray
@@ -86,6 +97,8 @@ class Observations:
     pairs: pd.DataFrame
     categories: list[str]
     unit: str
+    annotator: np.ndarray | None = None
+    annotators: list[str] = field(default_factory=list)
 
     @property
     def paired(self) -> bool:
@@ -96,7 +109,9 @@ def observations(rd: RankingData) -> Observations:
     """Flatten the data of a likelihood (:class:`lib.ranking.data.RankingData`) to index arrays.
 
     Votes are oriented so that A is the alphabetically first system (``lib.ratings.orient_votes``);
-    outcomes are 0 = A better, 1 = tie, 2 = B better, or 0 = A, 1 = B when no vote is a tie.
+    outcomes are 0 = A better, 1 = tie, 2 = B better, or 0 = A, 1 = B when no vote is a tie. Ratings
+    keep one observation per annotator's score, the outcome being the score's rank among the
+    distinct scores.
     """
     if rd.likelihood == "ratings":
         r = rd.ratings
@@ -105,9 +120,10 @@ def observations(rd: RankingData) -> Observations:
         n = len(r)
         system = pd.Categorical(r["system"], categories=rd.systems).codes.astype(np.int64)
         code = np.searchsorted(categories, r["score"].to_numpy()).astype(np.int64)
+        annotators, annotator = np.unique(r["annotator_id"].to_numpy(dtype=str), return_inverse=True)
         return Observations(np.full(n, -1), system, prompt.astype(np.int64), code, np.zeros(n), np.full(n, -1),
                             list(rd.systems), prompts.tolist(), pd.DataFrame(columns=["system_a", "system_b"]),
-                            [f"{c:g}" for c in categories], "score")
+                            [f"{c:g}" for c in categories], "score", annotator.astype(np.int64), annotators.tolist())
     if rd.likelihood == "cells":
         rm = rd.matrix
         i, j = np.nonzero(rm.codes() >= 0)
@@ -144,6 +160,7 @@ def build_ranking(
     intransitivity: bool = False,
     position_bias: bool = False,
     fixed_alpha: bool = False,
+    annotator_effect: bool = False,
 ) -> pm.Model:
     """Build the ranking model (module docstring) for flattened observations.
 
@@ -158,19 +175,23 @@ def build_ranking(
         Add ``gamma`` on the side of the system shown first (votes only).
     fixed_alpha : bool
         alpha_j = 1 for every prompt (Bradley-Terry when votes have no ties).
+    annotator_effect : bool
+        Add annotator severities ``zeta`` (annotator) with scale ``sigma_zeta`` (ratings only).
 
     Returns
     -------
     pymc.Model
         Posterior variables ``skill`` (system), ``alpha`` (prompt), ``b`` ((prompt, threshold)
         for paired data, (threshold,) for ratings), and as asked ``tau``, ``delta`` (pair),
-        ``gamma``, ``sigma_eta``, ``eta`` (prompt). The log-likelihood is the potential ``loglik``.
+        ``gamma``, ``sigma_eta``, ``eta`` (prompt), ``sigma_zeta``, ``zeta`` (annotator). The
+        log-likelihood is the potential ``loglik``.
 
     Raises
     ------
     SettingsError
-        A baseline that is not a system; intransitivity or position bias for ratings; a net rating
-        scale with an even number of categories.
+        A baseline that is not a system; intransitivity or position bias for ratings; annotator
+        severity for paired judgments or with fewer than two annotators; a net rating scale with an
+        even number of categories.
     """
     from lib.errors import SettingsError
 
@@ -179,9 +200,18 @@ def build_ranking(
         raise SettingsError(f"baseline '{baseline}' is not one of the systems")
     if not obs.paired and (intransitivity or position_bias):
         raise SettingsError("intransitivity and position bias need paired judgments (votes or cells), not ratings")
+    if annotator_effect and obs.paired:
+        raise SettingsError("annotator severity is part of the ratings likelihood (scores of one system by one "
+                            "annotator); paired judgments (votes or cells) compare systems within an annotator")
+    named = [a for a in obs.annotators if a]  # "": the file has no annotator column
+    if annotator_effect and len(named) < 2:
+        raise SettingsError("annotator severity needs scores from at least two annotators: map the file's "
+                            f"annotator column (these scores name {len(named)})")
     coords = {"system": obs.systems, "prompt": obs.prompts, "threshold": np.arange(1, n_categories)}
     if obs.paired:
         coords["pair"] = (obs.pairs["system_b"] + " vs " + obs.pairs["system_a"]).tolist()
+    if annotator_effect:
+        coords["annotator"] = obs.annotators
     with pm.Model(coords=coords) as model:
         if baseline is None:
             skill = pm.ZeroSumNormal("skill", sigma=SKILL_PRIOR_SD, dims="system")
@@ -210,13 +240,17 @@ def build_ranking(
                 cut = pt.zeros((1, 1))
             else:
                 check_cutpoints("antisymmetric", n_categories)
-                cut = _antisymmetric_cutpoints(1 if shared else n_prompts, (n_categories - 1) // 2)
+                cut = antisymmetric_cutpoints(1 if shared else n_prompts, (n_categories - 1) // 2)
             pm.Deterministic("b", cut[0] if shared else cut, dims=("threshold",) if shared else ("prompt", "threshold"))
             rows = pt.zeros_like(prompt) if shared else prompt
         else:
             sigma_eta = pm.HalfNormal("sigma_eta", SIGMA_ETA_PRIOR_SD)
             eta = pm.Deterministic("eta", sigma_eta * pm.Normal("eta_z", 0.0, 1.0, dims="prompt"), dims="prompt")
             location = skill[obs.system_b] + eta[prompt]
+            if annotator_effect:
+                sigma_zeta = pm.HalfNormal("sigma_zeta", SIGMA_ZETA_PRIOR_SD)
+                z = pm.Normal("zeta_z", 0.0, 1.0, dims="annotator")
+                location = location - pm.Deterministic("zeta", sigma_zeta * z, dims="annotator")[obs.annotator]
             cut = pm.Normal("b", 0.0, B_PRIOR_SD, dims="threshold", transform=transforms.ordered,
                             initval=np.linspace(-1.5, 1.5, n_categories - 1))[None, :]
             rows = pt.zeros_like(prompt)
@@ -226,5 +260,5 @@ def build_ranking(
 
 def posterior_names(model: pm.Model) -> list[str]:
     """The variables a ranking fit keeps: skill, alpha, b and whichever optional effects exist."""
-    names = ["skill", "alpha", "b", "tau", "delta", "gamma", "sigma_eta", "eta"]
+    names = ["skill", "alpha", "b", "tau", "delta", "gamma", "sigma_eta", "eta", "sigma_zeta", "zeta"]
     return [n for n in names if n in model.named_vars]

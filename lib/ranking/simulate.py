@@ -1,4 +1,4 @@
-"""Arena-like synthetic votes from the ranking model (:mod:`lib.ranking.model`), for tests and benchmarks."""
+"""Arena votes and annotators' scores simulated by the ranking model (:mod:`lib.ranking.model`): tests, benchmarks."""
 
 from __future__ import annotations
 
@@ -89,3 +89,83 @@ def simulate_arena(
     truth = {"skill": skill, "alpha": alpha, "b": threshold, "gamma": float(position_bias), "delta": delta,
              "systems": systems, "prompts": prompts}
     return votes, truth
+
+
+def simulate_ratings(
+    n_systems: int,
+    n_prompts: int,
+    n_annotators: int,
+    *,
+    n_categories: int = 5,
+    raters_per_cell: int = 2,
+    skill_sd: float = 1.0,
+    eta_sd: float = 0.5,
+    log_alpha_sd: float = 0.3,
+    severity_sd: float = 1.0,
+    confounding: float = 0.0,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, dict]:
+    """Simulate Likert scores of systems on prompts by annotators who each rate a subset of the cells.
+
+    The scores follow the ratings likelihood of :mod:`lib.ranking.model` with annotator severity,
+    ``P(y >= c) = logistic(alpha_j (s_k + eta_j - zeta_r - b_c))``, scores 1..``n_categories`` and
+    thresholds b evenly spaced on [-2, 2]. Every (prompt, system) cell is scored by
+    ``raters_per_cell`` distinct annotators, drawn without replacement with weights
+    ``exp(confounding * z(zeta_r) * z(s_k))`` (z: standardised over annotators / systems): 0 gives a
+    random design; > 0 makes severe annotators rate mostly the best systems (and lenient ones the
+    worst), a design in which mean scores understate the gaps between systems.
+
+    Parameters
+    ----------
+    n_systems, n_prompts, n_annotators : int
+        Sizes; systems are named ``sys000``..., prompts ``p00000``..., annotators ``r000``...
+    n_categories : int
+        Points of the Likert scale (at least 2).
+    raters_per_cell : int
+        Annotators per (prompt, system) cell, 1..``n_annotators``.
+    skill_sd, eta_sd, log_alpha_sd, severity_sd : float
+        SDs (logits) of the skills s_k, prompt effects eta_j, log alpha_j and severities zeta_r;
+        skills and severities are centred to sum to zero.
+    confounding : float
+        Tilt of who rates what (above).
+    seed : int
+
+    Returns
+    -------
+    scores : DataFrame
+        ``prompt_id, system, annotator_id, score`` (int 1..``n_categories``), one row per score.
+    truth : dict
+        ``skill`` (K,), ``eta`` (J,), ``alpha`` (J,), ``severity`` (R,), ``b`` (C - 1,), ``systems``,
+        ``prompts``, ``annotators`` (lists).
+    """
+    if n_categories < 2 or not 1 <= raters_per_cell <= n_annotators:
+        raise ValueError("need n_categories >= 2 and 1 <= raters_per_cell <= n_annotators")
+    rng = np.random.default_rng(seed)
+    width = max(3, len(str(n_systems - 1)))
+    systems = [f"sys{k:0{width}d}" for k in range(n_systems)]
+    prompts = [f"p{j:05d}" for j in range(n_prompts)]
+    annotators = [f"r{r:03d}" for r in range(n_annotators)]
+    skill = rng.normal(0.0, skill_sd, n_systems)
+    skill -= skill.mean()
+    eta = rng.normal(0.0, eta_sd, n_prompts)
+    alpha = np.exp(rng.normal(0.0, log_alpha_sd, n_prompts))
+    severity = rng.normal(0.0, severity_sd, n_annotators)
+    severity -= severity.mean()
+    b = np.linspace(-2.0, 2.0, n_categories - 1)
+
+    def z(x):
+        return (x - x.mean()) / x.std() if x.std() > 0 else np.zeros_like(x)
+
+    # Gumbel top-k: sampling without replacement in proportion to the weights, all cells at once
+    log_w = confounding * np.outer(z(skill), z(severity))  # (K, R)
+    keys = log_w[None] + rng.gumbel(size=(n_prompts, n_systems, n_annotators))
+    raters = np.argsort(-keys, axis=2)[:, :, :raters_per_cell]  # (J, K, n per cell)
+    j, k, _ = np.indices(raters.shape)
+    j, k, r = j.ravel(), k.ravel(), raters.ravel()
+    at_least = expit(alpha[j, None] * ((skill[k] + eta[j] - severity[r])[:, None] - b[None, :]))  # P(y >= c+1)
+    score = 1 + (rng.random(len(j))[:, None] < at_least).sum(axis=1)
+    scores = pd.DataFrame({"prompt_id": np.array(prompts)[j], "system": np.array(systems)[k],
+                           "annotator_id": np.array(annotators)[r], "score": score})
+    truth = {"skill": skill, "eta": eta, "alpha": alpha, "severity": severity, "b": b, "systems": systems,
+             "prompts": prompts, "annotators": annotators}
+    return scores, truth

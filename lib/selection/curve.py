@@ -23,6 +23,7 @@ from lib.irt.readouts import DEFAULT_GRID, grid_moments, posterior_on_grid
 from lib.selection.adaptive import cat_path, grid_tables
 from lib.selection.settings import DEFAULT_RANDOM_DRAWS
 from lib.selection.strategies import STRATEGIES, Ask, check_strategies
+from lib.typed import whole_numbers
 
 if TYPE_CHECKING:
     from lib.selection.calibration import Calibration
@@ -60,11 +61,7 @@ def parse_k_grid(text: str, n_prompts: int) -> np.ndarray:
     SettingsError
         For text that is not whole numbers, or k outside 1..J (``n_prompts``).
     """
-    try:
-        ks = [int(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise SettingsError(f"k values must be whole numbers separated by commas (got '{text}')") from None
-    return check_k_grid(ks, n_prompts)
+    return check_k_grid(whole_numbers(text, "k values"), n_prompts)
 
 
 def _subset_moments(loglik: np.ndarray, log_weights: np.ndarray, orders: np.ndarray, ks: np.ndarray, grid):

@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from lib.datasets import DATASETS, DEFAULT_DATASET
+from lib.display import MISSING
 from lib.inputs import analysis_input
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "leaderboard.py")
@@ -34,7 +35,7 @@ def test_page_opens_on_hanna_with_table_and_plots(at):
     assert at.radio(key="lb_source").value == "hanna_means"
     board = table(at)
     assert len(board) == 11 and board["p_best"].sum() == pytest.approx(1.0)
-    assert board["bt_rating"].isna().all()  # ratings: no votes for Bradley–Terry, and the page says so
+    assert (board["bt_rating"] == MISSING).all()  # ratings: no votes for Bradley–Terry, and the page says so
     infos = " ".join(i.value for i in at.info)
     assert "Bradley–Terry baseline needs pairwise votes" in infos
     assert "What to annotate next scores pairwise judgments" in infos
@@ -115,3 +116,21 @@ def test_page_runs_the_active_vs_uniform_simulation(at):
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["votes needed: active"]) < int(metrics["votes needed: uniform"])  # seed 0: 1130 < 1430
+
+
+def test_annotator_severity_checkbox_shows_the_severity_table_for_ratings_with_annotators(at):
+    from lib.ranking.simulate import simulate_ratings
+
+    scores, truth = simulate_ratings(4, 10, 5, raters_per_cell=2, seed=4)
+    table = scores.rename(columns={"prompt_id": "prompt", "annotator_id": "annotator"})
+    at.session_state["view_dataset"] = "upload"
+    at.session_state["analysis_input"] = analysis_input(table, "ratings", file="scores.csv", merge_redundant=False)
+    at.session_state["lb_annotators"] = True  # ticked before the first (Laplace) fit: one fit
+    at.run()
+    assert not at.exception and not at.error
+    assert not at.checkbox(key="lb_annotators").disabled
+    severity = next(d.value for d in at.dataframe if "severity_mean" in d.value.columns)
+    assert list(severity.columns) == ["annotator_id", "severity_mean", "severity_low", "severity_high", "n_scores"]
+    assert sorted(severity["annotator_id"]) == truth["annotators"]
+    assert not any("sigma_zeta =" in c.value for c in at.caption)  # Laplace: not reported, and the page says why
+    assert any("is not reported with MAP" in m.value and "Fit with a NUTS sampler" in m.value for m in at.info)

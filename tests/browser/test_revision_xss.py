@@ -43,14 +43,17 @@ def test_markdown_in_system_names_and_file_names_is_not_rendered(page, app_url):
     page.goto(f"{app_url}/revision")
     page.get_by_text("Upload a drafts CSV").click()
     csv = f"text_id,system,draft,reference\n1,{IMAGE},a b c,a c\n2,B,d e f,d f\n1,B,g h,g\n"
-    page.locator('input[type="file"]').set_input_files(
+    # the drafts' own uploader: once drafts are in, the edits' uploader may show too until Diff-based is drawn
+    drafts_input = page.locator('[data-testid="stFileUploader"]').filter(has_text="Drafts CSV").locator(
+        'input[type="file"]')
+    drafts_input.set_input_files(
         files=[{"name": "drafts.csv", "mimeType": "text/csv", "buffer": csv.encode()}])
     page.get_by_text("Diff-based (towards a reference)").click()
     metric = page.locator('[data-testid="stMetricLabel"]').first
     metric.wait_for()
     assert IMAGE in metric.inner_text()  # shown as the text it is
     bad = "text_id,system,draft\n1,A,x\n1,A,y\n"
-    page.locator('input[type="file"]').set_input_files(
+    drafts_input.set_input_files(
         files=[{"name": f"{IMAGE}.csv", "mimeType": "text/csv", "buffer": bad.encode()}])
     error = page.locator('[data-testid="stAlertContentError"]').first
     error.wait_for()

@@ -62,6 +62,7 @@ def test_rank_on_ratings_leaves_bradley_terry_empty_and_says_so(tmp_path, capsys
     assert list(board.columns[: len(LEADERBOARD)]) == LEADERBOARD and len(board) == 11
     assert board[["bt_rating", "bt_low", "bt_high"]].isna().all().all()
     assert "Bradley–Terry baseline needs pairwise votes" in capsys.readouterr().out
+    assert not (out / "annotators.csv").exists()  # only with --annotator-effect
 
 
 def test_rank_refuses_a_non_empty_out_before_computing(tmp_path, capsys):
@@ -77,6 +78,7 @@ def test_rank_refuses_a_non_empty_out_before_computing(tmp_path, capsys):
     (["--baseline", "no-such-system"], "no-such-system"),
     (["--next", "-1"], "--next"),
     (["--likelihood", "ratings"], "ratings likelihood"),
+    (["--annotator-effect"], "--annotator-effect needs scores of the ratings format"),
 ])
 def test_rank_reports_bad_settings_with_exit_2(tmp_path, capsys, extra, message):
     out = tmp_path / "out"
@@ -143,3 +145,23 @@ def test_rank_says_why_bradley_terry_is_empty_when_a_system_never_wins(tmp_path,
     assert board[["bt_rating", "bt_low", "bt_high"]].isna().all().all()
     assert board["system"].iloc[-1] == "never"  # the IRT leaderboard still ranks it, last
     assert "No Bradley–Terry baseline" in capsys.readouterr().out
+
+
+def test_rank_writes_annotators_csv_with_the_annotator_effect(tmp_path, capsys):
+    from lib.ranking.simulate import simulate_ratings
+
+    scores, truth = simulate_ratings(4, 10, 5, raters_per_cell=2, seed=4)
+    path = tmp_path / "scores.csv"
+    scores.rename(columns={"prompt_id": "prompt", "annotator_id": "annotator"}).to_csv(path, index=False)
+    out = tmp_path / "out"
+    args = ["rank", "--input", str(path), "--format", "ratings", "--sampler", "laplace", "--annotator-effect"]
+    assert lib.cli.main([*args, "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["annotators.csv", "diagnostics.json", "leaderboard.csv",
+                                                     "win_matrix.csv"]
+    severity = pd.read_csv(out / "annotators.csv")
+    assert list(severity.columns) == ["annotator_id", "severity_mean", "severity_low", "severity_high", "n_scores"]
+    assert sorted(severity["annotator_id"]) == truth["annotators"] and severity["n_scores"].sum() == len(scores)
+    assert severity["severity_mean"].is_monotonic_decreasing  # most severe first
+    assert list(pd.read_csv(out / "leaderboard.csv").columns[: len(LEADERBOARD)]) == LEADERBOARD
+    out = capsys.readouterr().out  # Laplace overstates sigma_zeta: not reported, and the user is told why
+    assert "annotator severity: sigma_zeta" not in out and "Fit with a NUTS sampler for sigma_zeta" in out

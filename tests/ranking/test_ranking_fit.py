@@ -18,6 +18,12 @@ from lib.tables import read_csv
 LAPLACE = RankSettings(sampler="laplace", draws=1000)
 
 
+@pytest.fixture(autouse=True)
+def cache(monkeypatch, tmp_path):
+    """Fits are cached on disk: keep them out of the user's cache (and every test fits afresh)."""
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
+
+
 def interval(draws, level):
     return np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
 
@@ -104,3 +110,22 @@ def test_cells_likelihood_ranks_pandalm_as_its_net_wins():
     net = (votes.groupby("system_b")["score"].sum().reindex(rd.systems, fill_value=0)
            - votes.groupby("system_a")["score"].sum().reindex(rd.systems, fill_value=0)) / rd.n_votes
     assert np.corrcoef(skill, net)[0, 1] >= 0.95
+
+
+@pytest.mark.parametrize("sampler", ["pymc", "nutpie"])
+def test_pymc_and_nutpie_samplers_give_a_posterior_with_diagnostics(arena, sampler):
+    votes, _ = simulate_arena(4, 10, 200, position_bias=0.5, seed=15)
+    settings = RankSettings(sampler=sampler, position_bias=True, chains=2, draws=50, tune=50, seed=2)
+    messages = []
+    fit = fit_ranking(arena(votes), settings, progress=lambda fraction, message: messages.append(fraction))
+    post = fit.idata.posterior
+    assert set(post.data_vars) == {"skill", "alpha", "b", "gamma"}
+    assert dict(post["skill"].sizes) == {"chain": 2, "draw": 50, "system": 4}
+    assert dict(post["alpha"].sizes) == {"chain": 2, "draw": 50, "prompt": 10}
+    assert dict(post["b"].sizes) == {"chain": 2, "draw": 50, "threshold": 2}
+    assert np.allclose(post["skill"].sum("system"), 0, atol=1e-9)  # sum-to-zero skills
+    diag = fit.diagnostics
+    assert (diag.sampler, diag.chains, diag.draws) == (sampler, 2, 50)
+    assert np.isfinite(diag.rhat_max) and diag.ess_bulk_min > 0 and diag.divergences >= 0
+    assert "diverging" in fit.idata.sample_stats and fit.mode is None
+    assert messages == sorted(messages) and messages[-1] == 1.0

@@ -1,0 +1,120 @@
+"""The on-disk cache of ranking fits: a hit skips sampling, any change of data or settings misses,
+a damaged entry is discarded and refitted, an unwritable cache only warns."""
+
+from dataclasses import replace
+
+import arviz as az
+import numpy as np
+import pytest
+
+import lib.ranking.fit as ranking_fit
+from lib.ranking.fit import RankSettings, fit_ranking
+from lib.ranking.simulate import simulate_arena
+
+SETTINGS = RankSettings(sampler="laplace", draws=50)
+
+
+@pytest.fixture(autouse=True)
+def cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
+    return tmp_path / "rankings"
+
+
+@pytest.fixture
+def rd(arena):
+    return arena(simulate_arena(4, 10, 200, position_bias=0.5, seed=3)[0])
+
+
+@pytest.fixture
+def fits(monkeypatch):
+    """Replace the Laplace fit by seeded normal draws of the model's variables (no compilation:
+    these tests are about the cache) and count the fits actually run (a cache hit runs none)."""
+    calls = []
+
+    def fake(model, names, settings, tracker, mode=None, marginal=True):
+        calls.append(1)
+        rng = np.random.default_rng(settings.seed)
+        dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
+        values = {n: rng.normal(size=(1, settings.draws, *(len(model.coords[d]) for d in ds)))
+                  for n, ds in dims.items()}
+        mode.update({n: v[0, 0] for n, v in values.items()})
+        return az.from_dict(posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds},
+                            dims=dims)
+
+    monkeypatch.setattr(ranking_fit, "laplace", fake)
+    return calls
+
+
+def refuse_sampling(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("sampled although the fit is cached")
+
+    monkeypatch.setattr(ranking_fit, "laplace", refuse)
+
+
+def test_the_second_fit_is_read_from_the_cache_without_sampling(monkeypatch, rd, fits):
+    first = fit_ranking(rd, SETTINGS)
+    assert not first.from_cache
+    refuse_sampling(monkeypatch)
+    messages = []
+    again = fit_ranking(rd, SETTINGS, progress=lambda fraction, message: messages.append((fraction, message)))
+    assert again.from_cache and messages[-1] == (1.0, "loaded from cache")
+    np.testing.assert_array_equal(again.skill_draws(), first.skill_draws())
+    assert set(again.mode) == set(first.mode)
+    for name, value in first.mode.items():
+        np.testing.assert_array_equal(again.mode[name], value)
+    assert again.categories == first.categories and again.data is rd
+    assert again.diagnostics.sampler == "laplace" and again.diagnostics.warnings == first.diagnostics.warnings
+    assert np.isnan(again.diagnostics.rhat_max)  # NaN survives the JSON round trip
+
+
+@pytest.mark.parametrize("change", ["seed", "draws", "baseline", "position_bias", "fixed_alpha", "data"])
+def test_a_changed_setting_or_data_misses_the_cache(monkeypatch, arena, rd, fits, change):
+    fit_ranking(rd, SETTINGS)
+    refuse_sampling(monkeypatch)
+    settings, fixed_alpha = SETTINGS, False
+    if change == "seed":
+        settings = replace(SETTINGS, seed=1)
+    elif change == "draws":
+        settings = replace(SETTINGS, draws=51)
+    elif change == "baseline":
+        settings = replace(SETTINGS, baseline="sys000")
+    elif change == "position_bias":
+        settings = replace(SETTINGS, position_bias=True)
+    elif change == "fixed_alpha":
+        fixed_alpha = True
+    else:  # one vote's winner flipped
+        votes = simulate_arena(4, 10, 200, position_bias=0.5, seed=3)[0]
+        votes.loc[0, "winner"] = "a" if votes.loc[0, "winner"] != "a" else "b"
+        rd = arena(votes)
+    with pytest.raises(AssertionError, match="sampled although"):
+        fit_ranking(rd, settings, fixed_alpha=fixed_alpha)
+
+
+@pytest.mark.parametrize("damaged", ["nc", "json"])
+def test_a_corrupt_entry_is_discarded_and_refitted(cache, rd, fits, damaged):
+    first = fit_ranking(rd, SETTINGS)
+    (path,) = cache.glob(f"*.{damaged}")
+    path.write_bytes(path.read_bytes()[:40])
+    again = fit_ranking(rd, SETTINGS)
+    assert len(fits) == 2 and not again.from_cache
+    np.testing.assert_allclose(again.skill_draws(), first.skill_draws())
+    assert fit_ranking(rd, SETTINGS).from_cache and len(fits) == 2  # written again, whole
+    assert not list(cache.glob("*.tmp"))
+
+
+def test_use_cache_false_neither_reads_nor_writes(cache, rd, fits):
+    fit_ranking(rd, SETTINGS, use_cache=False)
+    assert not cache.exists() or not any(cache.iterdir())
+    fit_ranking(rd, SETTINGS)
+    assert not fit_ranking(rd, SETTINGS, use_cache=False).from_cache and len(fits) == 3
+
+
+def test_an_unwritable_cache_warns_and_still_returns_the_fit(monkeypatch, tmp_path, rd, fits):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")  # the cache folder would lie under a file: mkdir fails even for root
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(blocker))
+    with pytest.warns(RuntimeWarning, match="could not be saved"):
+        fit = fit_ranking(rd, SETTINGS)
+    assert fit.skill_draws().shape == (50, 4)
+    assert any("could not be saved" in w for w in fit.diagnostics.warnings)
