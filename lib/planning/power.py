@@ -5,8 +5,9 @@ and each is analysed as the user would (:data:`lib.planning.design.ANALYSES`); d
 only in the analysis share their simulated studies. Power is the share of studies (and of the
 comparisons of the stated size in them) whose 95% interval excludes 0, with Monte-Carlo standard
 error ``sd / sqrt(R)`` (``sqrt(p (1 - p) / R)`` for one comparison). Analyses calibrated by
-simulation under the null (``grm_map``) also analyse a null twin of every replicate (the
-comparisons of the stated size at theta 0) and detect above their 95th percentile of ``|z|``.
+simulation under the null (``grm_map``) also analyse a null twin (the comparisons of the stated size
+at theta 0) of each of the first :data:`NULL_TWINS` replicates, and detect above the 95th percentile
+of the twins' ``|z|``.
 """
 
 from __future__ import annotations
@@ -46,7 +47,12 @@ PLAN_COLUMNS = [*COLUMNS, "best_first", "best_first_mc_se", "critical_z", "calib
 
 _KEYS = ["prompts", "annotators", "strategy", "analysis"]
 
-CACHE_VERSION = 2
+NULL_TWINS = 250
+"""Replicates of a design that get a null twin: the twins' |z| of every target comparison (250 x the
+comparisons of the stated size) place the 95th percentile well, and a large plan does not analyse
+every study twice."""
+
+CACHE_VERSION = 3
 """Part of every cache key: raise it when the simulation or the analyses change."""
 
 Progress = Callable[[int, int], None]
@@ -72,7 +78,8 @@ def _replicate(item: tuple) -> dict[str, dict]:
     """Simulate one study and analyse it every asked way: analysis -> ``share`` of the target
     comparisons detected, mean interval ``width`` over them, Kendall's ``tau`` of the skills,
     ``best`` (:func:`best_first`); for null-calibrated analyses also ``z`` (|z| of the target
-    comparisons) and ``null_z`` (|z| of the same comparisons in the replicate's null twin)."""
+    comparisons) and ``null_z`` (|z| of the same comparisons in the replicate's null twin; empty from
+    replicate :data:`NULL_TWINS` on)."""
     assumptions, design, analyses, seed, replicate = item
     study = simulate_study(assumptions, design, seed, replicate)
     null = None
@@ -88,10 +95,12 @@ def _replicate(item: tuple) -> dict[str, dict]:
                      "width": float(result.width[target].mean()) if target.any() else np.nan,
                      "tau": float(tau), "best": best_first(study.skills, estimated)}
         if ANALYSES[name].null_calibrated:
-            if null is None:
-                null = simulate_study(assumptions, design, seed, replicate, null=True)
             out[name]["z"] = np.abs(result.z[target])
-            out[name]["null_z"] = np.abs(analyse(name, null).z[target])
+            out[name]["null_z"] = np.empty(0)
+            if replicate < NULL_TWINS:
+                if null is None:
+                    null = simulate_study(assumptions, design, seed, replicate, null=True)
+                out[name]["null_z"] = np.abs(analyse(name, null).z[target])
     return out
 
 
@@ -255,7 +264,8 @@ def plan(
         ``best_first`` (share of studies whose estimated best system is the true best,
         :func:`best_first`; NaN when the truth has no single best) and ``best_first_mc_se``;
         for null-calibrated analyses (:attr:`lib.planning.design.Analysis.null_calibrated`)
-        ``critical_z`` (95th percentile of |z| of the target comparisons in the null twins, used for
+        ``critical_z`` (95th percentile of |z| of the target comparisons in the null twins of the
+        first :data:`NULL_TWINS` replicates, used for
         ``power``), ``calibration_factor`` (it over 1.96; ``interval_width`` is widened by it)
         and ``nominal_false_detection`` (share of null comparisons with |z| > 1.96), NaN for the
         others. Cached on disk (``cache_dir("plans")``) by :func:`plan_key`.

@@ -203,3 +203,19 @@ def test_the_calibrated_map_grm_is_a_default_and_as_powerful_as_the_t_test_for_a
               seed=11).set_index("analysis")
     gap = df.loc["grm_map", "power"] - df.loc["t_test", "power"]
     assert gap > -2 * np.hypot(df.loc["grm_map", "power_mc_se"], df.loc["t_test", "power_mc_se"]), df
+
+
+def test_only_the_first_replicates_get_a_null_twin(monkeypatch):
+    """A large plan does not analyse every study twice: NULL_TWINS replicates place the critical z."""
+    monkeypatch.setattr(power_module, "NULL_TWINS", 3)
+    twins = []
+
+    def counting(*args, null=False, **kwargs):
+        twins.append(null)
+        return simulate_study(*args, null=null, **kwargs)
+
+    monkeypatch.setattr(power_module, "simulate_study", counting)
+    row = plan(Assumptions(n_systems=3, effect=0.5), [Design(8, 1, "random", "grm_map")], replicates=5,
+               seed=2).iloc[0]
+    assert twins.count(True) == 3 and twins.count(False) == 5
+    assert np.isfinite(row["critical_z"]) and np.isfinite(row["power"])
