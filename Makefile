@@ -27,8 +27,11 @@ dev: $(BIN)/.installed
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 
+# Two processes for the tests that compute (pytest-xdist, whole files per process: module fixtures
+# stay shared); then the real-browser tests alone, as one of them times what a user waits for.
 test: lint chromium
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --ignore=tests/browser
+	$(BIN)/python -m pytest -q tests/browser
 
 bench: $(BIN)/.installed
 	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
