@@ -8,10 +8,10 @@ def test_planner_runs_a_small_plan_and_shows_the_power_curve(page, app_url):
     page.goto(f"{app_url}/planner")
     page.get_by_role("heading", name="Study planner").wait_for(timeout=120_000)
     page.get_by_text("Typed in", exact=True).click()
-    page.get_by_label("Systems").wait_for()
+    page.get_by_label("Systems", exact=True).wait_for()
     for label, value in (("Prompts per comparison", "5, 10"), ("Annotators per item", "1"),
                          ("Simulated studies per design", "4")):
-        field = page.get_by_label(label)
+        field = page.get_by_label(label, exact=True)
         field.fill(value)
         field.press("Enter")
     page.get_by_text("Press Run plan to simulate the designs.").wait_for()
