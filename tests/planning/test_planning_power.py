@@ -219,3 +219,16 @@ def test_only_the_first_replicates_get_a_null_twin(monkeypatch):
                seed=2).iloc[0]
     assert twins.count(True) == 3 and twins.count(False) == 5
     assert np.isfinite(row["critical_z"]) and np.isfinite(row["power"])
+
+
+def test_a_calibrated_power_reports_the_error_of_its_critical_z_too(monkeypatch):
+    """Repeated plans (30 seeds, 40 studies, 20 null twins) spread by the reported Monte-Carlo SE.
+    The binomial SE alone said 0.072 where the plans spread by 0.119: the critical z, a 95th
+    percentile of 20 twins' |z|, moves the power too. The tolerance is 3 SEs of the log of an SD
+    estimated from 30 values, sqrt(1 / (2 x 29))."""
+    monkeypatch.setattr(power_module, "NULL_TWINS", 20)
+    rows = [plan(Assumptions(n_systems=2, effect=0.5), [Design(20, 1, "random", "grm_map")], replicates=40,
+                 seed=seed).iloc[0] for seed in range(30)]
+    spread = np.std([r["power"] for r in rows], ddof=1)
+    reported = np.mean([r["power_mc_se"] for r in rows])
+    assert abs(np.log(reported / spread)) <= 3 * np.sqrt(1 / (2 * 29)), (reported, spread)
