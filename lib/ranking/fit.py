@@ -1,7 +1,7 @@
 """Fitting the ranking model: NUTS (the samplers of :data:`lib.irt.settings.SAMPLERS`) or MAP + Laplace.
 
 MAP + Laplace (``sampler="laplace"``, an approximation): the mode of the log posterior (on the
-unconstrained space, Jacobian included) by L-BFGS, polished by one Newton step, and draws from the
+unconstrained space, Jacobian included) by L-BFGS, polished by Newton steps, and draws from the
 Gaussian whose precision is the negative Hessian there. Prompts couple only through the global
 variables (skills and the optional tau, delta, gamma, sigma_eta, shared thresholds), so the
 Hessian is a small dense global block A, one small block D_j per prompt and the cross terms B_j.
@@ -10,7 +10,10 @@ variable probing all prompts at once) and never formed densely; the global margi
 Schur complement ``S = A - sum_j B_j' D_j^-1 B_j`` and the prompt variables are drawn given the
 globals (Rue & Held 2005, ch. 2). For paired data the prompt variables are then integrated out:
 the globals sit at the mode of their Laplace-approximated marginal, whose curvature is their
-precision (:func:`_marginal_mode`; the joint mode over-stated gamma by 8-17% in small arenas).
+precision (:func:`_marginal_mode`; the joint mode over-stated gamma by 8-17% in small arenas, and in
+an arena of 100 systems x 500,000 votes it stretched the skills by 8.5%, their 95% intervals covering
+31% of the simulated skills; ``docs/leaderboard.md``); above :data:`MARGINAL_MAX_OBS` judgments the
+precision is the Schur complement at that mode.
 """
 
 from __future__ import annotations
@@ -52,16 +55,16 @@ NEWTON_STEPS = 4
 NEWTON_TOL = 1e-6
 """At most this many Newton steps polish the L-BFGS mode; they stop once no coordinate moves this much."""
 MARGINAL_MAX_OBS = 20_000
-"""Laplace fits of paired data with at most this many judgments integrate the prompt variables out
-(:func:`_marginal_mode`). A 6,000-vote fit took 31-39 s instead of 9-26 s (busy 2-core machine), but
-the 500,000 votes of ``bench/bench_arena.py`` had not finished after 5 minutes (the joint mode: 38 s),
-so larger data keep the joint mode, with a warning."""
-JOINT_MODE_WARNING = ("MAP + Laplace at the joint mode (more than {n:,} judgments): with few judgments per "
-                      "prompt it over-states the scale (gamma and skill differences 8-17% too large in "
-                      "simulation, intervals too narrow); confirm with a NUTS sampler.")
+"""Above this many judgments the globals' precision at the marginal mode is the joint Hessian's Schur
+complement there, which leaves out the curvature of the prompt blocks' log-determinant, instead of
+the marginal's own curvature: that takes two gradients of the marginal per global variable (150 s
+on the 500,000 votes of ``bench/bench_arena.py``), the Schur complement one Hessian (6 s)."""
+SCHUR_NOTE = ("MAP + Laplace on more than {n:,} judgments: the skills' precision leaves out the curvature "
+              "of the prompt variables' integral (intervals 2-4% wider than the marginal's in simulated "
+              "arenas, 12% on PandaLM's votes).")
 CACHE_KIND = "rankings"
 """Ranking fits are cached in ``lib.paths.cache_dir(CACHE_KIND)`` (bounded as the GRM's fits)."""
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 """Part of every cache key: raise it when the model or the stored layout changes, so older entries miss."""
 
 
@@ -281,7 +284,7 @@ def fit_ranking(rd: RankingData, settings: RankSettings | None = None, *, progre
         report(1.0, "loaded from cache")
         return hit
     mode: dict[str, np.ndarray] = {}
-    marginal = len(obs.code) <= MARGINAL_MAX_OBS
+    curvature = len(obs.code) <= MARGINAL_MAX_OBS
 
     def work(tracker: Tracker) -> az.InferenceData:
         tracker.stage(0.01, "building the model")
@@ -290,7 +293,7 @@ def fit_ranking(rd: RankingData, settings: RankSettings | None = None, *, progre
                               annotator_effect=settings.annotator_effect)
         names = posterior_names(model)
         if settings.sampler == LAPLACE:
-            return laplace(model, names, settings, tracker, mode=mode, marginal=marginal)
+            return laplace(model, names, settings, tracker, mode=mode, marginal_curvature=curvature)
         if settings.sampler == "numpyro":
             from lib.irt.fit import numpyro_sample
 
@@ -301,8 +304,8 @@ def fit_ranking(rd: RankingData, settings: RankSettings | None = None, *, progre
     idata = run_reporting(work, report, start, total)
     report(0.97, "computing diagnostics")
     diag = _diagnose(idata, settings, time.perf_counter() - start)
-    if settings.sampler == LAPLACE and obs.paired and not fixed_alpha and not marginal:
-        diag.warnings.append(JOINT_MODE_WARNING.format(n=MARGINAL_MAX_OBS))
+    if settings.sampler == LAPLACE and obs.paired and not fixed_alpha and not curvature:
+        diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
     fit = RankingFit(idata, diag, rd, settings, obs.categories, mode or None, key)
     if use_cache:
         try_cache_write(lambda: save(fit, fixed_alpha), diag.warnings)
@@ -436,8 +439,12 @@ def _block_hessian(hvp, x: np.ndarray, G: np.ndarray, L: np.ndarray) -> _Blocks:
     return _Blocks(Bt, d_inv, W, chol_s, G, L)
 
 
-def _marginal_mode(f, x: np.ndarray, G: np.ndarray, L: np.ndarray,
-                   inner_steps: int = 8) -> tuple[np.ndarray, np.ndarray]:
+NO_LOCAL_MODE = ("the Laplace approximation failed: the prompt variables have no mode given the skills; fit "
+                 "with a NUTS sampler")
+
+
+def _marginal_mode(f, x: np.ndarray, G: np.ndarray, L: np.ndarray, *, curvature: bool = True,
+                   inner_steps: int = 8) -> tuple[np.ndarray, np.ndarray | None]:
     """The mode of the globals' Laplace-approximated marginal posterior, with the prompt variables at
     their conditional mode there (Tierney & Kadane 1986; as TMB and INLA treat random effects).
 
@@ -456,13 +463,16 @@ def _marginal_mode(f, x: np.ndarray, G: np.ndarray, L: np.ndarray,
         The joint mode (the start).
     G, L : ndarray
         Global indices (n_g,) and the (J, m) table of each prompt's indices (:class:`_Layout`).
+    curvature : bool
+        Also return F's Hessian (2 n_g gradients of F).
 
     Returns
     -------
     x : ndarray (n,)
         The marginal mode of the globals and the conditional mode of the prompt variables there.
-    hessian : ndarray (n_g, n_g)
-        Hessian of F at the mode (central differences of its gradient): the globals' precision.
+    hessian : ndarray (n_g, n_g) or None
+        Hessian of F at the mode (central differences of its gradient): the globals' precision;
+        None without ``curvature``.
     """
     import jax
     import jax.numpy as jnp
@@ -504,6 +514,10 @@ def _marginal_mode(f, x: np.ndarray, G: np.ndarray, L: np.ndarray,
     g = jnp.asarray(result.x)
     l_hat = inner(g, local[0])
     out = np.asarray(assemble(g, l_hat), dtype=np.float64)
+    if not np.isfinite(out).all():
+        raise SettingsError(NO_LOCAL_MODE)
+    if not curvature:
+        return out, None
 
     def grad_near(point):  # the one Newton step from l*(g_hat) is exact to O(step^2) here: no inner loop
         return np.asarray(value_and_grad(jnp.asarray(point), l_hat)[1], dtype=np.float64)
@@ -511,18 +525,19 @@ def _marginal_mode(f, x: np.ndarray, G: np.ndarray, L: np.ndarray,
     steps = 1e-4 * np.maximum(1.0, np.abs(result.x))
     hessian = np.column_stack([(grad_near(result.x + h * e) - grad_near(result.x - h * e)) / (2 * h)
                                for h, e in zip(steps, np.eye(len(G)), strict=True)])
-    if not (np.isfinite(out).all() and np.isfinite(hessian).all()):
-        raise SettingsError("the Laplace approximation failed: the prompt variables have no mode given the "
-                            "skills; fit with a NUTS sampler")
+    if not np.isfinite(hessian).all():
+        raise SettingsError(NO_LOCAL_MODE)
     return out, (hessian + hessian.T) / 2
 
 
 def laplace(model, names: list[str], settings: RankSettings, tracker: Tracker,
-            mode: dict | None = None, marginal: bool = True) -> az.InferenceData:
+            mode: dict | None = None, marginal_curvature: bool = True) -> az.InferenceData:
     """MAP + Laplace fit of a ranking model (module docstring); ``settings.draws`` draws as one chain.
 
-    ``mode``, when given, receives the posterior mode of the ``names`` variables. ``marginal``:
-    integrate the prompt variables out (:func:`_marginal_mode`; paired data only), else the joint mode.
+    ``mode``, when given, receives the posterior mode of the ``names`` variables. Paired data with
+    prompt variables are fitted at the globals' marginal mode (:func:`_marginal_mode`), with the
+    marginal's curvature as their precision when ``marginal_curvature``, else the Schur complement
+    (:data:`MARGINAL_MAX_OBS`); other data at the joint mode.
 
     Raises
     ------
@@ -558,29 +573,31 @@ def laplace(model, names: list[str], settings: RankSettings, tracker: Tracker,
     result = minimize(cost, lay.x0, jac=True, method="L-BFGS-B",
                       options={"maxiter": 20000, "maxcor": 20, "ftol": 1e-8, "gtol": 1e-5})
     x, G, L = result.x, lay.G, lay.L
-    # Newton steps with the block Hessian finish what L-BFGS, slow on thousands of weakly informed
-    # prompt variables, leaves; the last Hessian (at a point within NEWTON_TOL of the mode) is kept.
-    for step_number in range(1, NEWTON_STEPS + 1):
-        tracker.stage(0.5, f"Hessian at the mode (L-BFGS {result.nit} iterations, Newton step {step_number})")
-        blocks = _block_hessian(hvp, x, G, L)
-        value, grad = cost(x)
-        step = blocks.solve(-grad)
-        if cost(x + step)[0] > value:
-            break
-        x = x + step
-        if np.abs(step).max() < NEWTON_TOL:
-            break
     # Ratings keep the joint mode: their prompt effects share the scale sigma_eta, and there the
     # marginal step failed (curvature not positive definite on HANNA); paired data have no such scale.
-    if marginal and L.shape[1] and "sigma_eta" not in model.named_vars:
-        tracker.stage(0.6, "integrating out the prompt variables (Laplace marginal of the globals)")
-        x, hessian = _marginal_mode(f, x, G, L)
+    if L.shape[1] and "sigma_eta" not in model.named_vars:
+        tracker.stage(0.4, f"integrating out the prompt variables ({result.nit} L-BFGS iterations at the joint mode)")
+        x, hessian = _marginal_mode(f, x, G, L, curvature=marginal_curvature)
+        tracker.stage(0.7, "Hessian at the mode")
         blocks = _block_hessian(hvp, x, G, L)
-        try:  # the globals' precision is the curvature of their marginal, not the joint's Schur complement
-            blocks.chol_s = np.linalg.cholesky(hessian)
+        try:  # the curvature of the globals' marginal (else the Schur complement kept in blocks)
+            if hessian is not None:
+                blocks.chol_s = np.linalg.cholesky(hessian)
         except np.linalg.LinAlgError as err:
             raise SettingsError("the Laplace approximation failed: the marginal posterior of the skills has no "
                                 "positive definite curvature at its mode; fit with a NUTS sampler") from err
+    else:  # Newton steps with the block Hessian finish what L-BFGS, slow on thousands of weakly informed
+        # prompt variables, leaves; the last Hessian (at a point within NEWTON_TOL of the mode) is kept.
+        for step_number in range(1, NEWTON_STEPS + 1):
+            tracker.stage(0.5, f"Hessian at the mode (L-BFGS {result.nit} iterations, Newton step {step_number})")
+            blocks = _block_hessian(hvp, x, G, L)
+            value, grad = cost(x)
+            step = blocks.solve(-grad)
+            if cost(x + step)[0] > value:
+                break
+            x = x + step
+            if np.abs(step).max() < NEWTON_TOL:
+                break
     d_inv, W, chol_s = blocks.d_inv, blocks.W, blocks.chol_s
     n_g, (n_prompts, m) = len(G), L.shape
 

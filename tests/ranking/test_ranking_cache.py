@@ -31,7 +31,7 @@ def fits(monkeypatch):
     these tests are about the cache) and count the fits actually run (a cache hit runs none)."""
     calls = []
 
-    def fake(model, names, settings, tracker, mode=None, marginal=True):
+    def fake(model, names, settings, tracker, mode=None, marginal_curvature=True):
         calls.append(1)
         rng = np.random.default_rng(settings.seed)
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}

@@ -4,7 +4,9 @@ Arena prompts carry a handful of votes each. The joint posterior mode over their
 alpha_j over-stated the scale: in 6-system arenas with 1 to 12 votes per prompt gamma came out 8-17%
 too large (true 1.0: 1.12-1.18 at 6 votes per prompt, with 95% intervals of width 0.16 that missed
 it; NUTS gave 0.96-0.97). Many votes on few systems make that bias several posterior SDs wide, so
-one seeded fit detects it, where coverage over small arenas would need dozens of fits.
+one seeded fit detects it, where coverage over small arenas would need dozens of fits. Large data
+(more than ``MARGINAL_MAX_OBS`` judgments) take the same marginal mode with a cheaper precision: the
+test runs both.
 """
 
 import arviz as az
@@ -21,7 +23,9 @@ def cache(monkeypatch, tmp_path):
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
 
 
-def test_gamma_of_an_arena_with_few_votes_per_prompt_is_recovered(arena):
+@pytest.mark.parametrize("max_obs", [ranking_fit.MARGINAL_MAX_OBS, 1000], ids=["marginal curvature", "schur"])
+def test_gamma_of_an_arena_with_few_votes_per_prompt_is_recovered(arena, monkeypatch, max_obs):
+    monkeypatch.setattr(ranking_fit, "MARGINAL_MAX_OBS", max_obs)
     gamma = 1.0
     votes, truth = simulate_arena(6, 1000, 6000, position_bias=gamma, seed=0)
     fit = fit_ranking(arena(votes), RankSettings(sampler="laplace", draws=1000, position_bias=True, seed=0))
@@ -35,11 +39,11 @@ def test_gamma_of_an_arena_with_few_votes_per_prompt_is_recovered(arena):
     assert abs(slope - 1) <= 0.1
 
 
-def test_data_too_large_for_the_marginal_step_keep_the_joint_mode_with_a_warning(monkeypatch, arena):
+def test_large_data_take_the_schur_complement_as_precision_and_say_so(monkeypatch, arena):
     asked = []
 
-    def fake(model, names, settings, tracker, mode=None, marginal=True):  # no compilation: only the gate
-        asked.append(marginal)
+    def fake(model, names, settings, tracker, mode=None, marginal_curvature=True):  # no compilation: the gate
+        asked.append(marginal_curvature)
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
         values = {n: np.zeros((1, settings.draws, *(len(model.coords[d]) for d in ds))) for n, ds in dims.items()}
         return az.from_dict(posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds},
@@ -51,5 +55,5 @@ def test_data_too_large_for_the_marginal_step_keep_the_joint_mode_with_a_warning
     monkeypatch.setattr(ranking_fit, "MARGINAL_MAX_OBS", 199)
     large = fit_ranking(rd, RankSettings(sampler="laplace", draws=5), use_cache=False)
     assert asked == [True, False]
-    assert not any("joint mode" in w for w in small.diagnostics.warnings)
-    assert any("joint mode (more than 199 judgments)" in w for w in large.diagnostics.warnings)
+    assert not any("precision leaves out" in w for w in small.diagnostics.warnings)
+    assert any("more than 199 judgments: the skills' precision leaves out" in w for w in large.diagnostics.warnings)
