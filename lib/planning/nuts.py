@@ -8,10 +8,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from lib.engine import Engine
 from lib.errors import DesignError, SettingsError
 from lib.irt.settings import FitSettings, gives_posterior
 from lib.planning.analyses import LEVEL, analyse, net_codes
 from lib.planning.design import GRM_ANALYSES, NUTS_CHECK_SETTINGS, Assumptions, Design
+from lib.planning.power import Progress
 from lib.planning.simulate import Study, simulate_study
 
 NUTS_COLUMNS = ["replicate", "comparison", "theta", "analysis", "estimate", "low", "high", "excludes_zero",
@@ -39,6 +41,36 @@ def study_matrix(study: Study):
     )
 
 
+def _check_replicate(item: tuple) -> pd.DataFrame:
+    """The NUTS check of one simulated study (one Dask task): its rows of :data:`NUTS_COLUMNS`."""
+    from lib.irt.fit import fit_grm
+
+    assumptions, design, seed, r, settings, analyses = item
+    tail = (1 - LEVEL) / 2
+    study = simulate_study(assumptions, design, seed, r)
+    rm = study_matrix(study)
+    try:
+        fit = fit_grm(rm, settings, use_cache=False)
+    except DesignError as err:
+        raise DesignError(f"NUTS check, simulated study {r}: {err}") from None
+    draws = fit.idata.posterior["theta"].stack(sample=("chain", "draw")).transpose("comparison", "sample")
+    draws = draws.to_numpy()
+    low, high = np.quantile(draws, [tail, 1 - tail], axis=1)
+    nuts = {"nuts_mean": draws.mean(axis=1), "nuts_low": low, "nuts_high": high,
+            "nuts_excludes_zero": (low > 0) | (high < 0)}
+    d = fit.diagnostics
+    rows = []
+    for name in analyses:
+        result = analyse(name, study)
+        rows.append(pd.DataFrame({
+            "replicate": r, "comparison": rm.comparisons["comparison"], "theta": study.theta, "analysis": name,
+            "estimate": result.estimate, "low": result.low, "high": result.high,
+            "excludes_zero": result.excludes_zero, **nuts,
+            "agree": result.excludes_zero == nuts["nuts_excludes_zero"],
+            "rhat_max": d.rhat_max, "ess_bulk_min": d.ess_bulk_min, "divergences": d.divergences}))
+    return pd.concat(rows, ignore_index=True)[NUTS_COLUMNS]
+
+
 def nuts_check(
     assumptions: Assumptions,
     design: Design,
@@ -47,6 +79,8 @@ def nuts_check(
     seed: int = 0,
     settings: FitSettings | None = None,
     analyses: tuple[str, ...] = ("grm_map",),
+    engine: Engine | None = None,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Fit the GRM by NUTS on the first simulated studies of a design and compare it, comparison by
     comparison, with the plan's GRM analyses on the same studies.
@@ -67,13 +101,18 @@ def nuts_check(
     analyses : tuple of str
         Of :data:`GRM_ANALYSES`. ``grm_map``'s interval is its nominal one, before the plan's
         calibration under the null.
+    engine : Engine, optional
+        Where the fits run, one study per task (an entered :class:`lib.engine.Engine`); None runs
+        them here, one after another. The numbers are the same either way.
+    progress : callable, optional
+        ``progress(done, total)`` in studies.
 
     Returns
     -------
     DataFrame
-        :data:`NUTS_COLUMNS`, one row per (replicate, comparison, analysis): the true ``theta``,
-        the analysis's ``estimate`` (EAP given the item parameters) and 95% interval, the NUTS
-        posterior mean and central 95% interval of theta, whether each interval excludes 0 and
+        :data:`NUTS_COLUMNS`, one row per (replicate, comparison, analysis), by replicate: the true
+        ``theta``, the analysis's ``estimate`` (EAP given the item parameters) and 95% interval, the
+        NUTS posterior mean and central 95% interval of theta, whether each interval excludes 0 and
         whether they ``agree`` on it, and the NUTS fit's R-hat max, min bulk ESS and divergences
         (over theta, alpha and b).
 
@@ -85,8 +124,6 @@ def nuts_check(
     DesignError
         A simulated study the GRM cannot be fitted to (e.g. every judgment a tie), its replicate named.
     """
-    from lib.irt.fit import fit_grm
-
     settings = settings or replace(NUTS_CHECK_SETTINGS, seed=seed)
     settings.validate()
     if not gives_posterior(settings.sampler):
@@ -99,27 +136,13 @@ def nuts_check(
         raise SettingsError(f"the NUTS check needs at least 1 replicate (got {replicates})")
     design = Design(design.prompts, design.annotators, design.strategy, analyses[0])
     design.validate(assumptions)
-    tail = (1 - LEVEL) / 2
-    rows = []
-    for r in range(replicates):
-        study = simulate_study(assumptions, design, seed, r)
-        rm = study_matrix(study)
-        try:
-            fit = fit_grm(rm, settings, use_cache=False)
-        except DesignError as err:
-            raise DesignError(f"NUTS check, simulated study {r}: {err}") from None
-        draws = fit.idata.posterior["theta"].stack(sample=("chain", "draw")).transpose("comparison", "sample")
-        draws = draws.to_numpy()
-        low, high = np.quantile(draws, [tail, 1 - tail], axis=1)
-        nuts = {"nuts_mean": draws.mean(axis=1), "nuts_low": low, "nuts_high": high,
-                "nuts_excludes_zero": (low > 0) | (high < 0)}
-        d = fit.diagnostics
-        for name in analyses:
-            result = analyse(name, study)
-            rows.append(pd.DataFrame({
-                "replicate": r, "comparison": rm.comparisons["comparison"], "theta": study.theta, "analysis": name,
-                "estimate": result.estimate, "low": result.low, "high": result.high,
-                "excludes_zero": result.excludes_zero, **nuts,
-                "agree": result.excludes_zero == nuts["nuts_excludes_zero"],
-                "rhat_max": d.rhat_max, "ess_bulk_min": d.ess_bulk_min, "divergences": d.divergences}))
-    return pd.concat(rows, ignore_index=True)[NUTS_COLUMNS]
+    items = [(assumptions, design, seed, r, settings, tuple(analyses)) for r in range(replicates)]
+    if engine is None:
+        found = {}
+        for r, item in enumerate(items):
+            found[r] = _check_replicate(item)
+            if progress is not None:
+                progress(r + 1, replicates)
+    else:
+        found = dict(engine.map(_check_replicate, items, progress=progress))
+    return pd.concat([found[r] for r in range(replicates)], ignore_index=True)

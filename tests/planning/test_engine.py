@@ -101,3 +101,18 @@ def test_a_remote_scheduler_with_two_workers_gives_the_same_numbers(embedded, tm
 def test_an_unreachable_scheduler_is_named():
     with pytest.raises(SettingsError, match="tcp://127.0.0.1:9"), Engine("tcp://127.0.0.1:9", timeout=2):
         pass
+
+
+def test_the_nuts_check_runs_its_fits_on_the_cluster_with_the_numbers_of_this_process(embedded):
+    from lib.irt.settings import FitSettings
+    from lib.planning.nuts import nuts_check
+
+    tiny = FitSettings(chains=2, draws=50, tune=50, seed=3)
+    a, design = Assumptions(n_systems=3, effect=1.0), Design(6, 1, "random")
+    seen = []
+    there = nuts_check(a, design, 2, seed=2, settings=tiny, engine=embedded,
+                       progress=lambda done, total: seen.append((done, total)))
+    here = nuts_check(a, design, 1, seed=2, settings=tiny)  # the first study, fitted in this process
+    assert seen == [(1, 2), (2, 2)]
+    assert list(there["replicate"].unique()) == [0, 1]  # in the studies' order, whichever finished first
+    assert there[there["replicate"] == 0].equals(here)

@@ -62,9 +62,10 @@ def test_plan_calibrates_grm_map_and_checks_it_against_nuts(tmp_path, capsys, mo
 
     asked = []
 
-    def fake_nuts_check(assumptions, design, replicates, *, seed, settings, analyses):
+    def fake_nuts_check(assumptions, design, replicates, *, seed, settings, analyses, engine, progress):
         asked.append((design.prompts, design.annotators, design.strategy, replicates, seed, settings.draws,
-                      settings.tune, analyses))
+                      settings.tune, analyses, engine))  # no --scheduler: the fits run in this process
+        progress(1, 1)
         return pd.DataFrame([dict.fromkeys(NUTS_COLUMNS, 0.5)] * 3).assign(analysis="grm_map", agree=True)
 
     monkeypatch.setattr(lib.planning.nuts, "nuts_check", fake_nuts_check)
@@ -72,9 +73,10 @@ def test_plan_calibrates_grm_map_and_checks_it_against_nuts(tmp_path, capsys, mo
     assert main(["plan", "--systems", "3", "--effect", "0.8", "--prompts", "6", "--annotators", "2",
                  "--strategies", "random", "--replicates", "6", "--analyses", "grm_map,sign_test", "--seed", "4",
                  "--nuts-check", "1", "--nuts-draws", "100", "--out", str(out)]) == 0
-    assert asked == [(6, 2, "random", 1, 4, 100, 100, ("grm_map",))]
+    assert asked == [(6, 2, "random", 1, 4, 100, 100, ("grm_map",), None)]
     printed = capsys.readouterr().out
     assert "grm_map calibrated under the null: intervals widened" in printed and "NUTS check: " in printed
+    assert "1 of 1 NUTS fits" in printed
     assert list(pd.read_csv(out / "power.csv").columns) == COLUMNS
     calibration = pd.read_csv(out / "calibration.csv")
     assert list(calibration.columns) == CALIBRATION_COLUMNS and list(calibration["analysis"]) == ["grm_map"]
