@@ -109,10 +109,9 @@ def test_the_nuts_check_runs_its_fits_on_the_cluster_with_the_numbers_of_this_pr
 
     tiny = FitSettings(chains=2, draws=50, tune=50, seed=3)
     a, design = Assumptions(n_systems=3, effect=1.0), Design(6, 1, "random")
-    seen = []
-    there = nuts_check(a, design, 2, seed=2, settings=tiny, engine=embedded,
+    seen = []  # one study: each fit compiles its model (a worker's and this process's, about 12 s each)
+    there = nuts_check(a, design, 1, seed=2, settings=tiny, engine=embedded,
                        progress=lambda done, total: seen.append((done, total)))
-    here = nuts_check(a, design, 1, seed=2, settings=tiny)  # the first study, fitted in this process
-    assert seen == [(1, 2), (2, 2)]
-    assert list(there["replicate"].unique()) == [0, 1]  # in the studies' order, whichever finished first
-    assert there[there["replicate"] == 0].equals(here)
+    here = nuts_check(a, design, 1, seed=2, settings=tiny)
+    assert seen == [(1, 1)]
+    assert there.equals(here)
