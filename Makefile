@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run dev test lint chromium bench
+.PHONY: run dev test lint typecheck chromium bench
 
 $(BIN)/.installed: requirements.txt requirements-test.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,10 +26,15 @@ dev: $(BIN)/.installed
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# mypy on lib/ (files, strictness and the untyped dependencies: [tool.mypy] in pyproject.toml).
+typecheck: $(BIN)/.installed
+	$(BIN)/mypy
 
 # Two processes for the tests that compute (pytest-xdist, whole files per process: module fixtures
 # stay shared); then the real-browser tests alone, as one of them times what a user waits for.
-test: lint chromium
+test: lint typecheck chromium
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --ignore=tests/browser
 	$(BIN)/python -m pytest -q tests/browser
 

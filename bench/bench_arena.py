@@ -41,15 +41,28 @@ def run_arena(csv: Path) -> None:
     table = read_csv(csv, csv.name)
     print(f"read_csv: {time.perf_counter() - t:.1f} s ({len(table)} rows)")
     t = time.perf_counter()
-    judgments = read_pairwise(table, {"prompt": "prompt_id", "system_a": "system_a", "system_b": "system_b",
-                                      "annotator": "annotator_id", "choice": "winner"}, file=csv.name)
+    judgments = read_pairwise(
+        table,
+        {
+            "prompt": "prompt_id",
+            "system_a": "system_a",
+            "system_b": "system_b",
+            "annotator": "annotator_id",
+            "choice": "winner",
+        },
+        file=csv.name,
+    )
     print(f"pairwise reader: {time.perf_counter() - t:.1f} s")
     # The votes likelihood needs no rating matrix (a dense pairs x prompts matrix would not fit here).
     rd = ranking_data(AnalysisInput(None, "pairwise", csv.name, None, judgments=judgments))
     print(f"ready to fit: {time.perf_counter() - start:.1f} s (imports, reading, ranking data)")
     stages = []
-    fit = fit_ranking(rd, RankSettings(sampler="laplace", draws=1000), use_cache=False,
-                      progress=lambda f, m: stages.append((time.perf_counter() - start, m.split(" · ")[0])))
+    fit = fit_ranking(
+        rd,
+        RankSettings(sampler="laplace", draws=1000),
+        use_cache=False,
+        progress=lambda f, m: stages.append((time.perf_counter() - start, m.split(" · ")[0])),
+    )
     seen = set()
     for when, what in stages:
         if what not in seen:
@@ -60,12 +73,15 @@ def run_arena(csv: Path) -> None:
     low, high = np.quantile(skill, [0.025, 0.975], axis=0)
     rank_low, rank_high = np.quantile(ranks, [0.025, 0.975], axis=0)
     best = int(skill.mean(0).argmax())
-    print(f"leaderboard: best {rd.systems[best]} skill {skill.mean(0)[best]:.3f} "
-          f"[{low[best]:.3f}, {high[best]:.3f}], rank [{rank_low[best]:.0f}, {rank_high[best]:.0f}]; "
-          f"mean 95% width {np.mean(high - low):.3f} logits")
+    print(
+        f"leaderboard: best {rd.systems[best]} skill {skill.mean(0)[best]:.3f} "
+        f"[{low[best]:.3f}, {high[best]:.3f}], rank [{rank_low[best]:.0f}, {rank_high[best]:.0f}]; "
+        f"mean 95% width {np.mean(high - low):.3f} logits"
+    )
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    print(f"whole process: {time.perf_counter() - start:.1f} s after interpreter start-up, "
-          f"peak memory {peak_gb:.2f} GB")
+    print(
+        f"whole process: {time.perf_counter() - start:.1f} s after interpreter start-up, peak memory {peak_gb:.2f} GB"
+    )
 
 
 def bench_hanna() -> None:
@@ -76,8 +92,10 @@ def bench_hanna() -> None:
     rd = ranking_data(bundled_input("hanna_means", "Relevance", merge_redundant=False))
     fit = fit_ranking(rd, RankSettings(sampler="numpyro"), use_cache=False)
     d = fit.diagnostics
-    print(f"HANNA (Relevance, ratings likelihood, numpyro 4 x 1000): {d.wall_s:.1f} s, min bulk ESS "
-          f"{d.ess_bulk_min:.0f}, R-hat max {d.rhat_max:.3f}, divergences {d.divergences}")
+    print(
+        f"HANNA (Relevance, ratings likelihood, numpyro 4 x 1000): {d.wall_s:.1f} s, min bulk ESS "
+        f"{d.ess_bulk_min:.0f}, R-hat max {d.rhat_max:.3f}, divergences {d.divergences}"
+    )
 
 
 def main() -> None:
@@ -97,8 +115,10 @@ def main() -> None:
         csv = Path(folder) / "arena.csv"
         votes, _ = simulate_arena(args.systems, args.prompts, args.votes, seed=0)
         votes.to_csv(csv, index=False)
-        print(f"arena: {args.systems} systems x {args.prompts} prompts x {args.votes} votes "
-              f"({csv.stat().st_size / 2**20:.0f} MB CSV)")
+        print(
+            f"arena: {args.systems} systems x {args.prompts} prompts x {args.votes} votes "
+            f"({csv.stat().st_size / 2**20:.0f} MB CSV)"
+        )
         t = time.perf_counter()
         subprocess.run([sys.executable, __file__, "--run", str(csv)], check=True, env=os.environ.copy())
         print(f"whole process including interpreter start-up: {time.perf_counter() - t:.1f} s")

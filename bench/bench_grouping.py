@@ -65,8 +65,10 @@ def measure(fn, u: np.ndarray) -> tuple[float, float, int]:
 
 
 def main() -> None:
-    print(f"{'matrix':8s} {'prompts':>8s} {'old s':>8s} {'old MB':>9s} {'new s':>8s} {'new MB':>8s} "
-          f"{'MB ratio':>9s} {'groups old/new':>15s}")
+    print(
+        f"{'matrix':8s} {'prompts':>8s} {'old s':>8s} {'old MB':>9s} {'new s':>8s} {'new MB':>8s} "
+        f"{'MB ratio':>9s} {'groups old/new':>15s}"
+    )
     for name, make in (("1 vote", one_vote), ("dense", dense)):
         for n in SIZES:
             u = make(n)

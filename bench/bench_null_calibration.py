@@ -1,7 +1,7 @@
 """False detections of the paired GRM with two systems and no true difference (issue 16 item 11).
 
 For 1 and 3 annotators per prompt (40 prompts, votes a or b with probability 1/2, no ties), the
-cutpoints the fit chooses (lib/design.py:auto_cutpoints) are used for
+cutpoints the fit chooses (lib/data_checks.py:auto_cutpoints) are used for
 
 - the exact posterior by quadrature (lib/irt/quadrature.py) over --quad-studies simulated studies
   (1 annotator: every outcome enumerated, exact), also for the old per-prompt thresholds;
@@ -24,12 +24,12 @@ from scipy.stats import binom
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.design import auto_cutpoints  # noqa: E402
-from lib.irt.fit import fit_grm  # noqa: E402
-from lib.irt.quadrature import TwoSystemPosterior  # noqa: E402
-from lib.irt.settings import FitSettings  # noqa: E402
-from lib.irt.summary import ability_table  # noqa: E402
-from lib.ratings import net_ratings  # noqa: E402
+from lib.data_checks import auto_cutpoints
+from lib.irt.fit import fit_grm
+from lib.irt.quadrature import TwoSystemPosterior
+from lib.irt.settings import FitSettings
+from lib.irt.summary import ability_table
+from lib.ratings import net_ratings
 
 PROMPTS = 40
 
@@ -42,8 +42,16 @@ def votes(net_row: np.ndarray, annotators: int, rng: np.random.Generator):
     for j, net in enumerate(net_row):
         wins = ["b"] * int((net + annotators) // 2) + ["a"] * int((annotators - net) // 2)
         for r, w in enumerate(rng.permutation(wins)):
-            rows.append({"prompt_id": f"p{j}", "system_a": "a", "system_b": "b", "annotator": f"r{r}",
-                         "winner": w, "criterion": "overall"})
+            rows.append(
+                {
+                    "prompt_id": f"p{j}",
+                    "system_a": "a",
+                    "system_b": "b",
+                    "annotator": f"r{r}",
+                    "winner": w,
+                    "criterion": "overall",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -77,15 +85,19 @@ def main() -> None:
             every = np.stack([PROMPTS - wins, np.zeros_like(wins), wins], axis=1)
             for cut in (cutpoints, "antisymmetric"):
                 p = TwoSystemPosterior(k, cut).p_b_better(every)
-                print(f"  exact over all outcomes, {cut}: {(binom.pmf(wins, PROMPTS, 0.5) * detected(p)).sum():.4f}"
-                      f" (P(B better) at 25 of 40 wins {p[25]:.3f})")
+                print(
+                    f"  exact over all outcomes, {cut}: {(binom.pmf(wins, PROMPTS, 0.5) * detected(p)).sum():.4f}"
+                    f" (P(B better) at 25 of 40 wins {p[25]:.3f})"
+                )
         focus = counts.mean(axis=0)
         quad = {}
         for cut in (cutpoints, "antisymmetric"):
             start = time.perf_counter()
             quad[cut] = TwoSystemPosterior(k, cut, focus=focus if cut == "shared" else None).p_b_better(counts)
-            print("  " + rate_line(f"quadrature, {cut}", detected(quad[cut]))
-                  + f" [{time.perf_counter() - start:.0f} s]", flush=True)
+            print(
+                "  " + rate_line(f"quadrature, {cut}", detected(quad[cut])) + f" [{time.perf_counter() - start:.0f} s]",
+                flush=True,
+            )
         nuts_p = []
         settings = FitSettings(cutpoints=cutpoints, chains=args.chains, draws=args.draws, seed=args.seed)
         for s in range(args.nuts_studies):
@@ -93,13 +105,19 @@ def main() -> None:
             rm = net_ratings(votes(net[s], annotators, rng), merge_redundant=False)
             fit = fit_grm(rm, settings, use_cache=False)
             nuts_p.append(float(ability_table(fit, rm)["p_b_better"].iloc[0]))
-            print(f"  NUTS study {s + 1}: P(B better) {nuts_p[-1]:.3f}, quadrature {quad[cutpoints][s]:.3f}, "
-                  f"converged {fit.diagnostics.converged} [{time.perf_counter() - start:.0f} s]", flush=True)
+            print(
+                f"  NUTS study {s + 1}: P(B better) {nuts_p[-1]:.3f}, quadrature {quad[cutpoints][s]:.3f}, "
+                f"converged {fit.diagnostics.converged} [{time.perf_counter() - start:.0f} s]",
+                flush=True,
+            )
         if nuts_p:
-            agree = detected(nuts_p) == detected(quad[cutpoints][:len(nuts_p)])
-            print("  " + rate_line(f"NUTS, {cutpoints}", detected(nuts_p))
-                  + f"; same decision as the quadrature in {agree.sum()} of {len(agree)}; "
-                  f"max |P difference| {np.max(np.abs(np.array(nuts_p) - quad[cutpoints][:len(nuts_p)])):.3f}")
+            agree = detected(nuts_p) == detected(quad[cutpoints][: len(nuts_p)])
+            print(
+                "  "
+                + rate_line(f"NUTS, {cutpoints}", detected(nuts_p))
+                + f"; same decision as the quadrature in {agree.sum()} of {len(agree)}; "
+                f"max |P difference| {np.max(np.abs(np.array(nuts_p) - quad[cutpoints][: len(nuts_p)])):.3f}"
+            )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,13 @@ from lib.tables import read_csv
 
 LEVEL = 0.975
 """P(best) above this declares a system better (two-sided 5%)."""
-VOTE_COLUMNS = {"prompt": "prompt_id", "system_a": "system_a", "system_b": "system_b", "annotator": "annotator_id",
-                "choice": "winner"}
+VOTE_COLUMNS = {
+    "prompt": "prompt_id",
+    "system_a": "system_a",
+    "system_b": "system_b",
+    "annotator": "annotator_id",
+    "choice": "winner",
+}
 SCORE_COLUMNS = {"prompt": "prompt_id", "system": "system", "annotator": "annotator_id", "score": "score"}
 
 
@@ -45,8 +50,7 @@ def study(likelihood: str, annotators: int, prompts: int, seed: int):
         votes["criterion"] = DEFAULT_CRITERION
         table = read_csv(votes.to_csv(index=False).encode(), "votes.csv")
         return analysis_input(table, "pairwise", VOTE_COLUMNS, file="votes.csv", merge_redundant=False)
-    scores, _ = simulate_ratings(2, prompts, max(10, annotators), raters_per_cell=annotators, skill_sd=0.0,
-                                 seed=seed)
+    scores, _ = simulate_ratings(2, prompts, max(10, annotators), raters_per_cell=annotators, skill_sd=0.0, seed=seed)
     table = read_csv(scores.to_csv(index=False).encode(), "scores.csv")
     return analysis_input(table, "ratings", SCORE_COLUMNS, file="scores.csv", merge_redundant=False)
 
@@ -68,8 +72,11 @@ def main() -> None:
                 p_b = float(np.mean(skill[:, 1] > skill[:, 0]))
                 hits += max(p_b, 1 - p_b) > LEVEL
             rate = hits / args.studies
-            print(f"{likelihood} | {annotators} | {rate:.3f} | {np.sqrt(rate * (1 - rate) / args.studies):.3f} | "
-                  f"{(time.perf_counter() - start) / args.studies:.1f}", flush=True)
+            print(
+                f"{likelihood} | {annotators} | {rate:.3f} | {np.sqrt(rate * (1 - rate) / args.studies):.3f} | "
+                f"{(time.perf_counter() - start) / args.studies:.1f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

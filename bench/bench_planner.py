@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.engine import Engine  # noqa: E402
-from lib.planning.design import Assumptions, Design  # noqa: E402
-from lib.planning.power import iter_plan  # noqa: E402
+from lib.engine import Engine
+from lib.planning.design import Assumptions, Design
+from lib.planning.power import iter_plan
 
 ASSUMPTIONS = Assumptions(n_systems=7, comparisons=20, effect=0.3)
 DESIGN = Design(50, 1, "random", "grm_map")
@@ -34,15 +34,19 @@ def _studies(engine: Engine, replicates: int, seed: int, batch: int) -> float:
         rows = list(iter_plan(ASSUMPTIONS, [DESIGN], replicates=replicates, seed=seed, engine=engine, batch=batch))
         wall = time.perf_counter() - start
     row = rows[0][0].iloc[0]
-    print(f"    power {row['power']:.3f} +- {row['power_mc_se']:.3f}; calibration factor "
-          f"{row['calibration_factor']:.2f}, nominal intervals excluded 0 in {row['nominal_false_detection']:.1%} "
-          "of null comparisons")
+    print(
+        f"    power {row['power']:.3f} +- {row['power_mc_se']:.3f}; calibration factor "
+        f"{row['calibration_factor']:.2f}, nominal intervals excluded 0 in {row['nominal_false_detection']:.1%} "
+        "of null comparisons"
+    )
     return wall
 
 
 def main(studies: int = 1000) -> None:
-    print(f"{studies} studies of {DESIGN.prompts} prompts x 20 comparisons x {DESIGN.annotators} annotator, "
-          f"analysis {DESIGN.analysis}")
+    print(
+        f"{studies} studies of {DESIGN.prompts} prompts x 20 comparisons x {DESIGN.annotators} annotator, "
+        f"analysis {DESIGN.analysis}"
+    )
     probe = max(studies // 4, 50)
     per_study = {}
     for workers in (1, 2):
@@ -56,8 +60,10 @@ def main(studies: int = 1000) -> None:
             print(f"  {workers} worker(s): {per_study[workers] * 1000:.0f} ms per study ({probe} warm studies)")
             if workers == 2:
                 wall = _studies(engine, studies, seed=1, batch=25)
-                print(f"  2 workers: {studies} studies in {wall:.1f} s warm, {wall + started + warm:.1f} s "
-                      "with cluster start and compile (target <= 60 s)")
+                print(
+                    f"  2 workers: {studies} studies in {wall:.1f} s warm, {wall + started + warm:.1f} s "
+                    "with cluster start and compile (target <= 60 s)"
+                )
     print(f"speed-up of 2 workers over 1: {per_study[1] / per_study[2]:.2f}x (target >= 1.7x)")
 
 

@@ -30,19 +30,43 @@ def main(sizes: list[int]) -> None:
         for n in sorted(sizes):  # increasing: the children's peak memory is the latest run's
             votes, _ = simulate_arena(50, 20_000, n, seed=1)
             path = Path(tmp) / f"arena_{n}.csv"
-            pd.DataFrame({"prompt": votes["prompt_id"], "system_a": votes["system_a"],
-                          "system_b": votes["system_b"], "annotator": votes["annotator_id"],
-                          "choice": votes["winner"]}).to_csv(path, index=False)
+            pd.DataFrame(
+                {
+                    "prompt": votes["prompt_id"],
+                    "system_a": votes["system_a"],
+                    "system_b": votes["system_b"],
+                    "annotator": votes["annotator_id"],
+                    "choice": votes["winner"],
+                }
+            ).to_csv(path, index=False)
             began = time.perf_counter()
-            run = subprocess.run([sys.executable, "-m", "lib", "rank", "--input", str(path), "--format", "pairwise",
-                                  "--sampler", "laplace", "--out", str(Path(tmp) / f"out_{n}")],
-                                 capture_output=True, text=True, env={"EVAL_CACHE_DIR": str(Path(tmp) / "cache"),
-                                                                      "PATH": "/usr/bin:/bin"})
+            run = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "lib",
+                    "rank",
+                    "--input",
+                    str(path),
+                    "--format",
+                    "pairwise",
+                    "--sampler",
+                    "laplace",
+                    "--out",
+                    str(Path(tmp) / f"out_{n}"),
+                ],
+                capture_output=True,
+                text=True,
+                env={"EVAL_CACHE_DIR": str(Path(tmp) / "cache"), "PATH": "/usr/bin:/bin"},
+            )
             seconds = time.perf_counter() - began
             peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024**2
             estimate = re.search(r"estimated: (.*)", run.stdout)
-            print(f"{n:>10,} {estimate.group(1) if estimate else 'exit ' + str(run.returncode):>34} "
-                  f"{seconds:>11.1f} {peak:>8.2f}", flush=True)
+            print(
+                f"{n:>10,} {estimate.group(1) if estimate else 'exit ' + str(run.returncode):>34} "
+                f"{seconds:>11.1f} {peak:>8.2f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -24,10 +24,11 @@ def paper_design(seed: int = 0) -> tuple[RatingMatrix, np.ndarray]:
     ids = np.array([f"p{j}" for j in range(200)])
     rm = RatingMatrix(
         u=sim.codes - 3.0,
-        comparisons=pd.DataFrame({"comparison": [f"c{i}" for i in range(20)], "system_a": "a",
-                                  "system_b": "b"}),
-        prompt_ids=ids, categories=np.arange(-3, 4),
-        groups=pd.DataFrame({"prompt_id": ids, "group": ids}), n_votes=np.full((20, 200), 3),
+        comparisons=pd.DataFrame({"comparison": [f"c{i}" for i in range(20)], "system_a": "a", "system_b": "b"}),
+        prompt_ids=ids,
+        categories=np.arange(-3, 4),
+        groups=pd.DataFrame({"prompt_id": ids, "group": ids}),
+        n_votes=np.full((20, 200), 3),
     )
     return rm, sim.theta
 
@@ -47,17 +48,25 @@ def main() -> None:
         fit = fit_grm(rm, settings, use_cache=False)
         d = fit.diagnostics
         theta = fit.idata.posterior["theta"].mean(("chain", "draw")).to_numpy()
-        rows.append({
-            "sampler": sampler, "wall_s": d.wall_s, "ess_bulk_min": d.ess_bulk_min,
-            "rhat_max": d.rhat_max, "divergences": d.divergences,
-            "ess_per_s": d.ess_bulk_min / d.wall_s, "corr_theta_truth": np.corrcoef(theta, truth)[0, 1],
-        })
+        rows.append(
+            {
+                "sampler": sampler,
+                "wall_s": d.wall_s,
+                "ess_bulk_min": d.ess_bulk_min,
+                "rhat_max": d.rhat_max,
+                "divergences": d.divergences,
+                "ess_per_s": d.ess_bulk_min / d.wall_s,
+                "corr_theta_truth": np.corrcoef(theta, truth)[0, 1],
+            }
+        )
         print(f"{sampler}: {d.wall_s:.1f} s", flush=True)
     table = pd.DataFrame(rows).set_index("sampler")
     if "pymc" in table.index:
         table["ess_per_s_vs_pymc"] = table["ess_per_s"] / table.loc["pymc", "ess_per_s"]
-    print(f"\n20 comparisons x 200 prompts, {args.chains} chains x {args.draws} draws "
-          f"({args.tune} tuning), antisymmetric cutpoints")
+    print(
+        f"\n20 comparisons x 200 prompts, {args.chains} chains x {args.draws} draws "
+        f"({args.tune} tuning), antisymmetric cutpoints"
+    )
     print(table.round(3).to_string())
 
 

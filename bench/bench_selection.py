@@ -13,10 +13,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.inputs import bundled_input  # noqa: E402
-from lib.selection.analysis import run  # noqa: E402
-from lib.selection.settings import DEFAULT_TARGET_SE  # noqa: E402
-from lib.selection.strategies import STRATEGIES  # noqa: E402
+from lib.inputs import bundled_input
+from lib.selection.analysis import run
+from lib.selection.settings import DEFAULT_TARGET_SE
+from lib.selection.strategies import STRATEGIES
 
 K_GRID = [5, 8, 12, 16, 24, 32, 48, 64, 96]
 
@@ -29,16 +29,20 @@ def main(criterion: str = "Relevance") -> None:
     curve = result.curve
     wall = time.perf_counter() - start
     at24 = curve.summary[curve.summary["k"] == 24].set_index("strategy")["se_mean"]
-    print(f"hanna_means / {criterion}: {rm.shape[0]} comparisons x {rm.shape[1]} prompts, "
-          f"{len(STRATEGIES)} strategies, k grid {K_GRID}, 50 random draws")
+    print(
+        f"hanna_means / {criterion}: {rm.shape[0]} comparisons x {rm.shape[1]} prompts, "
+        f"{len(STRATEGIES)} strategies, k grid {K_GRID}, 50 random draws"
+    )
     print(f"fast-mode curve wall seconds: {wall:.1f} (target < 30)")
     print("mean SE at k = 24:")
     for name, se in at24.items():
         ratio = se / at24["random"]
         print(f"  {name:10s} {se:.3f}  ({ratio:.2f} x random)")
     needed = result.needed(DEFAULT_TARGET_SE).set_index("strategy")["k_needed"]
-    print(f"prompts needed for SE <= {DEFAULT_TARGET_SE} (k grid above): "
-          + ", ".join(f"{name} {k}" for name, k in needed.items()))
+    print(
+        f"prompts needed for SE <= {DEFAULT_TARGET_SE} (k grid above): "
+        + ", ".join(f"{name} {k}" for name, k in needed.items())
+    )
 
 
 if __name__ == "__main__":

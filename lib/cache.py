@@ -25,7 +25,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 T = TypeVar("T")
 
@@ -79,7 +79,7 @@ def load(paths: Path | Sequence[Path], parse: Callable[..., T]) -> T | None:
         return None
     try:
         return parse(*contents)
-    except Exception:  # noqa: BLE001 - whatever a damaged entry raises, it is a miss, never an error
+    except Exception:  # whatever a damaged entry raises, it is a miss, never an error
         discard(*files)
         return None
 
@@ -95,7 +95,7 @@ def check_digest(raw: bytes, expected: object) -> None:
         raise LookupError("the payload is not the one this entry's metadata was written with")
 
 
-def write_atomic(path: Path, write: Callable[[str], None]) -> None:
+def write_atomic(path: Path, write: Callable[[str], object]) -> None:
     """Write ``path`` through ``write(temporary_name)`` and a rename.
 
     The temporary file is unique and in the same folder, so concurrent writers of one key never
@@ -129,8 +129,11 @@ def write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(path.parent).free
     if free < len(data) + FREE_SPACE_MARGIN:
-        raise OSError(errno.ENOSPC, f"{free / 2**20:.1f} MB free on the disk, {len(data) / 2**20:.1f} MB needed "
-                                    f"and {FREE_SPACE_MARGIN // 2**20} MB kept free")
+        raise OSError(
+            errno.ENOSPC,
+            f"{free / 2**20:.1f} MB free on the disk, {len(data) / 2**20:.1f} MB needed "
+            f"and {FREE_SPACE_MARGIN // 2**20} MB kept free",
+        )
     write_atomic(path, lambda tmp: Path(tmp).write_bytes(data))
 
 
@@ -140,8 +143,12 @@ def store(path: Path, data: bytes, what: str) -> bool:
     try:
         write_bytes(path, data)
     except OSError as err:
-        warnings.warn(f"the {what} cache {path.parent} cannot be written ({err.strerror or err}); "
-                      "the result is kept but not cached", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"the {what} cache {path.parent} cannot be written ({err.strerror or err}); "
+            "the result is kept but not cached",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         return False
     return True
 
@@ -155,7 +162,8 @@ def netcdf_bytes(idata: Any) -> bytes:
     """
     import xarray as xr
 
-    buf, mode = io.BytesIO(), "w"
+    buf = io.BytesIO()
+    mode: Literal["w", "a"] = "w"
     if idata.attrs:
         xr.Dataset(attrs=idata.attrs).to_netcdf(buf, mode=mode, engine="h5netcdf", group="/")
         mode = "a"

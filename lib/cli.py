@@ -13,6 +13,7 @@ import importlib
 import math
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from lib.errors import InputError, OutputError, SettingsError
@@ -25,8 +26,8 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def printable(text: str) -> str:
-    """``text`` with terminal control characters written as escapes (``\\x1b``, ``\\r``): a name read
-    from a file (a system called ``"\\x1b[2J"``) is shown, never acted on by the terminal."""
+    r"""``text`` with terminal control characters written as escapes (``\x1b``, ``\r``): a name read
+    from a file (a system called ``"\x1b[2J"``) is shown, never acted on by the terminal."""
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
@@ -38,10 +39,12 @@ class Printable:
         self._stream = stream
 
     def write(self, text: str) -> int:
+        """Write ``text`` made :func:`printable`; returns the length of ``text`` as given."""
         self._stream.write(printable(text))
         return len(text)
 
     def __getattr__(self, name: str):
+        """Every other attribute (``flush``, ``encoding``, ...) is the wrapped stream's."""
         return getattr(self._stream, name)
 
 
@@ -61,37 +64,37 @@ def _number(text: str, kind: type, ok, wanted: str):
 
 
 def count(text: str) -> int:
-    """argparse ``type``: a whole number from 1 to :data:`MAX_COUNT`."""
+    """An argparse ``type``: a whole number from 1 to :data:`MAX_COUNT`."""
     return _number(text, int, lambda v: 1 <= v <= MAX_COUNT, f"a whole number from 1 to {MAX_COUNT}")
 
 
 def non_negative_int(text: str) -> int:
-    """argparse ``type``: a whole number from 0 to :data:`MAX_COUNT`."""
+    """An argparse ``type``: a whole number from 0 to :data:`MAX_COUNT`."""
     return _number(text, int, lambda v: 0 <= v <= MAX_COUNT, f"a whole number from 0 to {MAX_COUNT}")
 
 
 def seed(text: str) -> int:
-    """argparse ``type``: a random seed, a whole number from 0 to 2**32 - 1 (what every sampler takes)."""
+    """An argparse ``type``: a random seed, a whole number from 0 to 2**32 - 1 (what every sampler takes)."""
     return _number(text, int, lambda v: 0 <= v < 2**32, f"a whole number from 0 to {2**32 - 1}")
 
 
 def positive_float(text: str) -> float:
-    """argparse ``type``: a finite number above 0."""
+    """An argparse ``type``: a finite number above 0."""
     return _number(text, float, lambda v: v > 0, "a finite number above 0")
 
 
 def non_negative_float(text: str) -> float:
-    """argparse ``type``: a finite number of at least 0."""
+    """An argparse ``type``: a finite number of at least 0."""
     return _number(text, float, lambda v: v >= 0, "a finite number of at least 0")
 
 
 def finite_float(text: str) -> float:
-    """argparse ``type``: any finite number."""
+    """An argparse ``type``: any finite number."""
     return _number(text, float, lambda v: True, "a finite number")
 
 
 def probability(text: str) -> float:
-    """argparse ``type``: a number strictly between 0 and 1."""
+    """An argparse ``type``: a number strictly between 0 and 1."""
     return _number(text, float, lambda v: 0 < v < 1, "a number between 0 and 1 (both excluded)")
 
 
@@ -121,7 +124,7 @@ def add_columns_option(parser: argparse.ArgumentParser) -> None:
         "--columns",
         default=None,
         help="map the file's column names onto the format's roles: ROLE=NAME,...; ROLE=A+B combines "
-             "columns A and B (e.g. prompt=story+test)",
+        "columns A and B (e.g. prompt=story+test)",
     )
 
 
@@ -134,14 +137,23 @@ def add_input_options(parser, what: str, *, required: bool = True) -> None:
     from lib.formats import FORMATS
 
     parser.add_argument("--input", required=required, default=None, help=what)
-    parser.add_argument("--format", required=required, default=None, choices=list(FORMATS),
-                        help="; ".join(f"{name}: {spec.help}" for name, spec in FORMATS.items()))
+    parser.add_argument(
+        "--format",
+        required=required,
+        default=None,
+        choices=list(FORMATS),
+        help="; ".join(f"{name}: {spec.help}" for name, spec in FORMATS.items()),
+    )
     parser.add_argument("--criterion", default=None, help="criterion to use when the file has several")
     add_columns_option(parser)
-    parser.add_argument("--filter", default=None, metavar="COLUMN=V1,V2",
-                        help="keep only the rows whose COLUMN has one of these values")
-    parser.add_argument("--drop-incomplete", action="store_true",
-                        help="leave out rows with a blank required cell (their row numbers are printed)")
+    parser.add_argument(
+        "--filter", default=None, metavar="COLUMN=V1,V2", help="keep only the rows whose COLUMN has one of these values"
+    )
+    parser.add_argument(
+        "--drop-incomplete",
+        action="store_true",
+        help="leave out rows with a blank required cell (their row numbers are printed)",
+    )
     parser.add_argument("--no-merge", action="store_true", help="do not average redundant prompts")
 
 
@@ -168,9 +180,15 @@ def read_input(args: argparse.Namespace, *, matrix: bool = True):
         filters = {column.strip(): [v.strip() for v in values.split(",")]}
     path = Path(args.input)
     data = analysis_input(
-        read_csv(path, path.name), args.format, parse_columns(args.columns), file=path.name,
-        criterion=args.criterion, merge_redundant=not args.no_merge, filters=filters,
-        drop_incomplete_rows=args.drop_incomplete, matrix=matrix,
+        read_csv(path, path.name),
+        args.format,
+        parse_columns(args.columns),
+        file=path.name,
+        criterion=args.criterion,
+        merge_redundant=not args.no_merge,
+        filters=filters,
+        drop_incomplete_rows=args.drop_incomplete,
+        matrix=matrix,
     )
     if data.dropped_rows:
         print(f"dropped {len(data.dropped_rows)} incomplete rows: {', '.join(map(str, data.dropped_rows))}")
@@ -185,11 +203,38 @@ def read_input(args: argparse.Namespace, *, matrix: bool = True):
 def add_out_option(parser: argparse.ArgumentParser) -> None:
     """``--out DIR`` and ``--overwrite``, checked by :func:`lib.export.prepare_out` before computing."""
     parser.add_argument("--out", required=True, help="output folder (created; must be empty unless --overwrite)")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="write into a folder that is not empty, removing this command's earlier files first")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="write into a folder that is not empty, removing this command's earlier files first",
+    )
+
+
+def progress_printer() -> Callable[[float, str], None]:
+    r"""A progress callback for a command: it prints ``[ 40%] message`` when the stage changes or the
+    fraction has grown by a further 10% (a line each, as a carriage return is printed as ``\r``).
+
+    Returns
+    -------
+    callable
+        ``show(fraction, message)``: ``fraction`` done in [0, 1]; the stage is the ``message`` up to
+        its first ``":"`` or ``" · "``.
+    """
+    last_stage: str | None = None
+    last_fraction = -1.0
+
+    def show(fraction: float, message: str) -> None:
+        nonlocal last_stage, last_fraction
+        stage = message.split(":")[0].split(" · ")[0]
+        if stage != last_stage or fraction >= last_fraction + 0.1:
+            last_stage, last_fraction = stage, fraction
+            print(f"[{fraction:4.0%}] {message}", flush=True)
+
+    return show
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m lib`` parser: one subcommand per module of :data:`COMMANDS` (its ``add_parser``)."""
     parser = argparse.ArgumentParser(
         prog="python -m lib",
         description="Efficient human evaluation of language models: Bayesian IRT fit, prompt "

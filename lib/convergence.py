@@ -77,8 +77,9 @@ def _element_names(da) -> list[str]:
     return [f"{da.name}[{', '.join(map(str, lab)) if isinstance(lab, tuple) else lab}]" for lab in labels]
 
 
-def check_convergence(idata: az.InferenceData, var_names: list[str], *, ess_min: float = ESS_MIN,
-                      rhat_max: float = RHAT_MAX) -> Convergence:
+def check_convergence(
+    idata: az.InferenceData, var_names: list[str], *, ess_min: float = ESS_MIN, rhat_max: float = RHAT_MAX
+) -> Convergence:
     """Check the convergence of the reported parameters of a posterior.
 
     Parameters
@@ -103,15 +104,18 @@ def check_convergence(idata: az.InferenceData, var_names: list[str], *, ess_min:
     KeyError
         A name of ``var_names`` is not in the posterior.
     """
-    post = idata.posterior[list(var_names)]
+    post = idata["posterior"][list(var_names)]
     n_chains = post.sizes["chain"]
     with warnings.catch_warnings():  # constant draws divide by a zero variance: NaN, read below
         warnings.simplefilter("ignore", RuntimeWarning)
         rhat = _worst(az.rhat(post).to_array().to_numpy(), lowest=False)
         ess_bulk = _worst(az.ess(post, method="bulk").to_array().to_numpy(), lowest=True)
         ess_tail = _worst(az.ess(post, method="tail").to_array().to_numpy(), lowest=True)
-    divergences = int(idata.sample_stats["diverging"].sum()) if "sample_stats" in idata and \
-        "diverging" in idata.sample_stats else 0
+    divergences = (
+        int(idata["sample_stats"]["diverging"].sum())
+        if "sample_stats" in idata and "diverging" in idata["sample_stats"]
+        else 0
+    )
     stuck = []
     for name in var_names:
         da = post[name]
@@ -121,22 +125,31 @@ def check_convergence(idata: az.InferenceData, var_names: list[str], *, ess_min:
     failures = []
     if stuck:
         shown = ", ".join(stuck[:5]) + (f" and {len(stuck) - 5} more" if len(stuck) > 5 else "")
-        failures.append(f"stuck chain: the draws of {len(stuck)} parameter(s) never change within a chain "
-                        f"({shown}), so their intervals have width 0 and mean nothing; run more tuning "
-                        "iterations and draws.")
+        failures.append(
+            f"stuck chain: the draws of {len(stuck)} parameter(s) never change within a chain "
+            f"({shown}), so their intervals have width 0 and mean nothing; run more tuning "
+            "iterations and draws."
+        )
     if n_chains < 2:
-        failures.append(f"one chain: R-hat cannot be computed, so convergence cannot be checked; "
-                        f"run 4 chains (R-hat must be at most {rhat_max}).")
+        failures.append(
+            f"one chain: R-hat cannot be computed, so convergence cannot be checked; "
+            f"run 4 chains (R-hat must be at most {rhat_max})."
+        )
     elif not rhat <= rhat_max:
         shown = "undefined (draws that do not vary)" if np.isnan(rhat) else f"{rhat:.3f}"
-        failures.append(f"R-hat up to {shown} (must be at most {rhat_max}): the chains disagree; "
-                        "run more tuning iterations and draws.")
+        failures.append(
+            f"R-hat up to {shown} (must be at most {rhat_max}): the chains disagree; "
+            "run more tuning iterations and draws."
+        )
     for kind, value in (("bulk", ess_bulk), ("tail", ess_tail)):
         if not value >= ess_min:
             shown = "undefined" if np.isnan(value) else f"{value:.0f}"
-            failures.append(f"{kind} ESS down to {shown} (must be at least {ess_min:g}): too few effective "
-                            "draws for stable intervals; run more draws.")
+            failures.append(
+                f"{kind} ESS down to {shown} (must be at least {ess_min:g}): too few effective "
+                "draws for stable intervals; run more draws."
+            )
     if divergences:
-        failures.append(f"{divergences} divergent transitions: the posterior may be biased; run more "
-                        "tuning iterations.")
+        failures.append(
+            f"{divergences} divergent transitions: the posterior may be biased; run more tuning iterations."
+        )
     return Convergence(rhat, ess_bulk, ess_tail, divergences, stuck, failures)

@@ -58,7 +58,10 @@ DATASETS: dict[str, Dataset] = {
             # One writer ranked item gene_batch1_10 twice (two instruction_ids in batch 6): the
             # instruction_id tells those two rankings apart.
             columns={
-                "prompt": "item", "annotator": "annotator", "system": "condition", "rank": "rank",
+                "prompt": "item",
+                "annotator": "annotator",
+                "system": "condition",
+                "rank": "rank",
                 "trial": "instruction_id",
             },
             criteria=("overall",),
@@ -81,8 +84,12 @@ DATASETS: dict[str, Dataset] = {
             fmt="bestworst",
             path=DATA_DIR / "rome_bestworst" / "bestworst_long.csv",
             columns={
-                "prompt": "case", "annotator": "participant", "system": "system", "judgment": "judgment",
-                "trial": "page", "criterion": "criterion",
+                "prompt": "case",
+                "annotator": "participant",
+                "system": "system",
+                "judgment": "judgment",
+                "trial": "page",
+                "criterion": "criterion",
             },
             criteria=("consistency", "fluency"),
             description=(
@@ -102,7 +109,10 @@ DATASETS: dict[str, Dataset] = {
             fmt="pairwise",
             path=DATA_DIR / "pandalm_pairwise" / "pairwise_long.csv",
             columns={
-                "prompt": "item_id", "system_a": "system_a", "system_b": "system_b", "annotator": "annotator",
+                "prompt": "item_id",
+                "system_a": "system_a",
+                "system_b": "system_b",
+                "annotator": "annotator",
                 "choice": "choice",
             },
             criteria=("overall",),

@@ -20,11 +20,14 @@ import sys
 import time
 import types
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lib.errors import ClusterError, SettingsError
 
-Progress = Callable[[int, int], None]
+if TYPE_CHECKING:
+    from distributed import Client, LocalCluster
+
+TaskProgress = Callable[[int, int], None]
 """Called with (tasks done, tasks in all) as tasks finish."""
 
 CONNECT_TIMEOUT = 10.0
@@ -99,8 +102,7 @@ def check_scheduler(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
         with socket.create_connection((host, port), timeout=timeout) as sock:
             # speak first, as Dask's client does, and end with a blank line: a line-based server of
             # another protocol (HTTP) answers at once instead of waiting for the end of a request
-            hello = msgpack.dumps({"compression": None, "python": tuple(sys.version_info)[:3],
-                                   "pickle-protocol": 5})
+            hello = msgpack.dumps({"compression": None, "python": tuple(sys.version_info)[:3], "pickle-protocol": 5})
             framed = pack_frames_prelude([hello]) + hello
             sock.sendall(struct.pack("Q", len(framed)) + framed + b"\r\n\r\n")
             head = _receive(sock, 8, deadline)
@@ -147,8 +149,14 @@ class Engine:
         named), or ``n_workers < 1``, or a timeout is not positive.
     """
 
-    def __init__(self, scheduler: str | None = None, n_workers: int | None = None, *,
-                 timeout: float = CONNECT_TIMEOUT, lost_timeout: float = LOST_TIMEOUT) -> None:
+    def __init__(
+        self,
+        scheduler: str | None = None,
+        n_workers: int | None = None,
+        *,
+        timeout: float = CONNECT_TIMEOUT,
+        lost_timeout: float = LOST_TIMEOUT,
+    ) -> None:
         if n_workers is not None and n_workers < 1:
             raise SettingsError("the number of workers must be at least 1")
         if not (timeout > 0 and lost_timeout > 0):
@@ -157,10 +165,18 @@ class Engine:
         self.n_workers = n_workers or os.cpu_count() or 1
         self.timeout = timeout
         self.lost_timeout = lost_timeout
-        self._cluster = None
-        self._client = None
+        self._cluster: LocalCluster | None = None
+        self._client: Client | None = None
 
     def __enter__(self) -> Engine:
+        """Start the embedded cluster, or connect to ``scheduler``.
+
+        Raises
+        ------
+        SettingsError
+            The scheduler's address is malformed, or no Dask scheduler answers there within ``timeout``
+            (:func:`check_scheduler`).
+        """
         from distributed import Client, LocalCluster
 
         if self.scheduler is None:
@@ -172,9 +188,14 @@ class Engine:
             try:
                 # No dashboard, and the scheduler's HTTP endpoint on a free port: several apps or tests
                 # on one machine would otherwise fight over port 8787 (and warn).
-                self._cluster = LocalCluster(n_workers=self.n_workers, threads_per_worker=1, processes=True,
-                                             host="127.0.0.1", dashboard_address=None,
-                                             scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"})
+                self._cluster = LocalCluster(
+                    n_workers=self.n_workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                    scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"},
+                )
             finally:
                 sys.modules["__main__"] = caller_main
             self._client = Client(self._cluster)
@@ -187,6 +208,7 @@ class Engine:
         return self
 
     def __exit__(self, *exc) -> None:
+        """Close the client and the embedded cluster (a lost scheduler is not an error)."""
         try:
             if self._client is not None:
                 self._client.close(timeout=self.timeout)
@@ -204,15 +226,21 @@ class Engine:
 
     def _lost(self) -> str | None:
         """Why the cluster cannot run a task now (no worker, no scheduler), or None."""
-        if self._client.status != "running":
+        if self._client is None or self._client.status != "running":
             return f"lost its scheduler{f' at {self.scheduler}' if self.scheduler else ''}"
         try:
             return None if self.workers else "has no worker left"
         except (OSError, TimeoutError):
             return "cannot reach its scheduler"
 
-    def map(self, fn: Callable[[Any], Any], items: Iterable, *, progress: Progress | None = None,
-            batch: int | None = None) -> Iterator[tuple[int, Any]]:
+    def map(
+        self,
+        fn: Callable[[Any], Any],
+        items: Iterable,
+        *,
+        progress: TaskProgress | None = None,
+        batch: int | None = None,
+    ) -> Iterator[tuple[int, Any]]:
         """Run ``fn(item)`` for every item on the cluster, yielding ``(index, result)`` as tasks finish.
 
         A task lost with its worker runs again on the remaining workers (Dask reschedules it; a task
@@ -251,10 +279,11 @@ class Engine:
 
         if self._client is None:
             raise RuntimeError("use the engine inside a 'with Engine(...)' block")
+        client = self._client
         items = list(items)
         size = max(1, batch or 1)
         starts = range(0, len(items), size)
-        futures = {self._client.submit(_run_batch, fn, items[s:s + size], pure=False): s for s in starts}
+        futures = {client.submit(_run_batch, fn, items[s : s + size], pure=False): s for s in starts}
         pending, done, lost_since = set(futures), 0, None
         poll = min(1.0, self.lost_timeout / 10)
         try:
@@ -277,14 +306,18 @@ class Engine:
                 why = None if finished else self._lost()
                 lost_since = None if why is None else lost_since or time.monotonic()
                 if lost_since is not None and time.monotonic() - lost_since >= self.lost_timeout:
-                    raise ClusterError(f"the Dask cluster {why} for {self.lost_timeout:g} s; {done} of "
-                                       f"{len(items)} tasks had finished")
+                    raise ClusterError(
+                        f"the Dask cluster {why} for {self.lost_timeout:g} s; {done} of {len(items)} tasks had finished"
+                    )
         except KilledWorker as err:
-            raise ClusterError(f"the Dask cluster lost every worker that ran a task ({err}); {done} of "
-                               f"{len(items)} tasks had finished") from None
+            raise ClusterError(
+                f"the Dask cluster lost every worker that ran a task ({err}); {done} of {len(items)} tasks had finished"
+            ) from None
         except (FutureCancelledError, FuturesCancelledError):  # Dask cancels every task when its scheduler is lost
-            raise ClusterError(f"the Dask cluster lost its scheduler{f' at {self.scheduler}' if self.scheduler else ''}"
-                               f"; {done} of {len(items)} tasks had finished") from None
+            raise ClusterError(
+                f"the Dask cluster lost its scheduler{f' at {self.scheduler}' if self.scheduler else ''}"
+                f"; {done} of {len(items)} tasks had finished"
+            ) from None
         finally:
-            if self._client.status == "running":
-                self._client.cancel([f for f in futures if not f.done()])
+            if client.status == "running":
+                client.cancel([f for f in futures if not f.done()])

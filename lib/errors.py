@@ -35,6 +35,7 @@ class InputError(ValueError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
+        """The problem, after where it is: ``file, rows 2, 5, column 'x': problem`` (parts that are known)."""
         where = []
         if self.file:
             where.append(self.file)

@@ -99,8 +99,7 @@ def prepare_out(out: str | Path, own: Sequence[str], *, overwrite: bool = False)
     present = sorted(p.name for p in path.iterdir())
     if present and not overwrite:
         shown = ", ".join(present[:5]) + (" …" if len(present) > 5 else "")
-        raise OutputError(f"the folder is not empty ({shown}); choose an empty one or pass --overwrite",
-                          file=str(path))
+        raise OutputError(f"the folder is not empty ({shown}); choose an empty one or pass --overwrite", file=str(path))
     for name in present:
         if any(fnmatch.fnmatch(name, pattern) for pattern in own):
             target = path / name

@@ -13,7 +13,7 @@ Each format is one :class:`FormatSpec` in ``FORMATS`` (issue 2, "Judgment format
 - ``ratings``: absolute scores of several systems on the same prompts, averaged over annotators.
 
 Formats that yield votes become one table of pairwise votes (``VOTE_COLUMNS``). Columns of the
-user's file are mapped onto the format's *roles*: :func:`guess_columns` proposes a mapping and
+user's file are mapped onto the format's *roles*: :func:`lib.tables.guess_roles` proposes a mapping and
 :func:`resolve_columns` applies the user's choices over it. Files are read by
 :func:`lib.tables.read_csv` (also importable from here). Every problem raises
 :class:`lib.errors.FormatError` naming the file, the 1-based data rows (header = row 0), the column
@@ -31,12 +31,12 @@ import pandas as pd
 
 from lib.columns import resolve_roles
 from lib.errors import FormatError, SettingsError
-from lib.tables import check_names, guess_roles, numbers, read_csv, row_numbers, text
+from lib.tables import ColumnRoles, check_names, guess_roles, numbers, read_csv, row_numbers, text
 
 if TYPE_CHECKING:
     from lib.ratings import RatingMatrix
 
-__all__ = ["FORMATS", "FormatSpec", "Judgments", "read_csv", "register", "format_spec"]  # read_csv: lib.tables
+__all__ = ["FORMATS", "FormatSpec", "Judgments", "format_spec", "read_csv", "register"]  # read_csv: lib.tables
 
 VOTE_COLUMNS = ["prompt_id", "system_a", "system_b", "annotator_id", "winner", "criterion"]
 DEFAULT_CRITERION = "overall"
@@ -93,7 +93,16 @@ class FormatSpec:
 
     @property
     def roles(self) -> tuple[str, ...]:
+        """Every role of the format: the required ones, then the optional ones."""
         return self.required + self.optional
+
+    @property
+    def column_roles(self) -> ColumnRoles:
+        """Its roles as :func:`lib.tables.guess_roles` guesses them: required roles first, the
+        shared synonyms (e.g. winner/choice/preference/label; item/prompt_id/case;
+        annotator/rater/worker/participant/writer; system/model/condition) and its own, the text
+        roles (prompt_text, response, response_a, response_b) and its optional roles."""
+        return ColumnRoles(self.roles, {**_SYNONYMS, **self.synonyms}, _TEXT_ROLES, self.optional)
 
 
 FORMATS: dict[str, FormatSpec] = {}
@@ -122,24 +131,68 @@ def format_spec(fmt: str) -> FormatSpec:
         raise SettingsError(f"unknown format '{fmt}'; choose one of {', '.join(FORMATS)}")
     return FORMATS[fmt]
 
+
 # Column names each role is guessed from, best first (see lib.tables.guess_roles).
 _SYNONYMS: dict[str, tuple[str, ...]] = {
     "prompt": (
-        "prompt", "prompt_id", "item", "item_id", "case", "case_id", "instruction_id", "prompt_idx",
-        "question_id", "example_id", "sample_id", "input_id", "task_id", "doc_id", "id",
+        "prompt",
+        "prompt_id",
+        "item",
+        "item_id",
+        "case",
+        "case_id",
+        "instruction_id",
+        "prompt_idx",
+        "question_id",
+        "example_id",
+        "sample_id",
+        "input_id",
+        "task_id",
+        "doc_id",
+        "id",
     ),
     "system_a": ("system_a", "model_a", "system1", "model1", "a_system", "a_model", "left_system", "left_model"),
     "system_b": ("system_b", "model_b", "system2", "model2", "b_system", "b_model", "right_system", "right_model"),
     "annotator": (
-        "annotator", "annotator_id", "rater", "rater_id", "worker", "worker_id", "participant",
-        "participant_id", "writer", "judge", "judge_id", "evaluator", "labeler", "coder", "user", "user_id",
+        "annotator",
+        "annotator_id",
+        "rater",
+        "rater_id",
+        "worker",
+        "worker_id",
+        "participant",
+        "participant_id",
+        "writer",
+        "judge",
+        "judge_id",
+        "evaluator",
+        "labeler",
+        "coder",
+        "user",
+        "user_id",
     ),
     "choice": ("choice", "winner", "preference", "preferred", "label", "vote", "decision", "better", "judgment"),
     "judgment": (
-        "judgment", "judgement", "best_worst", "bestworst", "bws", "most_least", "choice", "label", "selection",
+        "judgment",
+        "judgement",
+        "best_worst",
+        "bestworst",
+        "bws",
+        "most_least",
+        "choice",
+        "label",
+        "selection",
     ),
     "system": (
-        "system", "model", "condition", "system_id", "system_name", "model_id", "model_name", "generator", "method",
+        "system",
+        "model",
+        "condition",
+        "system_id",
+        "system_name",
+        "model_id",
+        "model_name",
+        "generator",
+        "method",
     ),
     "rank": ("rank", "ranking", "position", "place"),
     "trial": ("trial", "trial_id", "page", "screen", "hit", "hit_id", "task"),
@@ -151,25 +204,51 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
     "person": ("person", "person_id", "respondent", "subject", "examinee", "student", "participant", "user", "id"),
     "item": ("item", "item_id", "question", "question_id", "variable"),
     "score": (
-        "score", "rating", "mean_score", "mean_human_score", "human_score", "value", "grade", "likert",
-        "response", "points",
+        "score",
+        "rating",
+        "mean_score",
+        "mean_human_score",
+        "human_score",
+        "value",
+        "grade",
+        "likert",
+        "response",
+        "points",
     ),
 }
 _TEXT_ROLES = ("prompt_text", "response", "response_a", "response_b")
 
 _CHOICE_CODES = {
-    "a": "a", "1": "a", "model_a": "a", "system_a": "a",
-    "b": "b", "2": "b", "model_b": "b", "system_b": "b",
-    "tie": "tie", "draw": "tie", "equal": "tie", "=": "tie", "0": "tie", "tie (bothbad)": "tie",
+    "a": "a",
+    "1": "a",
+    "model_a": "a",
+    "system_a": "a",
+    "b": "b",
+    "2": "b",
+    "model_b": "b",
+    "system_b": "b",
+    "tie": "tie",
+    "draw": "tie",
+    "equal": "tie",
+    "=": "tie",
+    "0": "tie",
+    "tie (bothbad)": "tie",
 }
 _CHOICE_ALLOWED = (
     "A, B, tie (also draw, equal, =), 1, 2, 0 (1 = A, 2 = B, 0 = tie), model_a / model_b / "
     "tie (bothbad) as in Chatbot Arena and MT-bench, or the row's system_a / system_b name"
 )
 _JUDGMENT_CODES = {
-    "most": "most", "best": "most", "1": "most", "+1": "most",
-    "least": "least", "worst": "least", "-1": "least",
-    "middle": "middle", "": "middle", "0": "middle",
+    "most": "most",
+    "best": "most",
+    "1": "most",
+    "+1": "most",
+    "least": "least",
+    "worst": "least",
+    "-1": "least",
+    "middle": "middle",
+    "": "middle",
+    "0": "middle",
 }
 _JUDGMENT_ALLOWED = "most / best / 1, least / worst / -1, middle / 0 / blank (any case)"
 
@@ -200,39 +279,6 @@ class Judgments:
 # --------------------------------------------------------------------------------------- columns
 
 
-def guess_columns(columns: Sequence[str], fmt: str, table: pd.DataFrame | None = None) -> dict[str, str]:
-    """Guess which column plays each role of a format.
-
-    Parameters
-    ----------
-    columns : sequence of str
-        The file's column names.
-    fmt : str
-        A key of ``FORMATS``.
-    table : pandas.DataFrame, optional
-        The file's rows: a column with no value at all is not guessed for an optional role (e.g. an
-        empty annotator column), and a column whose values are all integers is not guessed for a
-        text role (prompt_text, response, response_a, response_b), e.g. a question number named
-        "question".
-
-    Returns
-    -------
-    dict
-        ``{role: column}`` for the roles a column was found for (required roles first, each column
-        used at most once). Names are compared case- and punctuation-insensitively against the role
-        name and its synonyms (e.g. winner/choice/preference/label; item/prompt_id/case;
-        annotator/rater/worker/participant/writer; system/model/condition).
-
-    Raises
-    ------
-    SettingsError
-        Unknown format.
-    """
-    spec = format_spec(fmt)
-    return guess_roles(columns, spec.roles, {**_SYNONYMS, **spec.synonyms}, table, text_roles=_TEXT_ROLES,
-                       optional_roles=spec.optional)
-
-
 def guess_format(columns: Sequence[str]) -> str | None:
     """The format whose required roles can all be guessed from the column names, or None.
 
@@ -252,15 +298,13 @@ def guess_format(columns: Sequence[str]) -> str | None:
     """
     fits = {}
     for fmt, spec in FORMATS.items():
-        guess = guess_columns(columns, fmt)
+        guess = guess_roles(columns, spec.column_roles)
         if set(spec.required) <= set(guess):
             fits[fmt] = (len(spec.required), len(guess))
-    return max(fits, key=fits.get) if fits else None
+    return max(fits, key=fits.__getitem__) if fits else None
 
 
-def resolve_columns(
-    df: pd.DataFrame, fmt: str, columns: dict[str, str] | None, *, file: str
-) -> dict[str, str]:
+def resolve_columns(df: pd.DataFrame, fmt: str, columns: dict[str, str] | None, *, file: str) -> dict[str, str]:
     """The user's ``{role: column}`` mapping over the guesses for ``fmt``, checked against the file.
 
     See :func:`lib.columns.resolve_roles` (an empty column name unsets a role).
@@ -273,8 +317,10 @@ def resolve_columns(
         Unknown role, a mapped column not in the file, a required role without column.
     """
     spec = format_spec(fmt)
-    return resolve_roles(list(df.columns), spec.required, spec.optional, guess_columns(list(df.columns), fmt, df),
-                         columns, file=file, what=f"the {fmt} format")
+    guesses = guess_roles(list(df.columns), spec.column_roles, df)
+    return resolve_roles(
+        list(df.columns), spec.required, spec.optional, guesses, columns, file=file, what=f"the {fmt} format"
+    )
 
 
 # --------------------------------------------------------------------------------------- rows
@@ -306,16 +352,21 @@ def filter_rows(df: pd.DataFrame, column: str, values: Sequence[str], *, file: s
         No value given, or a value that does not occur in the column (the known values are named).
     """
     if column not in df.columns:
-        raise FormatError(f"column '{column}' is not in the file; its columns are {', '.join(map(str, df.columns))}",
-                          file=file, column=column)
+        raise FormatError(
+            f"column '{column}' is not in the file; its columns are {', '.join(map(str, df.columns))}",
+            file=file,
+            column=column,
+        )
     if not len(values):
         raise SettingsError(f"choose at least one value of column '{column}' to keep")
     cells = pd.Series(text(df[column]), index=df.index)
     known = sorted(cells.unique())
     for value in values:
         if value not in known:
-            raise SettingsError(f"'{value}' is not a value of column '{column}' in {file}; its values are "
-                                f"{', '.join(known[:20])}{' ...' if len(known) > 20 else ''}")
+            raise SettingsError(
+                f"'{value}' is not a value of column '{column}' in {file}; its values are "
+                f"{', '.join(known[:20])}{' ...' if len(known) > 20 else ''}"
+            )
     return df[cells.isin(list(values))]
 
 
@@ -341,7 +392,11 @@ def criterion_rows(df: pd.DataFrame, mapping: dict[str, str], criterion: str | N
 
 
 def drop_incomplete(
-    df: pd.DataFrame, fmt: str, mapping: dict[str, str], *, file: str,
+    df: pd.DataFrame,
+    fmt: str,
+    mapping: dict[str, str],
+    *,
+    file: str,
 ) -> tuple[pd.DataFrame, list[int]]:
     """Leave out the rows with a blank cell in a role that must not be blank
     (``FormatSpec.not_blank``).
@@ -364,8 +419,9 @@ def drop_incomplete(
     for col in cols:
         blank |= text(df[col]) == ""
     if blank.all():
-        raise FormatError(f"every row has a blank in one of the columns {', '.join(cols)}; nothing is left to analyse",
-                          file=file)
+        raise FormatError(
+            f"every row has a blank in one of the columns {', '.join(cols)}; nothing is left to analyse", file=file
+        )
     return df[~blank], [int(r) for r in row_numbers(df)[blank]]
 
 
@@ -378,7 +434,10 @@ def _rows(values: dict[str, np.ndarray], which: np.ndarray) -> list[int]:
 
 
 def _cells(
-    df: pd.DataFrame, fmt: str, columns: dict[str, str] | None, file: str,
+    df: pd.DataFrame,
+    fmt: str,
+    columns: dict[str, str] | None,
+    file: str,
 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Text of the format's mapped roles (and, under ``_ROW``, each row's file row), with the mapping.
 
@@ -395,7 +454,10 @@ def _cells(
             blank = values[role] == ""
             if blank.any():
                 raise FormatError(
-                    f"missing value for role '{role}'", file=file, rows=_rows(values, blank), column=mapping[role],
+                    f"missing value for role '{role}'",
+                    file=file,
+                    rows=_rows(values, blank),
+                    column=mapping[role],
                 )
     return values, mapping
 
@@ -437,9 +499,7 @@ def _votes_frame(records: list[tuple[str, str, str, str, str, str]]) -> pd.DataF
 # --------------------------------------------------------------------------------------- readers
 
 
-def read_judgments(
-    df: pd.DataFrame, fmt: str, columns: dict[str, str] | None = None, *, file: str
-) -> Judgments:
+def read_judgments(df: pd.DataFrame, fmt: str, columns: dict[str, str] | None = None, *, file: str) -> Judgments:
     """Convert a table of a format that yields votes into canonical pairwise votes.
 
     Parameters
@@ -493,7 +553,9 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     if same.any():
         raise FormatError(
             "a system is compared with itself (system_a = system_b)",
-            file=file, rows=_rows(values, same), column=mapping["system_b"],
+            file=file,
+            rows=_rows(values, same),
+            column=mapping["system_b"],
         )
 
     raw = values["choice"]
@@ -508,7 +570,9 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
         shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
         raise FormatError(
             f"unknown choice value {shown}; allowed: {_CHOICE_ALLOWED}",
-            file=file, rows=_rows(values, unknown), column=mapping["choice"],
+            file=file,
+            rows=_rows(values, unknown),
+            column=mapping["choice"],
         )
 
     criterion = _criteria(values, len(sa))
@@ -519,40 +583,53 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
         raise FormatError(
             "duplicated votes: the same annotator judged the same system pair on the same prompt and criterion "
             "more than once",
-            file=file, rows=_rows(values, dup), column=mapping["annotator"],
+            file=file,
+            rows=_rows(values, dup),
+            column=mapping["annotator"],
         )
     votes = pd.DataFrame(
         {
-            "prompt_id": values["prompt"], "system_a": sa, "system_b": sb, "annotator_id": values["annotator"],
-            "winner": winner, "criterion": criterion,
+            "prompt_id": values["prompt"],
+            "system_a": sa,
+            "system_b": sb,
+            "annotator_id": values["annotator"],
+            "winner": winner,
+            "criterion": criterion,
         },
         dtype=str,
     )
     if "position" in values:
         votes["first"] = _first_shown(values, sa, sb, mapping["position"], file)
-    pairs = (
-        [(sa, values[r]) for r in ("response_a",) if r in values]
-        + [(sb, values[r]) for r in ("response_b",) if r in values]
-    )
+    pairs = [(sa, values[r]) for r in ("response_a",) if r in values] + [
+        (sb, values[r]) for r in ("response_b",) if r in values
+    ]
     prompt_texts, responses = _texts(values["prompt"], values.get("prompt_text"), pairs)
     return Judgments(votes, prompt_texts, responses, file)
 
 
-_POSITION_ALLOWED = ("a / left / first / 1 (system_a shown first), b / right / second / 2, the row's system name, "
-                     "or blank (not known)")
+_POSITION_ALLOWED = (
+    "a / left / first / 1 (system_a shown first), b / right / second / 2, the row's system name, or blank (not known)"
+)
 
 
 def _first_shown(values: dict[str, np.ndarray], sa: np.ndarray, sb: np.ndarray, column: str, file: str) -> np.ndarray:
     """The system shown first (on the left) per vote, "" where the cell is blank (issue 11, position bias)."""
     raw = values["position"]
     code = np.char.lower(raw.astype(str))
-    first = np.where(np.isin(code, ["a", "left", "first", "1"]) | (raw == sa), sa,
-                     np.where(np.isin(code, ["b", "right", "second", "2"]) | (raw == sb), sb, ""))
+    first = np.where(
+        np.isin(code, ["a", "left", "first", "1"]) | (raw == sa),
+        sa,
+        np.where(np.isin(code, ["b", "right", "second", "2"]) | (raw == sb), sb, ""),
+    )
     unknown = (first == "") & (raw != "")
     if unknown.any():
         shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
-        raise FormatError(f"unknown position value {shown}; allowed: {_POSITION_ALLOWED}", file=file,
-                          rows=_rows(values, unknown), column=column)
+        raise FormatError(
+            f"unknown position value {shown}; allowed: {_POSITION_ALLOWED}",
+            file=file,
+            rows=_rows(values, unknown),
+            column=column,
+        )
     return first.astype(str)
 
 
@@ -577,7 +654,9 @@ def read_bestworst(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
         shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
         raise FormatError(
             f"unknown judgment value {shown}; allowed: {_JUDGMENT_ALLOWED}",
-            file=file, rows=_rows(values, unknown), column=mapping["judgment"],
+            file=file,
+            rows=_rows(values, unknown),
+            column=mapping["judgment"],
         )
     # Score most = 1, middle = 0, least = -1: pairs of two middle systems are unknown.
     score = np.select([code == "most", code == "least"], [1, -1], 0)
@@ -585,8 +664,12 @@ def read_bestworst(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
     def one_most_one_least(idx: np.ndarray, where: str) -> None:
         most, least = (score[idx] == 1).sum(), (score[idx] == -1).sum()
         if most != 1 or least != 1:
-            raise FormatError(f"{where} needs exactly one MOST and one LEAST, found {most} MOST and {least} LEAST",
-                              file=file, rows=_rows(values, idx), column=mapping["judgment"])
+            raise FormatError(
+                f"{where} needs exactly one MOST and one LEAST, found {most} MOST and {least} LEAST",
+                file=file,
+                rows=_rows(values, idx),
+                column=mapping["judgment"],
+            )
 
     return _trials(values, mapping, file, score, check=one_most_one_least, middle_unknown=True)
 
@@ -606,8 +689,15 @@ def read_ranking(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
     return _trials(values, mapping, file, -rank)
 
 
-def _trials(values: dict[str, np.ndarray], mapping: dict[str, str], file: str, score: np.ndarray, *,
-            check: Callable[[np.ndarray, str], None] | None = None, middle_unknown: bool = False) -> Judgments:
+def _trials(
+    values: dict[str, np.ndarray],
+    mapping: dict[str, str],
+    file: str,
+    score: np.ndarray,
+    *,
+    check: Callable[[np.ndarray, str], None] | None = None,
+    middle_unknown: bool = False,
+) -> Judgments:
     """Votes of every pair of systems within each trial, the higher ``score`` winning.
 
     Within a trial pairs are emitted in row order (``system_a`` = the earlier row); with
@@ -625,7 +715,8 @@ def _trials(values: dict[str, np.ndarray], mapping: dict[str, str], file: str, s
         keys["trial"] = values["trial"]
     groups = pd.DataFrame(keys).groupby(list(keys), sort=False).indices
     hint = (
-        "" if "trial" in values
+        ""
+        if "trial" in values
         else "; if it was judged more than once, map a 'trial' column that tells the judgments apart"
     )
 
@@ -641,14 +732,19 @@ def _trials(values: dict[str, np.ndarray], mapping: dict[str, str], file: str, s
         shown = system[idx]
         if len(idx) < 2:
             raise FormatError(
-                f"{where} shows only one system", file=file, rows=_rows(values, idx), column=mapping["system"],
+                f"{where} shows only one system",
+                file=file,
+                rows=_rows(values, idx),
+                column=mapping["system"],
             )
         repeated = pd.Series(shown).duplicated(keep=False).to_numpy()
         if repeated.any():
             names = ", ".join(f"'{s}'" for s in pd.unique(shown[repeated]))
             raise FormatError(
                 f"system {names} listed more than once in {where}{hint}",
-                file=file, rows=_rows(values, idx[repeated]), column=mapping["system"],
+                file=file,
+                rows=_rows(values, idx[repeated]),
+                column=mapping["system"],
             )
         if check is not None:
             check(idx, where)
@@ -664,6 +760,8 @@ def _trials(values: dict[str, np.ndarray], mapping: dict[str, str], file: str, s
     pairs = [(system, values["response"])] if "response" in values else []
     prompt_texts, responses = _texts(values["prompt"], values.get("prompt_text"), pairs)
     return Judgments(votes, prompt_texts, responses, file)
+
+
 def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> pd.DataFrame:
     """Read classic item-response data (one row per person and item).
 
@@ -693,7 +791,9 @@ def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
     if fractional.any():
         raise FormatError(
             "score must be an ordered integer category (0, 1, 2, ...)",
-            file=file, rows=_rows(values, fractional), column=mapping["score"],
+            file=file,
+            rows=_rows(values, fractional),
+            column=mapping["score"],
         )
     out = pd.DataFrame({"person": values["person"], "item": values["item"], "score": score.astype("int64")})
     out = out.astype({"person": str, "item": str})
@@ -701,12 +801,15 @@ def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
     if dup.any():
         raise FormatError(
             "the same person has more than one score for the same item",
-            file=file, rows=_rows(values, dup), column=mapping["item"],
+            file=file,
+            rows=_rows(values, dup),
+            column=mapping["item"],
         )
     if out.score.nunique() < 2:
         raise FormatError(
             f"every score is {out.score.iloc[0]}; item-response models need at least two categories",
-            file=file, column=mapping["score"],
+            file=file,
+            column=mapping["score"],
         )
     return out
 
@@ -744,16 +847,23 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
     values, mapping = _cells(df, "ratings", columns, file)
     score = _numbers(values, "score", mapping["score"], file)
     _at_least_two_systems(values["system"], mapping["system"], file)
-    table = pd.DataFrame({
-        "prompt_id": values["prompt"], "system": values["system"], "criterion": _criteria(values, len(score)),
-        "annotator_id": values.get("annotator", np.full(len(score), "", dtype=object)), "score": score,
-    }).astype({"prompt_id": str, "system": str, "criterion": str, "annotator_id": str, "score": "float64"})
+    table = pd.DataFrame(
+        {
+            "prompt_id": values["prompt"],
+            "system": values["system"],
+            "criterion": _criteria(values, len(score)),
+            "annotator_id": values.get("annotator", np.full(len(score), "", dtype=object)),
+            "score": score,
+        }
+    ).astype({"prompt_id": str, "system": str, "criterion": str, "annotator_id": str, "score": "float64"})
     if "annotator" in values:
         dup = table.duplicated(["prompt_id", "system", "criterion", "annotator_id"], keep=False).to_numpy()
         if dup.any():
             raise FormatError(
                 "the same annotator scored the same system on the same prompt and criterion more than once",
-                file=file, rows=_rows(values, dup), column=mapping["annotator"],
+                file=file,
+                rows=_rows(values, dup),
+                column=mapping["annotator"],
             )
     return table.sort_values(["criterion", "prompt_id", "system", "annotator_id"], kind="stable", ignore_index=True)
 
@@ -777,35 +887,61 @@ def _ratings_matrix(ratings: pd.DataFrame, criterion: str | None, merge_redundan
 # --------------------------------------------------------------------------------------- registry
 
 _TRIAL_OPTIONAL = ("trial", "criterion", "prompt_text", "response")
-register(FormatSpec(
-    "pairwise", "A/B/tie votes",
-    required=("prompt", "system_a", "system_b", "annotator", "choice"),
-    optional=("criterion", "prompt_text", "response_a", "response_b", "position"),
-    synonyms={"position": ("position", "shown_first", "first_shown", "presented_first")},
-    not_blank=("prompt", "system_a", "system_b", "annotator", "choice", "criterion"),
-    read=read_pairwise,
-))
-register(FormatSpec(
-    "bestworst", "MOST/LEAST picks",
-    required=("prompt", "annotator", "system", "judgment"), optional=_TRIAL_OPTIONAL,
-    not_blank=("prompt", "annotator", "system", "criterion", "trial"),  # a blank judgment = middle
-    read=read_bestworst,
-))
-register(FormatSpec(
-    "ranking", "a rank per system",
-    required=("prompt", "annotator", "system", "rank"), optional=_TRIAL_OPTIONAL,
-    not_blank=("prompt", "annotator", "system", "rank", "criterion", "trial"),
-    read=read_ranking,
-))
-register(FormatSpec(
-    "responses", "person, item, score",
-    required=("person", "item", "score"), optional=(), not_blank=("person", "item", "score"),
-    read=read_responses, votes=False, matrix=_responses_matrix, cutpoints="free",
-    labels=("persons", "items"), merge=False,
-))
-register(FormatSpec(
-    "ratings", "scores per system",
-    required=("prompt", "system", "score"), optional=("annotator", "criterion", "prompt_text", "response"),
-    not_blank=("prompt", "system", "score", "annotator", "criterion"),
-    read=read_ratings, votes=False, matrix=_ratings_matrix,
-))
+register(
+    FormatSpec(
+        "pairwise",
+        "A/B/tie votes",
+        required=("prompt", "system_a", "system_b", "annotator", "choice"),
+        optional=("criterion", "prompt_text", "response_a", "response_b", "position"),
+        synonyms={"position": ("position", "shown_first", "first_shown", "presented_first")},
+        not_blank=("prompt", "system_a", "system_b", "annotator", "choice", "criterion"),
+        read=read_pairwise,
+    )
+)
+register(
+    FormatSpec(
+        "bestworst",
+        "MOST/LEAST picks",
+        required=("prompt", "annotator", "system", "judgment"),
+        optional=_TRIAL_OPTIONAL,
+        not_blank=("prompt", "annotator", "system", "criterion", "trial"),  # a blank judgment = middle
+        read=read_bestworst,
+    )
+)
+register(
+    FormatSpec(
+        "ranking",
+        "a rank per system",
+        required=("prompt", "annotator", "system", "rank"),
+        optional=_TRIAL_OPTIONAL,
+        not_blank=("prompt", "annotator", "system", "rank", "criterion", "trial"),
+        read=read_ranking,
+    )
+)
+register(
+    FormatSpec(
+        "responses",
+        "person, item, score",
+        required=("person", "item", "score"),
+        optional=(),
+        not_blank=("person", "item", "score"),
+        read=read_responses,
+        votes=False,
+        matrix=_responses_matrix,
+        cutpoints="free",
+        labels=("persons", "items"),
+        merge=False,
+    )
+)
+register(
+    FormatSpec(
+        "ratings",
+        "scores per system",
+        required=("prompt", "system", "score"),
+        optional=("annotator", "criterion", "prompt_text", "response"),
+        not_blank=("prompt", "system", "score", "annotator", "criterion"),
+        read=read_ratings,
+        votes=False,
+        matrix=_ratings_matrix,
+    )
+)

@@ -105,6 +105,7 @@ def analysis_input(
             return AnalysisInput(None, fmt, file, criterion, judgments=read, dropped_rows=tuple(dropped))
         rm = net_ratings(read.votes, criterion, merge_redundant=merge_redundant)
         return AnalysisInput(rm, fmt, file, criterion, judgments=read, dropped_rows=tuple(dropped))
+    assert spec.matrix is not None  # every format without votes builds its matrix
     rm = spec.matrix(read, criterion, merge_redundant)
     return AnalysisInput(rm, fmt, file, criterion, ratings=read, dropped_rows=tuple(dropped))
 
@@ -120,7 +121,12 @@ def bundled_input(key: str, criterion: str | None = None, *, merge_redundant: bo
     ds = dataset(key)
     judgments = load_judgments(key) if format_spec(ds.fmt).votes else None
     data = analysis_input(
-        load_table(key), ds.fmt, ds.columns, file=ds.path.name, criterion=criterion,
-        merge_redundant=merge_redundant, judgments=judgments,
+        load_table(key),
+        ds.fmt,
+        ds.columns,
+        file=ds.path.name,
+        criterion=criterion,
+        merge_redundant=merge_redundant,
+        judgments=judgments,
     )
     return replace(data, source=ds.title)

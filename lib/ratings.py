@@ -82,6 +82,7 @@ class RatingMatrix:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """(I, J): comparisons (or persons) x prompts (or items)."""
         return self.u.shape
 
 
@@ -152,9 +153,7 @@ def net_ratings(
     v = orient_votes(select_criterion(votes, criterion))
     if v.empty:
         raise SettingsError("no votes to rate")
-    cells = v.groupby(["comparison", "prompt_id"], sort=True).agg(
-        net=("score", "sum"), n=("score", "size")
-    )
+    cells = v.groupby(["comparison", "prompt_id"], sort=True).agg(net=("score", "sum"), n=("score", "size"))
     comps = (
         v.drop_duplicates("comparison")[["comparison", "system_a", "system_b"]]
         .sort_values("comparison")
@@ -254,7 +253,11 @@ def redundancy_groups(
 
 
 def _linked(
-    x: np.ndarray, obs: np.ndarray, rows: np.ndarray, cols: np.ndarray, threshold: float,
+    x: np.ndarray,
+    obs: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    threshold: float,
     n_systems: int | None,
 ) -> np.ndarray:
     """Link rule of :func:`redundancy_groups` between prompts ``rows`` and ``cols``; shape (R, C), bool.
@@ -297,8 +300,9 @@ def merge_groups(rm: RatingMatrix, labels: np.ndarray) -> RatingMatrix:
         categories=rm.categories,
         groups=pd.DataFrame({"prompt_id": rm.prompt_ids, "group": ids[labels]}),
         n_votes=np.stack([rm.n_votes[:, m].sum(axis=1) for m in members], axis=1),
-        scores_averaged=None if rm.scores_averaged is None else
-        np.stack([rm.scores_averaged[:, m].sum(axis=1) for m in members], axis=1),
+        scores_averaged=None
+        if rm.scores_averaged is None
+        else np.stack([rm.scores_averaged[:, m].sum(axis=1) for m in members], axis=1),
     )
 
 
@@ -378,7 +382,8 @@ def from_absolute_ratings(
     """
     r = select_criterion(ratings, criterion)
     r = r.groupby(["criterion", "prompt_id", "system"], sort=True, as_index=False).agg(
-        score=("score", "mean"), n=("score", "size"))
+        score=("score", "mean"), n=("score", "size")
+    )
     lo, hi = scale if scale is not None else (r["score"].min(), r["score"].max())
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise SettingsError(f"the rating scale [{lo}, {hi}] is not finite")
@@ -403,8 +408,11 @@ def from_absolute_ratings(
     rm = RatingMatrix(
         u=u,
         comparisons=pd.DataFrame(
-            {"comparison": [f"{b} vs {a}" for a, b in pairs], "system_a": [a for a, _ in pairs],
-             "system_b": [b for _, b in pairs]}
+            {
+                "comparison": [f"{b} vs {a}" for a, b in pairs],
+                "system_a": [a for a, _ in pairs],
+                "system_b": [b for _, b in pairs],
+            }
         ),
         prompt_ids=prompts.to_numpy(dtype=str),
         categories=np.arange(-NET_RATING_MAX, NET_RATING_MAX + 1, dtype=np.int64),

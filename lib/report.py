@@ -27,15 +27,14 @@ GLOSSARY = {
     "p_b_better": "posterior probability that theta > 0, i.e. that system B is better than A.",
     "R-hat": "spread between chains against within them (rank-normalised); above 1.01 they disagree.",
     "ESS bulk / tail": "effective number of independent draws for the posterior centre / its 5% and "
-                       "95% quantiles; below about 400 the estimates are noisy.",
+    "95% quantiles; below about 400 the estimates are noisy.",
     "MCSE": "Monte Carlo standard error of the posterior mean: the error due to finite draws.",
     "divergences": "NUTS transitions the sampler could not follow; any may bias the posterior.",
-    "BFMI": "Bayesian fraction of missing information per chain; below 0.3 the sampler explores "
-            "the tails poorly.",
+    "BFMI": "Bayesian fraction of missing information per chain; below 0.3 the sampler explores the tails poorly.",
     "contraction": "1 - posterior variance / prior variance: near 1 the data pin the parameter "
-                   "down, near 0 its interval is the prior's.",
+    "down, near 0 its interval is the prior's.",
     "posterior predictive p-value": "share of data sets replicated from the fit whose mean net "
-                                    "rating exceeds the observed one; near 0 or 1 the prompt misfits.",
+    "rating exceeds the observed one; near 0 or 1 the prompt misfits.",
 }
 """What each number in the report means, in one line."""
 
@@ -78,7 +77,7 @@ def convergence_table(idata: az.InferenceData) -> pd.DataFrame:
     SettingsError
         Fewer than 2 draws (a MAP fit).
     """
-    if idata.posterior.sizes["draw"] < 2:
+    if idata["posterior"].sizes["draw"] < 2:
         raise SettingsError(needs_posterior("diagnostics"))
     summary = az.summary(idata, var_names=["theta", "alpha", "b"], kind="diagnostics", fmt="xarray")
     parts = []
@@ -89,8 +88,7 @@ def convergence_table(idata: az.InferenceData) -> pd.DataFrame:
     table = pd.concat(parts, ignore_index=True)
     table["threshold"] = table["threshold"].astype("Int64")
     columns = ["parameter", "label", "threshold", "mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "r_hat"]
-    return table[columns].sort_values("r_hat", ascending=False, na_position="last", kind="stable",
-                                      ignore_index=True)
+    return table[columns].sort_values("r_hat", ascending=False, na_position="last", kind="stable", ignore_index=True)
 
 
 def data_summary(data) -> dict:
@@ -134,8 +132,10 @@ def _cell(value: object) -> str:
         return html.escape(_shown(value))
     counts = pd.Series([str(v).split("[")[0] for v in value]).value_counts(sort=False)
     summary = f"{len(value)}: " + ", ".join(f"{n} {name}" for name, n in counts.items())
-    return (f"{html.escape(summary)}<details><summary>list them</summary>"
-            f"{html.escape(', '.join(map(str, value)))}</details>")
+    return (
+        f"{html.escape(summary)}<details><summary>list them</summary>"
+        f"{html.escape(', '.join(map(str, value)))}</details>"
+    )
 
 
 def _pairs(values: dict) -> str:
@@ -148,8 +148,13 @@ def _figure(fig: go.Figure, n: int) -> str:
     """An interactive figure (plotly.js embedded with the first), in the report's template."""
     fig = go.Figure(fig).update_layout(template=REPORT_TEMPLATE)  # a copy: the page's figure is left alone
     # plotly escapes <, > and / in the figure's JSON, so user text in it cannot end the script.
-    return fig.to_html(full_html=False, include_plotlyjs=n == 0, div_id=f"figure-{n}",
-                       default_height=f"{fig.layout.height or 450}px", config={"displaylogo": False})
+    return fig.to_html(
+        full_html=False,
+        include_plotlyjs=n == 0,
+        div_id=f"figure-{n}",
+        default_height=f"{fig.layout.height or 450}px",
+        config={"displaylogo": False},
+    )
 
 
 def _table(table: pd.DataFrame) -> str:
@@ -177,7 +182,7 @@ def build_report(
         Title -> figure; embedded as interactive plotly, plotly.js included once (inline), drawn
         with ``REPORT_TEMPLATE`` (distinct colours per chain or trace).
     ranking : lib.ranking.run.RankingResult, optional
-        The Leaderboard page's result for the same data (``pages.common.current_ranking``): its
+        The Leaderboard page's result for the same data (``ui.common.current_ranking``): its
         settings, notes, skill forest and leaderboard table are added.
 
     Returns
@@ -197,9 +202,12 @@ def build_report(
         "<h1>Human evaluation report</h1>",
         f"<p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Graded response model "
         "(Samejima 1969) of net ratings, as in Sedoc &amp; Ungar (2020).</p>",
-        "<h2>Data</h2>", _pairs(data_summary),
-        "<h2>Fit settings</h2>", _pairs(asdict(fit.settings)),
-        "<h2>Diagnostics</h2>", _pairs(diag),
+        "<h2>Data</h2>",
+        _pairs(data_summary),
+        "<h2>Fit settings</h2>",
+        _pairs(asdict(fit.settings)),
+        "<h2>Diagnostics</h2>",
+        _pairs(diag),
     ]
     if warnings:
         items = "".join(f'<li class="warning">{html.escape(w)}</li>' for w in warnings)
@@ -220,9 +228,17 @@ def build_report(
     if ranking is not None:
         from lib.plots.ranking import skill_forest
 
-        parts += ["<h2>Leaderboard</h2>", "<p>One skill per system (structured IRT; docs/leaderboard.md).</p>",
-                  _pairs({"sampler": ranking.fit.settings.sampler, "likelihood": ranking.fit.data.likelihood,
-                          "systems": len(ranking.leaderboard)})]
+        parts += [
+            "<h2>Leaderboard</h2>",
+            "<p>One skill per system (structured IRT; docs/leaderboard.md).</p>",
+            _pairs(
+                {
+                    "sampler": ranking.fit.settings.sampler,
+                    "likelihood": ranking.fit.data.likelihood,
+                    "systems": len(ranking.leaderboard),
+                }
+            ),
+        ]
         parts += [f'<p class="warning">{html.escape(note)}</p>' for note in ranking.notes]
         parts.append(_figure(skill_forest(ranking.leaderboard), len(figures)))
         parts.append(_table(ranking.leaderboard))

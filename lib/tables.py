@@ -16,6 +16,7 @@ import os
 import re
 import stat
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,10 +60,16 @@ def read_bytes(source: Any, name: str) -> bytes:
         if stat.S_ISDIR(mode):
             raise FormatError("this is a folder, not a file; give the path of a CSV file", file=name)
         if not stat.S_ISREG(mode):
-            kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a device" if (
-                stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) else "a socket or special file"
-            raise FormatError(f"this is {kind}, not a regular file; save the data to a CSV file and give its path",
-                              file=name)
+            kind = (
+                "a FIFO (named pipe)"
+                if stat.S_ISFIFO(mode)
+                else "a device"
+                if (stat.S_ISCHR(mode) or stat.S_ISBLK(mode))
+                else "a socket or special file"
+            )
+            raise FormatError(
+                f"this is {kind}, not a regular file; save the data to a CSV file and give its path", file=name
+            )
         try:
             with open(source, "rb") as fh:
                 return _bounded(fh.read(MAX_FILE_BYTES + 1), name)
@@ -78,8 +85,9 @@ def read_bytes(source: Any, name: str) -> bytes:
 
 def _bounded(data: bytes, name: str) -> bytes:
     if len(data) > MAX_FILE_BYTES:
-        raise FormatError(f"the file is larger than {MAX_FILE_BYTES >> 20:,} MB, the most this program reads",
-                          file=name)
+        raise FormatError(
+            f"the file is larger than {MAX_FILE_BYTES >> 20:,} MB, the most this program reads", file=name
+        )
     return data
 
 
@@ -117,19 +125,28 @@ def read_csv(source: Any, name: str) -> pd.DataFrame:
     try:
         header = [h.strip() for h in next(csv.reader(io.StringIO(text), delimiter=sep), [])]
     except csv.Error as err:  # e.g. a header cell over the csv module's 128 KiB field limit
-        raise FormatError(f"cannot read the header ({err}); a column name may have at most {MAX_NAME_CHARS:,} "
-                          "characters", file=name, rows=[0]) from None
-    check_names(np.array(header, dtype=object), np.zeros(len(header), dtype=int), what="column name",
-                column=None, file=name)
+        raise FormatError(
+            f"cannot read the header ({err}); a column name may have at most {MAX_NAME_CHARS:,} characters",
+            file=name,
+            rows=[0],
+        ) from None
+    check_names(
+        np.array(header, dtype=object), np.zeros(len(header), dtype=int), what="column name", column=None, file=name
+    )
     repeated = sorted({h for h in header if h and header.count(h) > 1})
     if repeated:  # pandas would silently rename the second one to "name.1"
-        raise FormatError(f"column name{'s' if len(repeated) > 1 else ''} "
-                          f"{', '.join(repr(h) for h in repeated)} appear{'' if len(repeated) > 1 else 's'} "
-                          "more than once in the header; give every column its own name",
-                          file=name, rows=[0], column=repeated[0])
+        raise FormatError(
+            f"column name{'s' if len(repeated) > 1 else ''} "
+            f"{', '.join(repr(h) for h in repeated)} appear{'' if len(repeated) > 1 else 's'} "
+            "more than once in the header; give every column its own name",
+            file=name,
+            rows=[0],
+            column=repeated[0],
+        )
     try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False,
-                         sep=sep, index_col=False)
+        df = pd.read_csv(
+            io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False, sep=sep, index_col=False
+        )
     except pd.errors.EmptyDataError:
         raise FormatError("the file is empty", file=name) from None
     except (pd.errors.ParserError, ValueError) as err:
@@ -154,8 +171,10 @@ def _decode(data: bytes, name: str) -> str:
         else:
             reason = "no line break"
         if "\n" not in text:  # a CSV with data has at least two lines
-            raise FormatError(f"the file starts with a UTF-16 byte-order mark but is not UTF-16 CSV text "
-                              f"({reason}); {_SAVE_AS_UTF8}", file=name) from None
+            raise FormatError(
+                f"the file starts with a UTF-16 byte-order mark but is not UTF-16 CSV text ({reason}); {_SAVE_AS_UTF8}",
+                file=name,
+            ) from None
         return text
     try:
         return data.decode("utf-8-sig")
@@ -189,34 +208,47 @@ def normalise(name: object) -> str:
     return re.sub(r"[^0-9a-z]", "", str(name).lower())
 
 
-def guess_roles(
-    columns: Sequence[str],
-    roles: Sequence[str],
-    synonyms: Mapping[str, Sequence[str]],
-    table: pd.DataFrame | None = None,
-    *,
-    text_roles: Collection[str] = (),
-    optional_roles: Collection[str] = (),
-) -> dict[str, str]:
-    """Guess which column plays each role from the column names.
+@dataclass(frozen=True)
+class ColumnRoles:
+    """The roles a reader maps a file's columns onto, and the column names each is guessed from.
+
+    Every reader (judgment formats ``FormatSpec.column_roles``, cost studies
+    ``lib.cost.schema.STUDY_ROLES``, revision files ``lib.revision.io.column_roles``) describes its
+    roles so, and :func:`guess_roles` guesses them all the same way.
+
+    Attributes
+    ----------
+    roles : tuple of str
+        Roles in order of priority (a column is given to the first role that names it).
+    synonyms : mapping
+        ``{role: names}``, best first; the role's own name is tried before them.
+    text_roles : collection of str
+        Roles that hold free text: a column whose non-blank values are all integers is not guessed
+        for them (e.g. a question number named "question").
+    optional_roles : collection of str
+        Roles a file may leave out: a column with no value at all is not guessed for them (mapped by
+        hand, its blanks are reported).
+    """
+
+    roles: tuple[str, ...]
+    synonyms: Mapping[str, Sequence[str]]
+    text_roles: Collection[str] = ()
+    optional_roles: Collection[str] = ()
+
+
+def guess_roles(columns: Sequence[str], roles: ColumnRoles, table: pd.DataFrame | None = None) -> dict[str, str]:
+    """Guess which column plays each role from the column names (the one column guesser).
 
     Parameters
     ----------
     columns : sequence of str
         The file's column names.
-    roles : sequence of str
-        Roles in order of priority (a column is given to the first role that names it).
-    synonyms : mapping
-        ``{role: names}``, best first; the role's own name is tried before them. Names are
-        compared after :func:`normalise` (case, blanks and punctuation ignored).
+    roles : ColumnRoles
+        The reader's roles and their synonyms. Names are compared after :func:`normalise` (case,
+        blanks and punctuation ignored).
     table : pandas.DataFrame, optional
-        The file's rows: a column with no value at all is not guessed for one of ``optional_roles``
-        (mapped by hand, its blanks are reported); a column whose non-blank values are all integers
-        is not guessed for one of ``text_roles`` (e.g. a question number named "question").
-    text_roles : collection of str
-        Roles that hold free text.
-    optional_roles : collection of str
-        Roles a file may leave out.
+        The file's rows, for the checks of ``roles.text_roles`` and ``roles.optional_roles``
+        (without it they are not made).
 
     Returns
     -------
@@ -224,15 +256,19 @@ def guess_roles(
         ``{role: column}`` for the roles a column was found for, each column used at most once.
     """
     by_norm: dict[str, str] = {}
-    for col in columns:
-        by_norm.setdefault(normalise(col), col)
+    for name in columns:
+        by_norm.setdefault(normalise(name), name)
     used: set[str] = set()
     guess: dict[str, str] = {}
-    for role in roles:
-        for synonym in (role, *synonyms.get(role, ())):
+    for role in roles.roles:
+        for synonym in (role, *roles.synonyms.get(role, ())):
             col = by_norm.get(normalise(synonym))
-            if (col is None or col in used or (role in optional_roles and _blank(table, col))
-                    or (role in text_roles and _integers(table, col))):
+            if (
+                col is None
+                or col in used
+                or (role in roles.optional_roles and _blank(table, col))
+                or (role in roles.text_roles and _integers(table, col))
+            ):
                 continue
             guess[role] = col
             used.add(col)
@@ -304,15 +340,24 @@ def combine_columns(df: pd.DataFrame, columns: Mapping[str, str] | None, *, file
         parts = [part.strip() for part in name.split(COMBINE)]
         unknown = [part for part in parts if part not in df.columns]
         if unknown or len(parts) < 2:
-            raise FormatError(f"cannot combine '{name}': {', '.join(repr(u) for u in unknown) or 'one name'} "
-                              f"{'is' if len(unknown) < 2 else 'are'} not a column of the file; its columns are "
-                              f"{', '.join(map(str, df.columns))}", file=file, column=name)
+            raise FormatError(
+                f"cannot combine '{name}': {', '.join(repr(u) for u in unknown) or 'one name'} "
+                f"{'is' if len(unknown) < 2 else 'are'} not a column of the file; its columns are "
+                f"{', '.join(map(str, df.columns))}",
+                file=file,
+                column=name,
+            )
         cells = pd.DataFrame({part: text(df[part]) for part in parts}, index=df.index)
         joined = cells.agg(COMBINED_SEPARATOR.join, axis=1).where((cells != "").all(axis=1), "")
         distinct = cells.assign(_joined=joined).drop_duplicates()
         clash = joined.isin(distinct.loc[distinct.duplicated("_joined", keep=False), "_joined"])
-        refuse((clash & (joined != "")).to_numpy(), f"different cells give the same combined value; a cell holds "
-               f"'{COMBINED_SEPARATOR.strip()}'", row_numbers(df), name, file)
+        refuse(
+            (clash & (joined != "")).to_numpy(),
+            f"different cells give the same combined value; a cell holds '{COMBINED_SEPARATOR.strip()}'",
+            row_numbers(df),
+            name,
+            file,
+        )
         df[name] = joined
     return df
 
@@ -359,9 +404,14 @@ def check_names(cells: np.ndarray, rows: np.ndarray, *, what: str, column: str |
     long = lengths > MAX_NAME_CHARS
     if long.any():
         first = str(cells[long][0])
-        refuse(long, f"{what} of {int(lengths[long].max()):,} characters (starting {first[:40]!r}); a name or id "
-                     f"may have at most {MAX_NAME_CHARS:,} characters: is the right column mapped?",
-               rows, column, file)
+        refuse(
+            long,
+            f"{what} of {int(lengths[long].max()):,} characters (starting {first[:40]!r}); a name or id "
+            f"may have at most {MAX_NAME_CHARS:,} characters: is the right column mapped?",
+            rows,
+            column,
+            file,
+        )
 
 
 def numbers(cells: np.ndarray, rows: np.ndarray, *, what: str, column: str, file: str) -> np.ndarray:

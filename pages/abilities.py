@@ -4,20 +4,19 @@ import time
 
 import streamlit as st
 
-from lib.design import auto_cutpoints
+from lib.data_checks import auto_cutpoints
 from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
+from lib.inference.diagnostics import NOT_CONVERGED, diagnostics_json
+from lib.inference.settings import gives_posterior
 from lib.irt.contraction import UNINFORMED_BELOW
-from lib.irt.fit import NOT_CONVERGED, diagnostics_json, fit_grm, netcdf_bytes
-from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings, gives_posterior
+from lib.irt.fit import fit_grm, netcdf_bytes
+from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
-from pages.common import current_fit, current_input
-from pages.entry import served_by_app
-from pages.text import escape_markdown
-
-served_by_app()
+from ui.common import current_fit, current_input
+from ui.text import escape_markdown
 
 started = time.perf_counter()  # a click reruns this script: the user's wait starts about here
 
@@ -35,18 +34,27 @@ def settings_form(data) -> tuple[FitSettings, bool]:
         c = st.columns(6)
         samplers, cuts = list(SAMPLERS), list(CUTPOINTS)
         sampler = c[0].selectbox(
-            "Sampler", samplers, index=samplers.index(old.sampler) if old.sampler in SAMPLERS else 0,
-            key="abil_sampler", help=_options_help({s.name: s.help for s in SAMPLERS.values()}))
+            "Sampler",
+            samplers,
+            index=samplers.index(old.sampler) if old.sampler in SAMPLERS else 0,
+            key="abil_sampler",
+            help=_options_help({s.name: s.help for s in SAMPLERS.values()}),
+        )
         cutpoints = c[1].selectbox(
-            "Cutpoints", cuts, index=cuts.index(auto_cutpoints(data.matrix, data.fmt)), key="abil_cutpoints",
+            "Cutpoints",
+            cuts,
+            index=cuts.index(auto_cutpoints(data.matrix, data.fmt)),
+            key="abil_cutpoints",
             help=_options_help(CUTPOINTS) + "  \nThe default follows the format and the design: shared "
-            "when the prompts have too few rated comparisons to inform their own thresholds.")
+            "when the prompts have too few rated comparisons to inform their own thresholds.",
+        )
         chains = c[2].number_input("Chains", 1, 8, old.chains, key="abil_chains")
         draws = c[3].number_input("Draws", 50, 10000, old.draws, step=100, key="abil_draws")
         tune = c[4].number_input("Tuning", 0, 10000, old.tune, step=100, key="abil_tune")
         seed = c[5].number_input("Seed", 0, 2**31 - 1, old.seed, key="abil_seed")
-    settings = FitSettings(cutpoints=cutpoints, sampler=sampler, chains=int(chains),
-                           draws=int(draws), tune=int(tune), seed=int(seed))
+    settings = FitSettings(
+        cutpoints=cutpoints, sampler=sampler, chains=int(chains), draws=int(draws), tune=int(tune), seed=int(seed)
+    )
     st.session_state["fit_settings"] = settings
     return settings, st.button("Fit", type="primary", key="abil_fit")
 
@@ -54,8 +62,7 @@ def settings_form(data) -> tuple[FitSettings, bool]:
 def run_fit(data, settings: FitSettings):
     bar = st.progress(0.0, text="starting")
     with st.status(f"Fitting with {settings.sampler}…", expanded=True) as status:
-        fit = fit_grm(data.matrix, settings, remember=True,
-                      progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
+        fit = fit_grm(data.matrix, settings, remember=True, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
         status.update(label="Fitted", state="complete", expanded=False)
     bar.empty()
     return fit
@@ -65,9 +72,11 @@ def show_diagnostics(fit) -> None:
     d = fit.diagnostics
     failed = [w for w in d.warnings if w.startswith(NOT_CONVERGED)]
     if failed:
-        st.error("**This fit has not converged**: the abilities, intervals and probabilities below are "
-                 "not to be reported. Fit again with more chains, tuning iterations and draws.  \n"
-                 + "  \n".join(escape_markdown(w) for w in failed))
+        st.error(
+            "**This fit has not converged**: the abilities, intervals and probabilities below are "
+            "not to be reported. Fit again with more chains, tuning iterations and draws.  \n"
+            + "  \n".join(escape_markdown(w) for w in failed)
+        )
     for w in d.warnings:
         if w not in failed:
             st.warning(escape_markdown(w))
@@ -77,13 +86,18 @@ def show_diagnostics(fit) -> None:
         c[1].metric("min bulk ESS", f"{d.ess_bulk_min:.0f}")
         c[2].metric("min tail ESS", f"{d.ess_tail_min:.0f}")
         c[3].metric("divergences", d.divergences)
-        c[4].metric("fit time", f"{d.wall_s:.1f} s", help="from the start of the fit to its result, "
-                    "model building and compilation included")
+        c[4].metric(
+            "fit time",
+            f"{d.wall_s:.1f} s",
+            help="from the start of the fit to its result, model building and compilation included",
+        )
 
 
 st.title("Abilities")
-st.caption("Graded response model (Sedoc & Ungar 2020): theta_i is comparison i's ability in "
-           "logits; theta > 0 means system B is better than A, 0 means equally good.")
+st.caption(
+    "Graded response model (Sedoc & Ungar 2020): theta_i is comparison i's ability in "
+    "logits; theta > 0 means system B is better than A, 0 means equally good."
+)
 data = current_input()
 if data is not None:
     settings, clicked = settings_form(data)
@@ -96,40 +110,62 @@ if data is not None:
             fit = None
         st.session_state["fit"] = fit
     if fit is None and not clicked:
-        st.info("No fit for this data and these settings yet: press **Fit**. A MAP preview takes "
-                "about a second (several seconds the first time, to compile); the full posterior "
-                "(numpyro, 4 chains) a minute or more.")
+        st.info(
+            "No fit for this data and these settings yet: press **Fit**. A MAP preview takes "
+            "about a second (several seconds the first time, to compile); the full posterior "
+            "(numpyro, 4 chains) a minute or more."
+        )
     elif fit is not None:
         s = fit.settings
-        st.caption(f"Showing the fit with {s.sampler}, {s.cutpoints} cutpoints, {s.chains} chains x "
-                   f"{s.draws} draws ({s.tune} tuning), seed {s.seed}.")
+        st.caption(
+            f"Showing the fit with {s.sampler}, {s.cutpoints} cutpoints, {s.chains} chains x "
+            f"{s.draws} draws ({s.tune} tuning), seed {s.seed}."
+        )
         show_diagnostics(fit)
         table = ability_table(fit, data.matrix)
         point_only = not gives_posterior(fit.diagnostics.sampler)
         weak = table.loc[table["contraction"] < UNINFORMED_BELOW, "comparison"]
         if len(weak):
-            st.warning(f"The data do not inform the ability of {len(weak)} of {len(table)} "
-                       f"comparisons (contraction below {UNINFORMED_BELOW}, column `contraction`): "
-                       + escape_markdown(", ".join(map(str, weak))))
+            st.warning(
+                f"The data do not inform the ability of {len(weak)} of {len(table)} "
+                f"comparisons (contraction below {UNINFORMED_BELOW}, column `contraction`): "
+                + escape_markdown(", ".join(map(str, weak)))
+            )
         if not point_only and len(table) > MAX_DENSITIES:
-            st.caption(f"{len(table)} comparisons (or persons): too many density curves to read; "
-                       "see the forest plot and the table.")
+            st.caption(
+                f"{len(table)} comparisons (or persons): too many density curves to read; "
+                "see the forest plot and the table."
+            )
         elif not point_only:
             th = fit.idata.posterior["theta"].transpose("chain", "draw", "comparison").to_numpy()
-            st.plotly_chart(ability_density(th.reshape(-1, th.shape[-1]), list(table["comparison"])),
-                            key="abil_density")
+            st.plotly_chart(
+                ability_density(th.reshape(-1, th.shape[-1]), list(table["comparison"])), key="abil_density"
+            )
         st.plotly_chart(ability_forest(table, point_only=point_only), key="abil_forest")
         st.dataframe(readable(table.round(3)), hide_index=True, key="abil_table")
         if point_only:
-            st.caption("MAP point: P(B better) and contraction are left empty (a point estimate "
-                       "has no probability or posterior variance).")
+            st.caption(
+                "MAP point: P(B better) and contraction are left empty (a point estimate "
+                "has no probability or posterior variance)."
+            )
         c = st.columns(3)
-        c[0].download_button("abilities.csv", csv_text(table), "abilities.csv",
-                             mime="text/csv", key="abil_dl_csv")
-        c[1].download_button("posterior.nc (arviz netcdf)", netcdf_bytes(fit), "posterior.nc",
-                             mime="application/x-netcdf", key="abil_dl_nc")
-        c[2].download_button("diagnostics.json", diagnostics_json(fit.diagnostics),
-                             "diagnostics.json", mime="application/json", key="abil_dl_diag")
+        c[0].download_button("abilities.csv", csv_text(table), "abilities.csv", mime="text/csv", key="abil_dl_csv")
+        c[1].download_button(
+            "posterior.nc (arviz netcdf)",
+            netcdf_bytes(fit),
+            "posterior.nc",
+            mime="application/x-netcdf",
+            key="abil_dl_nc",
+        )
+        c[2].download_button(
+            "diagnostics.json",
+            diagnostics_json(fit.diagnostics),
+            "diagnostics.json",
+            mime="application/json",
+            key="abil_dl_diag",
+        )
         if clicked:
-            st.success(f"Result in {time.perf_counter() - started:.1f} s from the click "
-                       "(data preparation, compilation and charts included).")
+            st.success(
+                f"Result in {time.perf_counter() - started:.1f} s from the click "
+                "(data preparation, compilation and charts included)."
+            )

@@ -14,23 +14,21 @@ from lib.cost.schema import (
     OPTIONAL,
     REQUIRED,
     ROLE_HELP,
-    Study,
-    guess_columns,
+    STUDY_ROLES,
     guess_covariates,
     guess_with_label,
     read_study,
 )
+from lib.cost.study import Study
 from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.formats import read_csv
 from lib.paths import DATA_DIR
 from lib.plots import cost as plots
-from pages.entry import served_by_app
-from pages.mapping import column_mapping
-from pages.text import escape_markdown
-
-served_by_app()
+from lib.tables import guess_roles
+from ui.mapping import column_mapping
+from ui.text import escape_markdown
 
 EXAMPLE = DATA_DIR / "cost_example" / "study.csv"
 WEIGHT_STEPS = [0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
@@ -47,13 +45,26 @@ def _read(data: bytes, name: str) -> pd.DataFrame:
 
 @st.cache_data(show_spinner="Running the analysis ...")
 def _analyse(
-    data: bytes, name: str, columns: tuple, with_label: str | None, covariates: tuple,
-    weights: tuple, n_max: int, loss_source: str, validation_zero: bool,
+    data: bytes,
+    name: str,
+    columns: tuple,
+    with_label: str | None,
+    covariates: tuple,
+    weights: tuple,
+    n_max: int,
+    loss_source: str,
+    validation_zero: bool,
 ) -> tuple[Study, CostResults]:
-    study = read_study(_read(data, name), dict(columns), with_label=with_label,
-                       covariates={c: (list(o) if o else None) for c, o in covariates}, file=name)
-    return study, analyse(study, weights=Weights(*weights), n_max=n_max, loss_source=loss_source,
-                          validation_zero=validation_zero)
+    study = read_study(
+        _read(data, name),
+        dict(columns),
+        with_label=with_label,
+        covariates={c: (list(o) if o else None) for c, o in covariates},
+        file=name,
+    )
+    return study, analyse(
+        study, weights=Weights(*weights), n_max=n_max, loss_source=loss_source, validation_zero=validation_zero
+    )
 
 
 def _table(table: pd.DataFrame, key: str | None = None) -> None:
@@ -64,8 +75,13 @@ def _table(table: pd.DataFrame, key: str | None = None) -> None:
 def _download(table: pd.DataFrame, name: str) -> None:
     """A download of ``table`` as the command's file for the table ``name`` (a key of ``FILES``)."""
     file_name = FILES[name]
-    st.download_button(f"Download {file_name}", csv_text(table).encode("utf-8"), file_name=file_name,
-                       mime="text/csv", key=f"cost_dl_{file_name}")
+    st.download_button(
+        f"Download {file_name}",
+        csv_text(table).encode("utf-8"),
+        file_name=file_name,
+        mime="text/csv",
+        key=f"cost_dl_{file_name}",
+    )
 
 
 st.title("Human cost of using a model")
@@ -96,20 +112,34 @@ except InputError as err:
     st.stop()
 
 with st.expander("Columns and conditions", expanded=source == "Upload a CSV"):
-    columns, _ = column_mapping(list(map(str, df.columns)), REQUIRED, OPTIONAL, guess_columns(list(df.columns)),
-                                key=f"cost_{file_id}", help=ROLE_HELP)
+    columns, _ = column_mapping(
+        list(map(str, df.columns)),
+        REQUIRED,
+        OPTIONAL,
+        guess_roles(list(df.columns), STUDY_ROLES),
+        key=f"cost_{file_id}",
+        help=ROLE_HELP,
+    )
     labels = []
     if columns["condition"]:
         labels = sorted({str(v).strip() for v in df[columns["condition"]] if str(v).strip()})
     with_label = None
     if len(labels) == 2:
-        with_label = st.selectbox("Condition label meaning 'with the model'", labels,
-                                  index=labels.index(guess_with_label(labels)), key=f"cost_with_{file_id}")
+        with_label = st.selectbox(
+            "Condition label meaning 'with the model'",
+            labels,
+            index=labels.index(guess_with_label(labels)),
+            key=f"cost_with_{file_id}",
+        )
     mapped = {r: c for r, c in columns.items() if c}
     found = guess_covariates(df, mapped)
     candidates = [c for c in map(str, df.columns) if c not in mapped.values()]
-    chosen_cov = st.multiselect("Participant covariates (Spearman matrix)", candidates,
-                                default=[c for c in found if c in candidates], key=f"cost_cov_{file_id}")
+    chosen_cov = st.multiselect(
+        "Participant covariates (Spearman matrix)",
+        candidates,
+        default=[c for c in found if c in candidates],
+        key=f"cost_cov_{file_id}",
+    )
     covariates = []
     for col in chosen_cov:
         order = found.get(col)
@@ -119,7 +149,8 @@ with st.expander("Columns and conditions", expanded=source == "Upload a CSV"):
             order = sorted(set(text[text != ""]))
         if order is not None:
             typed = st.text_input(
-                f"Order of '{escape_markdown(col)}' (low < ... < high)", " < ".join(order),
+                f"Order of '{escape_markdown(col)}' (low < ... < high)",
+                " < ".join(order),
                 key=f"cost_order_{col}_{file_id}",
                 help="Recognised orders are filled in; anything else starts alphabetical: check it.",
             )
@@ -128,26 +159,46 @@ with st.expander("Columns and conditions", expanded=source == "Upload a CSV"):
 
 with st.sidebar:
     st.subheader("Cost weights (Eqs. 2-3)")
-    st.caption(f"Loss units per second of effort. {DEFAULT_WEIGHT} (the default): 100 s cost as much as "
-               "a useless answer; 1: a single second does.")
+    st.caption(
+        f"Loss units per second of effort. {DEFAULT_WEIGHT} (the default): 100 s cost as much as "
+        "a useless answer; 1: a single second does."
+    )
     weights = tuple(
         st.select_slider(label, WEIGHT_STEPS, value=DEFAULT_WEIGHT, key=f"cost_w_{key}")
-        for key, label in (("alpha", "alpha: devising the prompt D_H"), ("beta", "beta: solving alone G_H"),
-                           ("gamma", "gamma: wrapping + unwrapping W_H + U_H"), ("delta", "delta: validating V_H"))
+        for key, label in (
+            ("alpha", "alpha: devising the prompt D_H"),
+            ("beta", "beta: solving alone G_H"),
+            ("gamma", "gamma: wrapping + unwrapping W_H + U_H"),
+            ("delta", "delta: validating V_H"),
+        )
     )
     validation_zero = st.checkbox(
-        "Take validation time V_H as 0 where not measured", key="cost_validation_zero",
+        "Take validation time V_H as 0 where not measured",
+        key="cost_validation_zero",
         help="For studies that did not time the checking of answers; otherwise such tasks get no cost.",
     )
     n_max = st.slider("n instances (cost curves)", 1, 200, 20, key="cost_n")
     # The paper's Fig. 5 plots the external L_E (self-assessed L_H only in its appendix).
     sources = (["external"] if columns.get("external_loss") else []) + ["self"]
-    loss_source = st.radio("Loss against difficulty", sources, key="cost_loss_source",
-                           format_func=lambda s: {"self": "self-assessed L_H", "external": "external L_E"}[s])
+    loss_source = st.radio(
+        "Loss against difficulty",
+        sources,
+        key="cost_loss_source",
+        format_func=lambda s: {"self": "self-assessed L_H", "external": "external L_E"}[s],
+    )
 
 try:
-    study, res = _analyse(data, name, tuple(sorted(columns.items())), with_label, tuple(covariates),
-                          weights, n_max, loss_source, validation_zero)
+    study, res = _analyse(
+        data,
+        name,
+        tuple(sorted(columns.items())),
+        with_label,
+        tuple(covariates),
+        weights,
+        n_max,
+        loss_source,
+        validation_zero,
+    )
 except InputError as err:
     st.error(escape_markdown(err))
     st.stop()
@@ -162,21 +213,28 @@ for message in res.warnings:
 
 tab_loss, tab_effort, tab_cost, tab_gap, tab_corr = st.tabs(
     [
-        "Loss (Table 1)", "Effort (Fig. 4)", "Cost and break-even n", "Understanding gap (Fig. 5)",
+        "Loss (Table 1)",
+        "Effort (Fig. 4)",
+        "Cost and break-even n",
+        "Understanding gap (Fig. 5)",
         "Correlations (Fig. 3)",
     ]
 )
 with tab_loss:
-    st.markdown("Mean loss L = 1 - (s - 1)/4 per task and condition; Shapiro-Wilk and Levene choose "
-                "t-test or Mann-Whitney U, p-values Holm-corrected across tasks.")
+    st.markdown(
+        "Mean loss L = 1 - (s - 1)/4 per task and condition; Shapiro-Wilk and Levene choose "
+        "t-test or Mann-Whitney U, p-values Holm-corrected across tasks."
+    )
     _table(res.loss_table, "cost_loss_table")
     _download(res.loss_table, "loss_table")
     with st.expander("Pre-tests"):
         _table(res.loss_tests)
         _download(res.loss_tests, "loss_tests")
 with tab_effort:
-    st.plotly_chart(plots.effort_bars(res.effort_medians, res.effort_tests, study.with_label, study.without_label),
-                    key="cost_fig_effort")
+    st.plotly_chart(
+        plots.effort_bars(res.effort_medians, res.effort_tests, study.with_label, study.without_label),
+        key="cost_fig_effort",
+    )
     st.caption("First instance of a task = D_H + W_H, later instances W_H only; medians in seconds.")
     _table(res.effort_medians)
     _download(res.effort_medians, "effort_medians")
@@ -188,10 +246,14 @@ with tab_cost:
     else:
         st.plotly_chart(plots.cost_curves(res.cost_curve, res.cost_terms), key="cost_fig_curves")
     never = res.cost_terms.break_even_n.isna() & res.cost_terms.setup.notna()
-    _table(res.cost_terms.assign(break_even_n=res.cost_terms.break_even_n.astype(object).where(
-        ~never, "never")), "cost_terms_table")
-    st.caption("break_even_n: smallest n with C_H,M(n) < C_H(n), \"never\" when the model's per-instance "
-               "cost is not lower at these weights (n_star = ∞); — = a term was not measured.")
+    _table(
+        res.cost_terms.assign(break_even_n=res.cost_terms.break_even_n.astype(object).where(~never, "never")),
+        "cost_terms_table",
+    )
+    st.caption(
+        'break_even_n: smallest n with C_H,M(n) < C_H(n), "never" when the model\'s per-instance '
+        "cost is not lower at these weights (n_star = ∞); — = a term was not measured."
+    )
     _download(res.cost_terms, "cost_terms")
     _download(res.cost_curve, "cost_curve")
 with tab_gap:

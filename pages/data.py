@@ -1,21 +1,21 @@
 """Data: choose a bundled data set or upload judgments, map columns, check and summarise them.
 
-The user's choices are kept in session_state keys that are not widget keys (pages.common), so they
+The user's choices are kept in session_state keys that are not widget keys (ui.common), so they
 survive other pages; an upload whose mapping or design cannot be used leaves no data active.
 """
 
 import pandas as pd
 import streamlit as st
 
+from lib.data_checks import design_report
 from lib.datasets import DATASETS
-from lib.design import design_report
 from lib.errors import InputError
-from lib.formats import FORMATS, guess_columns, guess_format
+from lib.formats import FORMATS, guess_format
 from lib.inputs import AnalysisInput
 from lib.plots.irt import net_rating_heatmap
 from lib.ratings import fleiss_kappa, merge_warning
-from lib.tables import combine_columns
-from pages.common import (
+from lib.tables import combine_columns, guess_roles
+from ui.common import (
     NO_FILTER,
     UPLOAD,
     bundled_criterion,
@@ -25,11 +25,8 @@ from pages.common import (
     restore,
     sync_url,
 )
-from pages.entry import served_by_app
-from pages.mapping import column_mapping
-from pages.text import escape_markdown
-
-served_by_app()
+from ui.mapping import column_mapping
+from ui.text import escape_markdown
 
 # Prefix of the widget keys that belong to one uploaded file (reset when another is uploaded). A comment,
 # not a string: Streamlit's magic shows a bare string in a page script on the page.
@@ -38,13 +35,16 @@ UPLOAD_WIDGETS = "up_"
 
 def merge_toggle(disabled: bool) -> bool:
     restore("data_merge", "view_merge")
-    merge = st.toggle("Average redundant prompts (correlation credibly > 0.6)", key="data_merge",
-                      disabled=disabled,
-                      help="Sedoc & Ungar average prompts whose net ratings correlate above 0.6 over "
-                           "comparisons, so that near-copies do not overstate significance. Merged "
-                           "only where r's one-sided 95% lower bound exceeds 0.6 over at least 10 "
-                           "independent comparisons (at most S - 1 for S systems), every member "
-                           "linked to every other.")
+    merge = st.toggle(
+        "Average redundant prompts (correlation credibly > 0.6)",
+        key="data_merge",
+        disabled=disabled,
+        help="Sedoc & Ungar average prompts whose net ratings correlate above 0.6 over "
+        "comparisons, so that near-copies do not overstate significance. Merged "
+        "only where r's one-sided 95% lower bound exceeds 0.6 over at least 10 "
+        "independent comparisons (at most S - 1 for S systems), every member "
+        "linked to every other.",
+    )
     st.session_state["view_merge"] = merge
     return merge
 
@@ -52,14 +52,23 @@ def merge_toggle(disabled: bool) -> bool:
 def uploaded_file() -> tuple[str, bytes] | None:
     """The file uploaded now, else the one uploaded earlier in the session (the uploader widget
     forgets its file when another page is shown)."""
-    file = st.file_uploader("Judgments CSV (UTF-8 or UTF-16; comma, semicolon, tab or | separated)",
-                            type=["csv", "tsv", "txt"], key="data_upload")
+    file = st.file_uploader(
+        "Judgments CSV (UTF-8 or UTF-16; comma, semicolon, tab or | separated)",
+        type=["csv", "tsv", "txt"],
+        key="data_upload",
+    )
     if file is not None and (file.name, file.getvalue()) != st.session_state["upload"]:
         for key in [k for k in st.session_state if str(k).startswith(UPLOAD_WIDGETS)]:
             del st.session_state[key]
-        st.session_state.update(upload=(file.name, file.getvalue()), upload_format=None, upload_mapping={},
-                                upload_criterion=None, upload_filter_column=NO_FILTER,
-                                upload_filter_values=[], upload_drop=False)
+        st.session_state.update(
+            upload=(file.name, file.getvalue()),
+            upload_format=None,
+            upload_mapping={},
+            upload_criterion=None,
+            upload_filter_column=NO_FILTER,
+            upload_filter_values=[],
+            upload_drop=False,
+        )
     return st.session_state["upload"]
 
 
@@ -99,8 +108,14 @@ def choose_upload() -> AnalysisInput | None:
         # Set even when None: the browser then clears the last file's format instead of showing it while
         # the page asks for one, which swallowed a first choice of that same format (issue 16, item 15).
         st.session_state["up_format"] = st.session_state["upload_format"]
-    fmt = st.selectbox("Format", formats, index=None, key="up_format", placeholder="choose the format",
-                       help="; ".join(f"{name}: {spec.help}" for name, spec in FORMATS.items()))
+    fmt = st.selectbox(
+        "Format",
+        formats,
+        index=None,
+        key="up_format",
+        placeholder="choose the format",
+        help="; ".join(f"{name}: {spec.help}" for name, spec in FORMATS.items()),
+    )
     st.session_state["upload_format"] = fmt
     if fmt is None:
         st.info("The format could not be told from the column names: choose it above.")
@@ -109,13 +124,20 @@ def choose_upload() -> AnalysisInput | None:
     spec = FORMATS[fmt]
     saved = st.session_state["upload_mapping"].get(fmt)
     st.caption("Map your columns onto the format's roles (guesses preselected).")
-    mapping, missing = column_mapping(columns, spec.required, spec.optional,
-                                      saved if saved is not None else guess_columns(columns, fmt, table),
-                                      key=f"{UPLOAD_WIDGETS}{fmt}", combine=True)
+    mapping, missing = column_mapping(
+        columns,
+        spec.required,
+        spec.optional,
+        saved if saved is not None else guess_roles(columns, spec.column_roles, table),
+        key=f"{UPLOAD_WIDGETS}{fmt}",
+        combine=True,
+    )
     st.session_state["upload_mapping"] = {**st.session_state["upload_mapping"], fmt: mapping}
     if missing:
-        st.info(f"Choose a column for the required role{'s' if len(missing) > 1 else ''} "
-                f"{', '.join(missing)} (no column name was recognised for it).")
+        st.info(
+            f"Choose a column for the required role{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(missing)} (no column name was recognised for it)."
+        )
         return None
 
     criterion = None
@@ -129,9 +151,12 @@ def choose_upload() -> AnalysisInput | None:
     st.session_state["upload_criterion"] = criterion
     filters = row_filters(table)
     restore("up_drop_incomplete", "upload_drop")
-    drop = st.toggle("Drop incomplete rows", key="up_drop_incomplete",
-                     help="Leave out the rows with a blank cell in a required role (of the chosen "
-                          "criterion); the rows left out are counted and listed.")
+    drop = st.toggle(
+        "Drop incomplete rows",
+        key="up_drop_incomplete",
+        help="Leave out the rows with a blank cell in a required role (of the chosen "
+        "criterion); the rows left out are counted and listed.",
+    )
     st.session_state["upload_drop"] = drop
     merge = merge_toggle(not spec.merge)
     data = cached_upload(raw, name, fmt, mapping, criterion, merge, filters, drop)
@@ -169,26 +194,32 @@ def summary(data: AnalysisInput) -> None:
         cols[4].metric("votes", len(votes))
         cols[5].metric("tie rate", f"{(votes['winner'] == 'tie').mean():.0%}")
         kappa, n = fleiss_kappa(votes)
-        st.caption(f"Fleiss' kappa over a / b / tie: **{kappa:.3f}** ({n} prompt x comparison "
-                   "cells with the most common number of votes).")
+        st.caption(
+            f"Fleiss' kappa over a / b / tie: **{kappa:.3f}** ({n} prompt x comparison "
+            "cells with the most common number of votes)."
+        )
     elif data.ratings is not None and "system" in data.ratings:
         cols[0].metric("systems", data.ratings["system"].nunique())
     merged = rm.groups.groupby("group")["prompt_id"].agg(list)
     merged = merged[merged.map(len) > 1]
     if len(merged):
-        with st.expander(f"{len(merged)} redundancy groups averaged "
-                         f"({sum(map(len, merged))} prompts → {len(merged)})"):
-            st.dataframe(pd.DataFrame({"group": merged.index, "prompts": merged.map(", ".join)}),
-                         hide_index=True)
-    st.plotly_chart(net_rating_heatmap(rm.u, list(rm.comparisons["comparison"]),
-                                       list(rm.prompt_ids)), key="data_heatmap")
+        with st.expander(f"{len(merged)} redundancy groups averaged ({sum(map(len, merged))} prompts → {len(merged)})"):
+            st.dataframe(pd.DataFrame({"group": merged.index, "prompts": merged.map(", ".join)}), hide_index=True)
+    st.plotly_chart(
+        net_rating_heatmap(rm.u, list(rm.comparisons["comparison"]), list(rm.prompt_ids)), key="data_heatmap"
+    )
 
 
 st.title("Data")
 keys = [*DATASETS, UPLOAD]
 restore("dataset", "view_dataset", keys)
-key = st.radio("Judgments", keys, horizontal=True, key="dataset",
-               format_func=lambda k: "Upload a CSV" if k == UPLOAD else DATASETS[k].title)
+key = st.radio(
+    "Judgments",
+    keys,
+    horizontal=True,
+    key="dataset",
+    format_func=lambda k: "Upload a CSV" if k == UPLOAD else DATASETS[k].title,
+)
 st.session_state["view_dataset"] = key
 try:
     data = choose_upload() if key == UPLOAD else choose_bundled(key)

@@ -7,18 +7,16 @@ from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
-from lib.irt.fit import data_key, diagnostics_json
+from lib.inference.diagnostics import diagnostics_json
+from lib.irt.fit import data_key
 from lib.plots.ranking import active_vs_uniform, irt_vs_bradley_terry, rank_intervals, skill_forest, win_heatmap
-from lib.ranking.active import simulate_active_vs_uniform
 from lib.ranking.budget import WIN_MATRIX_TOP
-from lib.ranking.data import LIKELIHOODS
-from lib.ranking.fit import DEFAULT_SAMPLER, LAPLACE, RankSettings, nuts_reason
-from lib.ranking.run import SAMPLERS, rank_systems
-from pages.common import cached_bundled, current_input
-from pages.entry import served_by_app
-from pages.text import escape_markdown
-
-served_by_app()
+from lib.ranking.data import LIKELIHOODS, names_annotators, shows_position, systems_of
+from lib.ranking.fit import DEFAULT_SAMPLER, LAPLACE, SAMPLERS, RankSettings, nuts_reason
+from lib.ranking.run import rank_systems
+from lib.ranking.simulate import simulate_active_vs_uniform
+from ui.common import cached_bundled, current_input
+from ui.text import escape_markdown
 
 # With fewer systems than MIN_SYSTEMS (LAMP's 3 conditions, the app's default data) the page opens on
 # HANNA's 11 systems: a leaderboard of three says little.
@@ -29,86 +27,109 @@ OWN_LIKELIHOOD = "(the data's own)"
 SUM_TO_ZERO = "(none: skills sum to zero)"
 
 
-def systems_of(data) -> list[str]:
-    c = data.matrix.comparisons
-    return sorted(set(c["system_a"].dropna()) | set(c["system_b"].dropna()))
-
-
 def choose_data(data):
     """The Data page's choice, or HANNA when that is the untouched default with few systems."""
     if st.session_state["view_dataset"] != DEFAULT_DATASET or len(systems_of(data)) >= MIN_SYSTEMS:
         return data
     hanna = DATASETS[MANY_SYSTEMS]
     options = [MANY_SYSTEMS, DEFAULT_DATASET]
-    labels = {MANY_SYSTEMS: hanna.title,
-              DEFAULT_DATASET: f"the Data page's choice: {data.source} ({len(systems_of(data))} systems)"}
-    key = st.radio("Data for the leaderboard", options, format_func=labels.get, key="lb_source",
-                   help="A leaderboard of three systems says little, so this page opens on HANNA's 11 "
-                        "story generators. Choose any data set or your upload on the Data page to rank "
-                        "its systems here.")
+    labels = {
+        MANY_SYSTEMS: hanna.title,
+        DEFAULT_DATASET: f"the Data page's choice: {data.source} ({len(systems_of(data))} systems)",
+    }
+    key = st.radio(
+        "Data for the leaderboard",
+        options,
+        format_func=labels.get,
+        key="lb_source",
+        help="A leaderboard of three systems says little, so this page opens on HANNA's 11 "
+        "story generators. Choose any data set or your upload on the Data page to rank "
+        "its systems here.",
+    )
     if key == DEFAULT_DATASET:
         return data
     return cached_bundled(MANY_SYSTEMS, hanna.criteria[0], st.session_state["view_merge"])
 
 
-def shows_position(data) -> bool:
-    """Whether the votes say which system was shown first (the pairwise format's position role)."""
-    votes = data.judgments.votes if data.judgments is not None else None
-    return votes is not None and "first" in votes and bool((votes["first"] != "").any())
-
-
-def names_annotators(data) -> bool:
-    """Whether the ratings name at least two annotators (the ratings format's annotator role)."""
-    ids = data.ratings["annotator_id"] if data.ratings is not None and "annotator_id" in data.ratings else None
-    return ids is not None and ids[ids != ""].nunique() >= 2
-
-
 def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, bool]:
     with st.expander("Settings", expanded=False):
         c = st.columns(4)
-        likelihood = c[0].selectbox("Likelihood", [OWN_LIKELIHOOD, *LIKELIHOODS], key="lb_likelihood",
-                                    help="  \n".join(f"**{k}**: {escape_markdown(v)}" for k, v in LIKELIHOODS.items()))
-        sampler = c[1].selectbox("Sampler", list(SAMPLERS), index=list(SAMPLERS).index(DEFAULT_SAMPLER),
-                                 key="lb_sampler",
-                                 help=f"Default: **{DEFAULT_SAMPLER}** (the page and the command line alike; it "
-                                      "falls back to NUTS where a Gaussian at the mode is not trustworthy).  \n"
-                                      + "  \n".join(f"**{k}**: {escape_markdown(v)}" for k, v in SAMPLERS.items()))
+        likelihood = c[0].selectbox(
+            "Likelihood",
+            [OWN_LIKELIHOOD, *LIKELIHOODS],
+            key="lb_likelihood",
+            help="  \n".join(f"**{k}**: {escape_markdown(v)}" for k, v in LIKELIHOODS.items()),
+        )
+        sampler = c[1].selectbox(
+            "Sampler",
+            list(SAMPLERS),
+            index=list(SAMPLERS).index(DEFAULT_SAMPLER),
+            key="lb_sampler",
+            help=f"Default: **{DEFAULT_SAMPLER}** (the page and the command line alike; it "
+            "falls back to NUTS where a Gaussian at the mode is not trustworthy).  \n"
+            + "  \n".join(f"**{k}**: {escape_markdown(s.help)}" for k, s in SAMPLERS.items()),
+        )
         baseline = c[2].selectbox("Baseline system (skill 0)", [SUM_TO_ZERO, *systems], key="lb_baseline")
         n_next = c[3].number_input("Annotate next: batch size", 1, 1000, 20, key="lb_next")
-        intransitivity = st.checkbox("Intransitivity: a deviation per pair (scale tau estimated)",
-                                     key="lb_intransitivity", help="Needs a NUTS sampler and paired judgments.")
+        intransitivity = st.checkbox(
+            "Intransitivity: a deviation per pair (scale tau estimated)",
+            key="lb_intransitivity",
+            help="Needs a NUTS sampler and paired judgments.",
+        )
         known = shows_position(data)
-        position = st.checkbox("Position bias: an effect gamma for the system shown first", value=known,
-                               disabled=not known, key="lb_position",
-                               help="Needs pairwise votes with a column saying which system was shown first "
-                                    "(map it to the role 'position' on the Data page).")
+        position = st.checkbox(
+            "Position bias: an effect gamma for the system shown first",
+            value=known,
+            disabled=not known,
+            key="lb_position",
+            help="Needs pairwise votes with a column saying which system was shown first "
+            "(map it to the role 'position' on the Data page).",
+        )
         severity = False
         if likelihood == "ratings" or (likelihood == OWN_LIKELIHOOD and data.judgments is None):
             named = names_annotators(data)
-            severity = st.checkbox(
-                "Annotator severity: an effect zeta per annotator (scale sigma_zeta estimated)", disabled=not named,
-                key="lb_annotators", help="A severe annotator gives lower scores to every system; without this, "
-                "a system rated mostly by severe annotators ranks too low. Needs an annotator column (map it to "
-                "the role 'annotator' on the Data page) with at least two annotators.") and named
+            severity = (
+                st.checkbox(
+                    "Annotator severity: an effect zeta per annotator (scale sigma_zeta estimated)",
+                    disabled=not named,
+                    key="lb_annotators",
+                    help="A severe annotator gives lower scores to every system; without this, "
+                    "a system rated mostly by severe annotators ranks too low. Needs an annotator column (map it to "
+                    "the role 'annotator' on the Data page) with at least two annotators.",
+                )
+                and named
+            )
         d = st.columns(4)
         chains = d[0].number_input("Chains (NUTS)", 1, 8, RankSettings.chains, key="lb_chains")
         draws = d[1].number_input("Draws (NUTS)", 50, 10000, RankSettings.draws, step=100, key="lb_draws")
         tune = d[2].number_input("Tuning (NUTS)", 0, 10000, RankSettings.tune, step=100, key="lb_tune")
-        win_top = d[3].number_input("Win matrix: top systems", 2, 1000, WIN_MATRIX_TOP, key="lb_win_top",
-                                    help="The win probabilities of every pair of the top K systems (K systems "
-                                         "have K (K - 1) / 2 pairs).")
-    settings = RankSettings(likelihood=None if likelihood == OWN_LIKELIHOOD else likelihood, sampler=sampler,
-                            baseline=None if baseline == SUM_TO_ZERO else baseline,
-                            intransitivity=intransitivity, position_bias=position and known,
-                            annotator_effect=severity, chains=int(chains),
-                            draws=int(draws), tune=int(tune))
+        win_top = d[3].number_input(
+            "Win matrix: top systems",
+            2,
+            1000,
+            WIN_MATRIX_TOP,
+            key="lb_win_top",
+            help="The win probabilities of every pair of the top K systems (K systems have K (K - 1) / 2 pairs).",
+        )
+    settings = RankSettings(
+        likelihood=None if likelihood == OWN_LIKELIHOOD else likelihood,
+        sampler=sampler,
+        baseline=None if baseline == SUM_TO_ZERO else baseline,
+        intransitivity=intransitivity,
+        position_bias=position and known,
+        annotator_effect=severity,
+        chains=int(chains),
+        draws=int(draws),
+        tune=int(tune),
+    )
     return settings, int(n_next), int(win_top), st.button("Rank", type="primary", key="lb_rank")
 
 
 def run(data, settings: RankSettings, n_next: int, win_top: int):
     bar = st.progress(0.0, text="starting")
-    result = rank_systems(data, settings, n_next=n_next, win_top=win_top,
-                          progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
+    result = rank_systems(
+        data, settings, n_next=n_next, win_top=win_top, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg)
+    )
     bar.empty()
     return result
 
@@ -118,9 +139,11 @@ def show(result, data) -> None:
     d = fit.diagnostics
     s = fit.settings
     default = f" (the default sampler: {DEFAULT_SAMPLER})" if s.sampler == DEFAULT_SAMPLER else ""
-    st.caption(f"{escape_markdown(fit.data.likelihood)} likelihood, {escape_markdown(d.sampler)}{default}"
-               + ("" if d.sampler == LAPLACE else f", {d.chains} chains x {d.draws} draws")
-               + f", {d.wall_s:.1f} s (estimated before the fit: {result.cost}).")
+    st.caption(
+        f"{escape_markdown(fit.data.likelihood)} likelihood, {escape_markdown(d.sampler)}{default}"
+        + ("" if d.sampler == LAPLACE else f", {d.chains} chains x {d.draws} draws")
+        + f", {d.wall_s:.1f} s (estimated before the fit: {result.cost})."
+    )
     for note in result.notes:
         st.info(escape_markdown(note))
     for w in d.warnings:
@@ -138,45 +161,58 @@ def show(result, data) -> None:
         tabs[3].info("No Bradley–Terry baseline for these data (it needs pairwise votes).")
     if result.intransitive is not None:
         st.subheader("Intransitive pairs")
-        st.caption(f"tau (posterior mean) = {result.tau:.3f}. Pairs whose deviation interval excludes 0: "
-                   "the data say one beats the other directly more than their skills imply.")
+        st.caption(
+            f"tau (posterior mean) = {result.tau:.3f}. Pairs whose deviation interval excludes 0: "
+            "the data say one beats the other directly more than their skills imply."
+        )
         if len(result.intransitive):
             st.dataframe(result.intransitive.round(3), hide_index=True, key="lb_intransitive")
         else:
             st.write("None: every pair's deviation interval includes 0.")
     if result.position is not None:
         st.subheader("Position bias")
-        st.caption("gamma (logits) is added on the side of the system shown first: > 0 means annotators favour "
-                   "what they see first; an interval that excludes 0 means the bias is real.")
+        st.caption(
+            "gamma (logits) is added on the side of the system shown first: > 0 means annotators favour "
+            "what they see first; an interval that excludes 0 means the bias is real."
+        )
         st.dataframe(result.position.round(3), hide_index=True, key="lb_position_table")
     else:
-        st.caption("Position bias: not estimated (it needs pairwise votes with a column naming the system shown "
-                   "first, mapped to the role 'position' on the Data page).")
+        st.caption(
+            "Position bias: not estimated (it needs pairwise votes with a column naming the system shown "
+            "first, mapped to the role 'position' on the Data page)."
+        )
     if result.severity is not None:
         st.subheader("Annotator severity")
         scale = ""
         if result.severity_scale is not None:
             z = result.severity_scale.iloc[0]
             scale = f" sigma_zeta = {z['mean']:.3f} (95% interval {z['low']:.3f} to {z['high']:.3f})."
-        st.caption("zeta (logits) is subtracted from every score an annotator gives: > 0 is a severe annotator, "
-                   "< 0 a lenient one; the skills are corrected for who rated what. Most severe first." + scale)
+        st.caption(
+            "zeta (logits) is subtracted from every score an annotator gives: > 0 is a severe annotator, "
+            "< 0 a lenient one; the skills are corrected for who rated what. Most severe first." + scale
+        )
         st.dataframe(result.severity.round(3), hide_index=True, key="lb_severity_table")
-        st.download_button("annotators.csv", csv_text(result.severity), "annotators.csv", mime="text/csv",
-                           key="lb_dl_annotators")
+        st.download_button(
+            "annotators.csv", csv_text(result.severity), "annotators.csv", mime="text/csv", key="lb_dl_annotators"
+        )
     c = st.columns(3)
-    c[0].download_button("leaderboard.csv", csv_text(board), "leaderboard.csv", mime="text/csv",
-                         key="lb_dl_board")
-    c[1].download_button("win_matrix.csv", csv_text(result.win_matrix), "win_matrix.csv", mime="text/csv",
-                         key="lb_dl_wins")
-    c[2].download_button("diagnostics.json", diagnostics_json(d), "diagnostics.json",
-                         mime="application/json", key="lb_dl_diag")
+    c[0].download_button("leaderboard.csv", csv_text(board), "leaderboard.csv", mime="text/csv", key="lb_dl_board")
+    c[1].download_button(
+        "win_matrix.csv", csv_text(result.win_matrix), "win_matrix.csv", mime="text/csv", key="lb_dl_wins"
+    )
+    c[2].download_button(
+        "diagnostics.json", diagnostics_json(d), "diagnostics.json", mime="application/json", key="lb_dl_diag"
+    )
     if result.next_batch is not None:
         st.subheader("What to annotate next")
-        st.caption("The (pair, prompt) judgments that most reduce the uncertainty of the ranking under the "
-                   "current posterior (score: expected reduction), ready to send to annotators.")
+        st.caption(
+            "The (pair, prompt) judgments that most reduce the uncertainty of the ranking under the "
+            "current posterior (score: expected reduction), ready to send to annotators."
+        )
         st.dataframe(result.next_batch.round(4), hide_index=True, key="lb_next_table")
-        st.download_button("next_batch.csv", csv_text(result.next_batch), "next_batch.csv", mime="text/csv",
-                           key="lb_dl_next")
+        st.download_button(
+            "next_batch.csv", csv_text(result.next_batch), "next_batch.csv", mime="text/csv", key="lb_dl_next"
+        )
 
 
 SIM_TARGET = 0.95
@@ -189,10 +225,12 @@ def simulation(seed: int):
 
 def simulation_section() -> None:
     with st.expander("Does choosing what to annotate help? A simulation"):
-        st.caption("Simulated arena votes (6 systems, 40 prompts): both rules start from the same 30 random votes "
-                   "and add 10 at a time, either a random pair on a random prompt (uniform, the arena design) or "
-                   "the top of the 'annotate next' rule; after each batch the skills are refitted (Bradley–Terry, "
-                   f"MAP + Laplace). How many votes until the true best system has P(best) > {SIM_TARGET}?")
+        st.caption(
+            "Simulated arena votes (6 systems, 40 prompts): both rules start from the same 30 random votes "
+            "and add 10 at a time, either a random pair on a random prompt (uniform, the arena design) or "
+            "the top of the 'annotate next' rule; after each batch the skills are refitted (Bradley–Terry, "
+            f"MAP + Laplace). How many votes until the true best system has P(best) > {SIM_TARGET}?"
+        )
         seed = st.number_input("Seed", 0, 10_000, 0, key="lb_sim_seed")
         if not st.button("Run the simulation", key="lb_sim"):
             return
@@ -205,9 +243,11 @@ def simulation_section() -> None:
 
 
 st.title("Leaderboard")
-st.caption("One skill s per system: the ability of a pair is s_B - s_A, with the prompts' discriminations "
-           "of the graded response model. Ranks, P(best) and their intervals come from the posterior draws; "
-           "the Bradley–Terry ratings on the same votes (ties as half a win, as LMArena does) stand beside it.")
+st.caption(
+    "One skill s per system: the ability of a pair is s_B - s_A, with the prompts' discriminations "
+    "of the graded response model. Ranks, P(best) and their intervals come from the posterior draws; "
+    "the Bradley–Terry ratings on the same votes (ties as half a win, as LMArena does) stand beside it."
+)
 data = current_input(unpaired=True)  # unpaired ratings are ranked here (ratings likelihood)
 if data is None:
     st.stop()
@@ -235,6 +275,8 @@ if kept is not None and kept[0] == key:
         show(kept[1], data)
 else:
     why = nuts_reason(settings)
-    st.info("Press **Rank** to fit with these settings" + (f" (NUTS: MAP + Laplace is not trustworthy here, "
-                                                           f"{escape_markdown(why)})." if why else "."))
+    st.info(
+        "Press **Rank** to fit with these settings"
+        + (f" (NUTS: MAP + Laplace is not trustworthy here, {escape_markdown(why)})." if why else ".")
+    )
 simulation_section()

@@ -6,7 +6,6 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from lib.commands.plan import default_analyses, designs, pairs_read, parse_counts
 from lib.engine import Engine
 from lib.errors import InputError, PlanStopped
 from lib.export import csv_text
@@ -15,7 +14,9 @@ from lib.planning.design import (
     ANALYSES,
     GRM_ANALYSES,
     NUTS_CHECK_SETTINGS,
-    STRATEGIES,
+    PLANNED_STRATEGIES,
+    PRESETS,
+    RESPONSES,
     Assumptions,
     Design,
     PilotBank,
@@ -24,6 +25,7 @@ from lib.planning.design import (
     pilot_key,
     pilot_summary,
 )
+from lib.planning.grid import default_analyses, designs, pairs_read, parse_counts
 from lib.planning.nuts import nuts_check
 from lib.planning.power import (
     CALIBRATION_COLUMNS,
@@ -35,21 +37,23 @@ from lib.planning.power import (
     order_parts,
 )
 from lib.plots.planning import cost_table, highlight_cheapest, power_curve
-from pages.common import current_input, sync_url
-from pages.engine import scheduler_field
-from pages.entry import served_by_app
-from pages.text import escape_markdown
-
-served_by_app()
+from ui.common import current_input, sync_url
+from ui.engine import scheduler_field
+from ui.text import escape_markdown
 
 PILOT, TYPED = "From the pilot (Data page)", "Typed in"
 
 
 @st.cache_data(show_spinner="Fitting the pilot's judgments (MAP)…", max_entries=8)
-def cached_pilot(key: str, _data) -> tuple[PilotBank, pd.DataFrame]:
-    """:func:`lib.planning.design.fit_pilot` (the command's rule) and its simulator check, cached by data."""
-    pilot = fit_pilot(_data)
-    return pilot, simulator_check(pilot)
+def cached_pilot(key: str, _data) -> PilotBank:
+    """:func:`lib.planning.design.fit_pilot` (the command's rule), cached by data."""
+    return fit_pilot(_data)
+
+
+@st.cache_data(show_spinner="Checking the simulator against the pilot…", max_entries=8)
+def cached_check(key: str, item_sd: float, _pilot: PilotBank) -> pd.DataFrame:
+    """:func:`lib.planning.check.simulator_check` of the plan's pilot (its truth and prompt effect)."""
+    return simulator_check(_pilot, item_sd=item_sd)
 
 
 st.title("Study planner")
@@ -62,13 +66,36 @@ st.caption(
 )
 
 source = st.radio("Assumptions", [PILOT, TYPED], key="planner_source", horizontal=True)
-c = st.columns(2)
-effect = c[0].number_input("Smallest difference worth detecting (theta, logits)", 0.0, 5.0, Assumptions.effect, 0.05,
-                           key="planner_effect")
-item_sd = c[1].number_input("SD of the prompt x comparison effect (logits)", 0.0, 5.0, Assumptions.item_sd, 0.1,
-                            key="planner_item_sd", help="On each prompt a pair differs by theta + e, e ~ N(0, SD), "
-                            "shared by the prompt's annotators: more annotators per prompt do not average it away "
-                            "(Card et al. 2020). A stated assumption, also with a pilot.")
+c = st.columns(3)
+effect = c[0].number_input(
+    "Smallest difference worth detecting (theta, logits)", 0.0, 5.0, Assumptions.effect, 0.05, key="planner_effect"
+)
+item_sd = c[1].number_input(
+    "SD of the prompt x comparison effect (logits)",
+    0.0,
+    5.0,
+    None,
+    0.1,
+    key="planner_item_sd",
+    placeholder="the pilot's estimate, or 0",
+    help="On each prompt a pair differs by theta + e, e ~ N(0, SD), shared by the prompt's "
+    "annotators: more annotators per prompt do not average it away (Card et al. 2020). "
+    "Empty: estimated from the pilot's votes, else 0 (or the preset's).",
+)
+annotator_sd = c[2].number_input(
+    "SD of the annotator x comparison effect (logits)",
+    0.0,
+    5.0,
+    None,
+    0.1,
+    key="planner_annotator_sd",
+    placeholder="the pilot's estimate, or 0",
+    help="Each annotator prefers B by a ~ N(0, SD) on every prompt; a design's "
+    "annotators judge all its prompts, so few annotators do not average it away. With "
+    "it every analysis is calibrated by simulation under the null. Empty: estimated "
+    "from the pilot's votes, else 0 (or the preset's).",
+)
+given = {k: float(v) for k, v in (("item_sd", item_sd), ("annotator_sd", annotator_sd)) if v is not None}
 try:
     if source == PILOT:
         data = current_input()
@@ -76,44 +103,88 @@ try:
             st.stop()
         sync_url()  # the data set is in the URL: a reload plans from the same pilot, never the default data
         n_comp, n_prompts = data.matrix.shape
-        st.write(f"Planning from the pilot **{escape_markdown(data.source)}**"
-                 + (f" (criterion {escape_markdown(data.criterion)})" if data.criterion else "")
-                 + f": {n_comp} comparisons x {n_prompts} prompts, chosen on the **Data** page.")
-        pilot, check = cached_pilot(pilot_key(data), data)
-        st.caption(escape_markdown(pilot_summary(pilot)) + " The fit of the Abilities page is not used: it fits "
-                   "the net ratings of whole cells. The command line (`plan --input`) fits the same way.")
-        st.subheader("Does the simulator look like the pilot?")
-        differ = disagreements(check)
-        if differ:
-            st.warning("The simulated data do not look like the pilot on "
-                       + "; ".join(escape_markdown(d) for d in differ)
-                       + ". Powers below assume the simulator's model; read them with care.")
-        else:
-            st.success(f"All {len(check)} statistics of the pilot lie within what data sets simulated from its fit "
-                       "give (predictive p-value at least 0.01).")
-        st.dataframe(check, hide_index=True, key="planner_check")
-        st.download_button("simulator_check.csv", csv_text(check), "simulator_check.csv", mime="text/csv",
-                           key="planner_dl_check")
+        st.write(
+            f"Planning from the pilot **{escape_markdown(data.source)}**"
+            + (f" (criterion {escape_markdown(data.criterion)})" if data.criterion else "")
+            + f": {n_comp} comparisons x {n_prompts} prompts, chosen on the **Data** page."
+        )
+        pilot = cached_pilot(pilot_key(data), data)
+        st.caption(
+            escape_markdown(pilot_summary(pilot)) + " The fit of the Abilities page is not used: it fits "
+            "the net ratings of whole cells. The command line (`plan --input`) fits the same way."
+        )
         names = [f"{b} vs {a}" for a, b in pilot.pair_names()]
         by_name = dict(zip(names, pilot.pair_names(), strict=True))
         wanted = [n for n, t in zip(names, abs(pilot.theta) >= effect, strict=True) if t]
-        chosen = st.multiselect("Pairs the study must detect (default: every pair whose pilot difference is at "
-                                "least the effect)", names, wanted, key="planner_pairs")
-        assumptions = pilot_assumptions(pilot, effect=float(effect), item_sd=float(item_sd),
-                                        pairs=tuple(by_name[n] for n in chosen) if chosen != wanted else None)
-        origin, bank = (pilot_key(data), float(effect), float(item_sd), tuple(chosen)), n_prompts
+        chosen = st.multiselect(
+            "Pairs the study must detect (default: every pair whose pilot difference is at least the effect)",
+            names,
+            wanted,
+            key="planner_pairs",
+        )
+        assumptions = pilot_assumptions(
+            pilot, effect=float(effect), **given, pairs=tuple(by_name[n] for n in chosen) if chosen != wanted else None
+        )
+        st.caption(
+            escape_markdown(pilot.components.summary()) + f". Simulated with SDs {assumptions.item_sd:.2f} "
+            f"(prompt x comparison) and {assumptions.annotator_sd:.2f} (annotator x comparison)."
+        )
+        origin, bank = (pilot_key(data), float(effect), tuple(given.items()), tuple(chosen)), n_prompts
+        check = cached_check(pilot_key(data) + repr(given), assumptions.item_sd, assumptions.pilot)
+        st.subheader("Does the simulator look like the pilot?")
+        differ = disagreements(check)
+        if differ:
+            st.warning(
+                "The simulated data do not look like the pilot on "
+                + "; ".join(escape_markdown(d) for d in differ)
+                + ". Powers below assume the simulator's model; read them with care."
+            )
+        else:
+            st.success(
+                f"All {len(check)} statistics of the pilot lie within what data sets simulated from its fit "
+                "give (predictive p-value at least 0.01)."
+            )
+        st.dataframe(check, hide_index=True, key="planner_check")
+        st.download_button(
+            "simulator_check.csv", csv_text(check), "simulator_check.csv", mime="text/csv", key="planner_dl_check"
+        )
     else:
+        c = st.columns(2)
+        preset = c[0].selectbox(
+            "Variance components",
+            [None, *PRESETS],
+            key="planner_preset",
+            format_func=lambda k: "as typed above (0 when empty)" if k is None else k,
+            help="; ".join(f"{k}: {v.help}" for k, v in PRESETS.items()),
+        )
+        response = c[1].selectbox(
+            "Response model",
+            list(RESPONSES),
+            key="planner_response",
+            disabled=preset is not None,
+            help="; ".join(f"{k}: {v}" for k, v in RESPONSES.items()) + ". A preset uses the normal model.",
+        )
+        if preset is not None:
+            given = {"item_sd": PRESETS[preset].item_sd, "annotator_sd": PRESETS[preset].annotator_sd, **given}
+            st.caption(
+                f"Preset {preset}: normal response model; Card et al.'s coefficient beta is an effect of "
+                f"sqrt(2) beta / {PRESETS[preset].rating_sd:g}."
+            )
         c = st.columns(4)
         assumptions = Assumptions(
             n_systems=int(c[0].number_input("Systems", 2, 50, Assumptions.n_systems, key="planner_systems")),
             effect=float(effect),
-            item_sd=float(item_sd),
-            tie_rate=float(c[1].slider("Tie rate (equal systems)", 0.0, 0.9, Assumptions.tie_rate, 0.05,
-                                       key="planner_ties")),
-            log_alpha_sd=float(c[2].number_input("SD of log alpha", 0.0, 2.0, Assumptions.log_alpha_sd, 0.1,
-                                                 key="planner_alpha_sd")),
-            bank_size=int(c[3].number_input("Prompts in the bank", 1, 10_000, Assumptions.bank_size,
-                                            key="planner_bank")),
+            response="normal" if preset is not None else response,
+            **given,
+            tie_rate=float(
+                c[1].slider("Tie rate (equal systems)", 0.0, 0.9, Assumptions.tie_rate, 0.05, key="planner_ties")
+            ),
+            log_alpha_sd=float(
+                c[2].number_input("SD of log alpha", 0.0, 2.0, Assumptions.log_alpha_sd, 0.1, key="planner_alpha_sd")
+            ),
+            bank_size=int(
+                c[3].number_input("Prompts in the bank", 1, 10_000, Assumptions.bank_size, key="planner_bank")
+            ),
         )
         assumptions.validate()
         origin, bank = repr(assumptions), assumptions.bank_size
@@ -124,26 +195,52 @@ except InputError as err:
 
 st.subheader("Designs")
 c = st.columns(4)
-prompts_text = c[0].text_input("Prompts per comparison", ", ".join(str(k) for k in (10, 25, 50) if k <= bank)
-                               or str(bank), key="planner_prompts")
+prompts_text = c[0].text_input(
+    "Prompts per comparison", ", ".join(str(k) for k in (10, 25, 50) if k <= bank) or str(bank), key="planner_prompts"
+)
 annotators_text = c[1].text_input("Annotators per item", "1, 3", key="planner_annotators")
-strategies = c[2].multiselect("Prompt choice", list(STRATEGIES), list(STRATEGIES), key="planner_strategies",
-                              help="; ".join(f"{k}: {v}" for k, v in STRATEGIES.items()))
+strategies = c[2].multiselect(
+    "Prompt choice",
+    list(PLANNED_STRATEGIES),
+    list(PLANNED_STRATEGIES),
+    key="planner_strategies",
+    help="; ".join(f"{k}: {v}" for k, v in PLANNED_STRATEGIES.items()),
+)
 applicable = default_analyses(assumptions)
-analyses = c[3].multiselect("Analyses", applicable, [a for a in ("grm_bank", "t_test", "sign_test") if a in applicable],
-                            key="planner_analyses", help="; ".join(f"{a}: {ANALYSES[a].help}" for a in applicable))
+components = assumptions.item_sd > 0 or assumptions.annotator_sd > 0  # the mixed model is the analysis that models them
+shown = [a for a in ("grm_bank", "t_test", "sign_test", *(("lmm",) if components else ())) if a in applicable]
+analyses = c[3].multiselect(
+    "Analyses",
+    applicable,
+    shown,
+    key="planner_analyses",
+    help="; ".join(f"{a}: {ANALYSES[a].help}" for a in applicable),
+)
 c = st.columns(5)
 replicates = int(c[0].number_input("Simulated studies per design", 2, 5000, 100, key="planner_replicates"))
 seed = int(c[1].number_input("Seed", 0, 2**31 - 1, 0, key="planner_seed"))
 target = float(c[2].number_input("Target power", 0.05, 0.99, 0.8, 0.05, key="planner_target"))
-seconds = float(c[3].number_input("Seconds per judgment", 0.0, 3600.0, 30.0, 5.0, key="planner_seconds",
-                                  help="e.g. the effort medians of the Human cost page"))
+seconds = float(
+    c[3].number_input(
+        "Seconds per judgment",
+        0.0,
+        3600.0,
+        30.0,
+        5.0,
+        key="planner_seconds",
+        help="e.g. the effort medians of the Human cost page",
+    )
+)
 rate = float(c[4].number_input("Cost per hour", 0.0, 10_000.0, 15.0, 1.0, key="planner_rate"))
 scheduler = scheduler_field("planner_scheduler")
 
 try:
-    grid = designs(parse_counts(prompts_text, "Prompts per comparison"),
-                   parse_counts(annotators_text, "Annotators per item"), strategies, analyses)
+    grid = designs(
+        parse_counts(prompts_text, "Prompts per comparison"),
+        parse_counts(annotators_text, "Annotators per item"),
+        strategies,
+        analyses,
+    )
     if not grid:
         raise InputError("choose at least one prompt choice and one analysis")
     for design in grid:
@@ -153,8 +250,12 @@ except InputError as err:
     st.stop()
 
 settings = (origin, tuple(grid), replicates, seed, seconds, rate, scheduler)
-if st.button("Run plan", type="primary", key="planner_run",
-             help=f"{len(grid)} designs x {replicates} simulated studies, on a Dask cluster"):
+if st.button(
+    "Run plan",
+    type="primary",
+    key="planner_run",
+    help=f"{len(grid)} designs x {replicates} simulated studies, on a Dask cluster",
+):
     # Rows land in the session as each design size finishes: a stopped plan keeps them.
     state = st.session_state["planner_result"] = {"settings": settings, "parts": [], "done": False}
     bar = st.progress(0.0, text="starting the Dask engine")
@@ -164,8 +265,16 @@ if st.button("Run plan", type="primary", key="planner_run",
 
     try:
         with Engine(scheduler) as engine:
-            for part in iter_plan(assumptions, grid, replicates=replicates, seed=seed, engine=engine,
-                                  progress=report, seconds_per_judgment=seconds, cost_per_hour=rate):
+            for part in iter_plan(
+                assumptions,
+                grid,
+                replicates=replicates,
+                seed=seed,
+                engine=engine,
+                progress=report,
+                seconds_per_judgment=seconds,
+                cost_per_hour=rate,
+            ):
                 state["parts"].append(part)
         state["done"] = True
     except PlanStopped as err:  # the finished design sizes stay in the session (and the cache)
@@ -187,63 +296,85 @@ if not result["done"]:
 best = cheapest(plan_df, target)
 binding = best[best["reached"]]
 if len(binding):
-    st.info("The cheapest design of each analysis reaches the target power for every pair; the pair that binds "
-            "(the weakest there): " + "; ".join(
-                f"{escape_markdown(r.analysis)}, {escape_markdown(r.strategy)}: "
-                f"**{escape_markdown(r.binding_pair)}**" for r in binding.itertuples()))
+    st.info(
+        "The cheapest design of each analysis reaches the target power for every pair; the pair that binds "
+        "(the weakest there): "
+        + "; ".join(
+            f"{escape_markdown(r.analysis)}, {escape_markdown(r.strategy)}: **{escape_markdown(r.binding_pair)}**"
+            for r in binding.itertuples()
+        )
+    )
 for x in ("prompts", "annotators"):
     st.plotly_chart(power_curve(plan_df, x, target), key=f"planner_curve_{x}")
 st.subheader("Is the true best system ranked first?")
 st.dataframe(plan_df[RANKING_COLUMNS], hide_index=True, key="planner_ranking")
-st.caption("best_first: share of simulated studies whose estimated best system is the true best (ties in the "
-           "estimate split evenly; empty when no system is truly best), with its Monte-Carlo SE; kendall_tau: "
-           "Kendall's tau of the estimated to the true skills.")
+st.caption(
+    "best_first: share of simulated studies whose estimated best system is the true best (ties in the "
+    "estimate split evenly; empty when no system is truly best), with its Monte-Carlo SE; kendall_tau: "
+    "Kendall's tau of the estimated to the true skills."
+)
 calibration = plan_df[plan_df["critical_z"].notna()][CALIBRATION_COLUMNS]
-if len(calibration):
-    st.caption(f"grm_map is calibrated by simulation under the null: a difference is detected when |EAP / SD| "
-               "exceeds its 95th percentile in the same simulated studies with the differences of the stated size "
-               f"set to 0 ({calibration['critical_z'].min():.2f} to {calibration['critical_z'].max():.2f}, not "
-               "1.96), and its intervals are widened by the same "
-               f"factor ({calibration['calibration_factor'].min():.2f}x to "
-               f"{calibration['calibration_factor'].max():.2f}x). Its nominal 95% intervals excluded 0 in up to "
-               f"{calibration['nominal_false_detection'].max():.0%} of those null comparisons.")
+for name, rows in calibration.groupby("analysis", sort=False):
+    st.caption(
+        f"{name} is calibrated by simulation under the null: a difference is detected when its |z| "
+        "exceeds its 95th percentile in the same simulated studies with the differences of the stated size "
+        f"set to 0 ({rows['critical_z'].min():.2f} to {rows['critical_z'].max():.2f}, not "
+        "1.96), and its intervals are widened by the same "
+        f"factor ({rows['calibration_factor'].min():.2f}x to "
+        f"{rows['calibration_factor'].max():.2f}x). Its nominal 95% intervals excluded 0 in up to "
+        f"{rows['nominal_false_detection'].max():.0%} of those null comparisons"
+        + (" (annotators have an effect of their own)." if assumptions.annotator_sd > 0 else ".")
+    )
 st.subheader(f"Cheapest design reaching power {target:g}")
 st.dataframe(best, hide_index=True, key="planner_cheapest")
-st.caption("saving: the cost of the cheapest random-prompt design of the same analysis minus this one's "
-           "(IRT-informed prompts at equal target power); empty where either misses the target.")
+st.caption(
+    "saving: the cost of the cheapest random-prompt design of the same analysis minus this one's "
+    "(IRT-informed prompts at equal target power); empty where either misses the target."
+)
 st.subheader("Power of every pair")
 st.dataframe(pairs_df, hide_index=True, key="planner_pairs_table")
-st.caption("effect: the pair's true difference in the simulation (B minus A, logits of one judgment); power.csv's "
-           "power is the smallest over these pairs at each design (with a pilot), binding_pair names it.")
+st.caption(
+    "effect: the pair's true difference in the simulation (B minus A, logits of one judgment); power.csv's "
+    "power is the smallest over these pairs at each design (with a pilot), binding_pair names it."
+)
 st.subheader("Cost of every design")
 st.dataframe(highlight_cheapest(cost_table(plan_df[COLUMNS], best)), hide_index=True, key="planner_costs")
 c = st.columns(5)
-c[3].download_button("power_pairs.csv", csv_text(pairs_df[PAIR_COLUMNS]), "power_pairs.csv", mime="text/csv",
-                     key="planner_dl_pairs")
+c[3].download_button(
+    "power_pairs.csv", csv_text(pairs_df[PAIR_COLUMNS]), "power_pairs.csv", mime="text/csv", key="planner_dl_pairs"
+)
 c[0].download_button("power.csv", csv_text(plan_df[COLUMNS]), "power.csv", mime="text/csv", key="planner_dl_power")
 c[1].download_button("cheapest.csv", csv_text(best), "cheapest.csv", mime="text/csv", key="planner_dl_cheapest")
-c[2].download_button("ranking.csv", csv_text(plan_df[RANKING_COLUMNS]), "ranking.csv", mime="text/csv",
-                     key="planner_dl_ranking")
+c[2].download_button(
+    "ranking.csv", csv_text(plan_df[RANKING_COLUMNS]), "ranking.csv", mime="text/csv", key="planner_dl_ranking"
+)
 if len(calibration):
-    c[4].download_button("calibration.csv", csv_text(calibration), "calibration.csv", mime="text/csv",
-                         key="planner_dl_calibration")
+    c[4].download_button(
+        "calibration.csv", csv_text(calibration), "calibration.csv", mime="text/csv", key="planner_dl_calibration"
+    )
 
 checked = [a for a in analyses if a in GRM_ANALYSES]
 if not checked:
     st.stop()
 st.subheader("Check against NUTS")
-st.caption("The plan's GRM analyses are fast approximations. Fit the GRM by NUTS (numpyro, 2 short chains) on the "
-           "first simulated studies of one design and compare, comparison by comparison, the estimates, 95% "
-           "intervals and whether they exclude 0 (grm_map's nominal interval, before calibration).")
+st.caption(
+    "The plan's GRM analyses are fast approximations. Fit the GRM by NUTS (numpyro, 2 short chains) on the "
+    "first simulated studies of one design and compare, comparison by comparison, the estimates, 95% "
+    "intervals and whether they exclude 0 (grm_map's nominal interval, before calibration)."
+)
 sizes = list(dict.fromkeys((d.prompts, d.annotators, d.strategy) for d in grid))
 c = st.columns(3)
-size = c[0].selectbox("Design", sizes, format_func=lambda s: f"{s[0]} prompts x {s[1]} annotators, {s[2]}",
-                      key="planner_nuts_design")
+size = c[0].selectbox(
+    "Design", sizes, format_func=lambda s: f"{s[0]} prompts x {s[1]} annotators, {s[2]}", key="planner_nuts_design"
+)
 studies = int(c[1].number_input("Studies", 1, 20, 3, key="planner_nuts_studies"))
 draws = int(c[2].number_input("Draws per chain", 50, 5000, NUTS_CHECK_SETTINGS.draws, 50, key="planner_nuts_draws"))
 nuts_settings = (settings, size, studies, draws)
-if st.button("Run NUTS check", key="planner_nuts_run",
-             help=f"{studies} NUTS fits of the GRM (on the Dask scheduler if one is given); each compiles first"):
+if st.button(
+    "Run NUTS check",
+    key="planner_nuts_run",
+    help=f"{studies} NUTS fits of the GRM (on the Dask scheduler if one is given); each compiles first",
+):
     fit_settings = replace(NUTS_CHECK_SETTINGS, draws=draws, tune=draws, seed=seed)
     nuts_bar = st.progress(0.0, text=f"{studies} NUTS fits (each compiles its model)")
 
@@ -253,8 +384,16 @@ if st.button("Run NUTS check", key="planner_nuts_run",
     try:
         # an existing cluster, else here: one fit after another was faster than the embedded cluster's two at once
         with Engine(scheduler) if scheduler else nullcontext() as engine:
-            found = nuts_check(assumptions, Design(*size), studies, seed=seed, settings=fit_settings,
-                               analyses=tuple(checked), engine=engine, progress=nuts_report)
+            found = nuts_check(
+                assumptions,
+                Design(*size),
+                studies,
+                seed=seed,
+                settings=fit_settings,
+                analyses=tuple(checked),
+                engine=engine,
+                progress=nuts_report,
+            )
     except InputError as err:
         st.error(escape_markdown(err))
         st.stop()
@@ -263,8 +402,10 @@ if st.button("Run NUTS check", key="planner_nuts_run",
 nuts = st.session_state.get("planner_nuts")
 if nuts is not None and nuts["settings"] == nuts_settings:
     table = nuts["table"]
-    st.write(f"The intervals agree on excluding 0 in {table['agree'].mean():.0%} of {len(table)} comparisons; "
-             f"NUTS R-hat up to {table['rhat_max'].max():.3f}, bulk ESS at least {table['ess_bulk_min'].min():.0f}, "
-             f"{int(table.groupby('replicate')['divergences'].first().sum())} divergent transitions.")
+    st.write(
+        f"The intervals agree on excluding 0 in {table['agree'].mean():.0%} of {len(table)} comparisons; "
+        f"NUTS R-hat up to {table['rhat_max'].max():.3f}, bulk ESS at least {table['ess_bulk_min'].min():.0f}, "
+        f"{int(table.groupby('replicate')['divergences'].first().sum())} divergent transitions."
+    )
     st.dataframe(table, hide_index=True, key="planner_nuts_table")
     st.download_button("nuts_check.csv", csv_text(table), "nuts_check.csv", mime="text/csv", key="planner_dl_nuts")

@@ -4,19 +4,18 @@ import numpy as np
 import streamlit as st
 
 from lib.export import csv_text
+from lib.inference.settings import gives_posterior
 from lib.irt.contraction import UNINFORMED_BELOW
-from lib.irt.settings import gives_posterior
 from lib.irt.summary import prompt_table
 from lib.plots.irt import category_curves, expected_rating_band, information_curves
-from pages.common import current_fit, current_input
-from pages.entry import served_by_app
-from pages.text import escape_markdown
-
-served_by_app()
+from ui.common import current_fit, current_input
+from ui.text import escape_markdown
 
 st.title("Prompts")
-st.caption("alpha_j (discrimination): how sharply prompt j separates better from worse systems; "
-           "b_j (thresholds, logits): where on the ability scale each net rating becomes likely.")
+st.caption(
+    "alpha_j (discrimination): how sharply prompt j separates better from worse systems; "
+    "b_j (thresholds, logits): where on the ability scale each net rating becomes likely."
+)
 data = current_input()
 fit = current_fit(data) if data is not None else None
 if data is not None and fit is None:
@@ -28,30 +27,31 @@ if fit is not None:
     table = prompt_table(fit, rm)
     weak = table["alpha_contraction"] < UNINFORMED_BELOW
     if weak.any():
-        st.warning(f"The data do not inform the discrimination of {weak.sum()} of {len(table)} "
-                   f"prompts (contraction of log alpha below {UNINFORMED_BELOW}, column "
-                   "`alpha_contraction`): their alpha is the prior's, and their ranking by alpha "
-                   "means nothing. More comparisons per prompt are needed.")
+        st.warning(
+            f"The data do not inform the discrimination of {weak.sum()} of {len(table)} "
+            f"prompts (contraction of log alpha below {UNINFORMED_BELOW}, column "
+            "`alpha_contraction`): their alpha is the prior's, and their ranking by alpha "
+            "means nothing. More comparisons per prompt are needed."
+        )
     shown = table.assign(b_mean=table["b_mean"].map(lambda b: ", ".join(f"{x:.2f}" for x in b)))
-    st.dataframe(shown.sort_values("alpha_mean", ascending=False).round(3), hide_index=True,
-                 key="prompts_table")
-    st.download_button("prompts.csv", csv_text(table.drop(columns="b_mean")),
-                       "prompts.csv", mime="text/csv", key="prompts_dl")
+    st.dataframe(shown.sort_values("alpha_mean", ascending=False).round(3), hide_index=True, key="prompts_table")
+    st.download_button(
+        "prompts.csv", csv_text(table.drop(columns="b_mean")), "prompts.csv", mime="text/csv", key="prompts_dl"
+    )
 
     post = fit.idata.posterior
     alpha = post["alpha"].transpose("chain", "draw", "prompt").to_numpy().reshape(-1, rm.shape[1])
     b = post["b"].transpose("chain", "draw", "prompt", "threshold").to_numpy()
     b = b.reshape(-1, *b.shape[2:])
     order = table.sort_values("alpha_mean", ascending=False)["prompt_id"].tolist()
-    pid = st.selectbox("Prompt", order, key="prompts_choice",
-                       help="sorted by discrimination, most discriminating first")
+    pid = st.selectbox(
+        "Prompt", order, key="prompts_choice", help="sorted by discrimination, most discriminating first"
+    )
     j = int(np.flatnonzero(rm.prompt_ids == pid)[0])
     c = st.columns(2)
-    c[0].plotly_chart(category_curves(alpha[:, j].mean(), b[:, j].mean(axis=0), rm.categories),
-                      key="prompts_ccc")
+    c[0].plotly_chart(category_curves(alpha[:, j].mean(), b[:, j].mean(axis=0), rm.categories), key="prompts_ccc")
     c[1].plotly_chart(expected_rating_band(alpha[:, j], b[:, j], rm.categories), key="prompts_band")
-    st.plotly_chart(information_curves(alpha.mean(axis=0), b.mean(axis=0), prompt=j),
-                    key="prompts_info")
+    st.plotly_chart(information_curves(alpha.mean(axis=0), b.mean(axis=0), prompt=j), key="prompts_info")
 
     j_data = data.judgments
     if j_data is not None and not j_data.prompt_texts.empty:

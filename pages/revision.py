@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 
@@ -21,9 +20,9 @@ from lib.revision.io import (
     DRAFT_REQUIRED,
     EDIT_OPTIONAL,
     EDIT_REQUIRED,
+    column_roles,
     drafts_from_table,
     edits_from_table,
-    guess_roles,
     read_table,
 )
 from lib.revision.lamp import WRITERS, load_lamp
@@ -31,14 +30,16 @@ from lib.revision.locate import render_edit_list, render_side_by_side
 from lib.revision.metrics import category_table, compare_models, postedit_reproduction, span_agreement, summarize
 from lib.revision.prompts import PROMPTS
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
-from pages.entry import served_by_app
-from pages.mapping import column_mapping
-from pages.text import escape_markdown
+from lib.tables import guess_roles
+from ui.mapping import column_mapping
+from ui.text import escape_markdown
 
-served_by_app()
-
-HUMAN, UPLOAD, DIFF, LLM = ("Human writers (LAMP)", "Uploaded edits", "Diff-based (towards a reference)",
-                            "LLM (OpenAI-compatible)")
+HUMAN, UPLOAD, DIFF, LLM = (
+    "Human writers (LAMP)",
+    "Uploaded edits",
+    "Diff-based (towards a reference)",
+    "LLM (OpenAI-compatible)",
+)
 LAMP_DRAFTS, UPLOADED_DRAFTS = "LAMP paragraphs (bundled)", "Upload a drafts CSV"
 
 
@@ -69,7 +70,7 @@ def configured(name: str) -> str:
         return os.environ[name]
     try:
         return str(st.secrets.get(name, ""))
-    except Exception:  # noqa: BLE001 - no secrets.toml
+    except Exception:  # no secrets.toml
         return ""
 
 
@@ -78,8 +79,9 @@ def fail(err: InputError) -> None:
     st.stop()
 
 
-def mapped_upload(label: str, types: list[str], hint: str, key: str, required, optional,
-                  parse) -> tuple[pd.DataFrame, str]:
+def mapped_upload(
+    label: str, types: list[str], hint: str, key: str, required, optional, parse
+) -> tuple[pd.DataFrame, str]:
     """An uploaded file read by ``parse(table, name, columns={role: column})`` and its name; stops (with
     ``hint``, a request to map a column, or the error) until there is one that parses."""
     up = st.file_uploader(label, type=types, key=f"{key}_file")
@@ -91,8 +93,9 @@ def mapped_upload(label: str, types: list[str], hint: str, key: str, required, o
     except InputError as err:
         fail(err)
     columns = [str(c) for c in table.columns]
-    mapping, missing = column_mapping(columns, required, optional, guess_roles(columns, [*required, *optional]),
-                                      key=key)
+    mapping, missing = column_mapping(
+        columns, required, optional, guess_roles(columns, column_roles([*required, *optional])), key=key
+    )
     if missing:
         st.warning(escape_markdown(f"Choose the column of: {', '.join(missing)}"))
         st.stop()
@@ -103,28 +106,55 @@ def mapped_upload(label: str, types: list[str], hint: str, key: str, required, o
 
 
 st.title("Revision edits")
-st.caption("Ma et al. (2024): an editor (a writer, or an LLM acting as the user) proposes revision edits "
-           "to a draft; their number is the **Revision Distance** (lower is better), and the edits explain it.")
+st.caption(
+    "Ma et al. (2024): an editor (a writer, or an LLM acting as the user) proposes revision edits "
+    "to a draft; their number is the **Revision Distance** (lower is better), and the edits explain it."
+)
 
 with st.sidebar:
     st.subheader("LLM connection")
-    base_url = st.text_input("Base URL", value=configured("OPENAI_BASE_URL"), key="revision_base_url",
-                             placeholder="https://api.openai.com/v1", help="Any OpenAI-compatible server.")
+    base_url = st.text_input(
+        "Base URL",
+        value=configured("OPENAI_BASE_URL"),
+        key="revision_base_url",
+        placeholder="https://api.openai.com/v1",
+        help="Any OpenAI-compatible server.",
+    )
     model = st.text_input("Model", value=configured("OPENAI_MODEL"), key="revision_model")
-    typed_key = st.text_input("API key", type="password", key="revision_api_key",
-                              help="Kept in this browser session only; never written to disk or logs. The "
-                                   "app's own key is only sent to the server it is configured for.")
-    timeout = st.number_input("Timeout per request (s)", min_value=1, max_value=600, value=60,
-                              key="revision_timeout", help="Longest wait for one answer (3 retries follow).")
+    typed_key = st.text_input(
+        "API key",
+        type="password",
+        key="revision_api_key",
+        help="Kept in this browser session only; never written to disk or logs. The "
+        "app's own key is only sent to the server it is configured for.",
+    )
+    timeout = st.number_input(
+        "Timeout per request (s)",
+        min_value=1,
+        max_value=600,
+        value=60,
+        key="revision_timeout",
+        help="Longest wait for one answer (3 retries follow).",
+    )
     try:
-        base_url, api_key = choose_key(base_url, typed_key, {n: configured(n) for n in ("OPENAI_BASE_URL",
-                                                                                         "OPENAI_API_KEY")})
+        base_url, api_key = choose_key(
+            base_url, typed_key, {n: configured(n) for n in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+        )
         key_problem = None
     except InputError as err:
         api_key, key_problem = "", err
-    st.caption("Key: " + ("typed for this session" if typed_key.strip() else
-                          "needed for this Base URL" if key_problem else
-                          "the app's own (configured server)" if api_key else "none (fine for local servers)"))
+    st.caption(
+        "Key: "
+        + (
+            "typed for this session"
+            if typed_key.strip()
+            else "needed for this Base URL"
+            if key_problem
+            else "the app's own (configured server)"
+            if api_key
+            else "none (fine for local servers)"
+        )
+    )
 
 drafts_source = st.radio("Drafts", [LAMP_DRAFTS, UPLOADED_DRAFTS], horizontal=True, key="revision_drafts_source")
 lamp_drafts, lamp_edits, lamp_evaluated = lamp_tables()
@@ -133,13 +163,21 @@ if drafts_source == LAMP_DRAFTS:
     drafts = lamp_drafts[["text_id", "system", "draft"]]
     per_writer = human_revised.groupby("editor").size()
     by_all = int((human_revised.groupby(["text_id", "system"]).size() == len(WRITERS)).sum())
-    st.caption(f"{len(drafts)} distinct LLM paragraphs from {drafts['system'].nunique()} models; writers "
-               f"{', '.join(WRITERS)} revised {'/'.join(map(str, per_writer.reindex(list(WRITERS))))} of them "
-               f"({by_all} by all three: under a few ids a writer saw a different text). LAMP, BSD-3-Clause.")
+    st.caption(
+        f"{len(drafts)} distinct LLM paragraphs from {drafts['system'].nunique()} models; writers "
+        f"{', '.join(WRITERS)} revised {'/'.join(map(str, per_writer.reindex(list(WRITERS))))} of them "
+        f"({by_all} by all three: under a few ids a writer saw a different text). LAMP, BSD-3-Clause."
+    )
 else:
-    drafts, _ = mapped_upload("Drafts CSV: text_id, system, draft [, reference]", ["csv"],
-                              "Upload a CSV of drafts, or choose the bundled LAMP paragraphs.", "revision_drafts",
-                              DRAFT_REQUIRED, DRAFT_OPTIONAL, drafts_from_table)
+    drafts, _ = mapped_upload(
+        "Drafts CSV: text_id, system, draft [, reference]",
+        ["csv"],
+        "Upload a CSV of drafts, or choose the bundled LAMP paragraphs.",
+        "revision_drafts",
+        DRAFT_REQUIRED,
+        DRAFT_OPTIONAL,
+        drafts_from_table,
+    )
 
 sources = ([HUMAN] if drafts_source == LAMP_DRAFTS else []) + [UPLOAD, DIFF, LLM]
 source = st.radio("Edits", sources, horizontal=True, key="revision_source")
@@ -155,9 +193,14 @@ if source == HUMAN:
 elif source == UPLOAD:
     edits, edits_name = mapped_upload(
         "Edits (JSON lines or CSV): text_id, system, original_snippet, revised_snippet [, editor and the other "
-        "schema fields]", ["jsonl", "json", "csv"],
-        "Upload edits from another tool, e.g. the `edits.jsonl` of `python -m lib revise`.", "revision_edits",
-        EDIT_REQUIRED, EDIT_OPTIONAL, edits_from_table)
+        "schema fields]",
+        ["jsonl", "json", "csv"],
+        "Upload edits from another tool, e.g. the `edits.jsonl` of `python -m lib revise`.",
+        "revision_edits",
+        EDIT_REQUIRED,
+        EDIT_OPTIONAL,
+        edits_from_table,
+    )
     # every draft counts as revised by every editor in the file (a draft without edits scores 0)
     evaluated = drafts.merge(pd.DataFrame({"editor": edits["editor"].unique()}), how="cross")
 elif source == DIFF:
@@ -172,8 +215,13 @@ elif source == DIFF:
         fail(err)
     edits, evaluated = revision.edits, revision.evaluated
 else:
-    prompt = st.radio("Prompt", list(PROMPTS), horizontal=True, key="revision_prompt",
-                      help=", ".join(f"{p.name}: version {p.version}" for p in PROMPTS.values()))
+    prompt = st.radio(
+        "Prompt",
+        list(PROMPTS),
+        horizontal=True,
+        key="revision_prompt",
+        help=", ".join(f"{p.name}: version {p.version}" for p in PROMPTS.values()),
+    )
     template = PROMPTS[prompt]
     if key_problem is not None:
         fail(key_problem)
@@ -182,18 +230,23 @@ else:
     if template.needs_reference:
         todo = todo[todo["reference"].notna() & (todo["reference"].astype(str).str.strip() != "")]
         if todo.empty:
-            st.warning("The reference-based prompt needs a reference text: upload drafts with a `reference` "
-                       "column, or choose the reference-free prompt.")
+            st.warning(
+                "The reference-based prompt needs a reference text: upload drafts with a `reference` "
+                "column, or choose the reference-free prompt."
+            )
             st.stop()
-    # results belong to these exact drafts and references (e.g. another LAMP writer's text is a new run)
-    texts = pd.util.hash_pandas_object(todo[["text_id", "system", "draft", "reference"]], index=False)
-    run_key = (base_url, model, template.version, hashlib.sha256(texts.to_numpy().tobytes()).hexdigest())
+    run_key = run.llm_run_key(todo, base_url, model, template)
     if st.button(f"Propose edits for {len(todo)} drafts", type="primary", key="revision_run", disabled=not model):
-        settings = LLMSettings(model=model, base_url=base_url, api_key=api_key, concurrency=concurrency,
-                               timeout=float(timeout))
+        settings = LLMSettings(
+            model=model, base_url=base_url, api_key=api_key, concurrency=concurrency, timeout=float(timeout)
+        )
         bar = st.progress(0.0, text="Asking the LLM")
-        st.session_state["revision_llm"] = (run_key, run.llm_revision(
-            todo, settings, template, progress=lambda d, n: bar.progress(d / n, text=f"{d}/{n} drafts")))
+        st.session_state["revision_llm"] = (
+            run_key,
+            run.llm_revision(
+                todo, settings, template, progress=lambda d, n: bar.progress(d / n, text=f"{d}/{n} drafts")
+            ),
+        )
     stored = st.session_state.get("revision_llm")
     if not model:
         st.info("Set a model (and base URL, API key) in the sidebar to ask an LLM for edits.")
@@ -209,39 +262,46 @@ else:
     if evaluated.empty:
         st.error("No draft was revised; see the reasons above.")
         st.stop()
-    st.caption("Answer path per draft: " + ", ".join(f"{k}: {v}" for k, v in
-                                                     edits.drop_duplicates(["text_id", "system"])["path"]
-                                                     .value_counts().items()))
+    st.caption(
+        "Answer path per draft: "
+        + ", ".join(f"{k}: {v}" for k, v in edits.drop_duplicates(["text_id", "system"])["path"].value_counts().items())
+    )
 
 try:
     located, per_draft = scored(edits, drafts, evaluated)
 except InputError as err:
-    fail(InputError(err.problem, file=edits_name if source == UPLOAD else "edits", rows=err.rows,
-                    column=err.column))
+    fail(InputError(err.problem, file=edits_name if source == UPLOAD else "edits", rows=err.rows, column=err.column))
 unlocated = located[~located["located"]]
 if len(unlocated):
-    with st.expander(f"{len(unlocated)} of {len(located)} edits could not be located in their draft "
-                     "(they still count towards Revision Distance)"):
-        st.dataframe(unlocated[["text_id", "system", "editor", "original_snippet", "revised_snippet"]],
-                     hide_index=True)
+    with st.expander(
+        f"{len(unlocated)} of {len(located)} edits could not be located in their draft "
+        "(they still count towards Revision Distance)"
+    ):
+        st.dataframe(unlocated[["text_id", "system", "editor", "original_snippet", "revised_snippet"]], hide_index=True)
 
-tab_rd, tab_side, tab_agree, tab_edits = st.tabs(["Revision Distance", "Side by side", "Agreement with humans",
-                                                  "Edits"])
+tab_rd, tab_side, tab_agree, tab_edits = st.tabs(
+    ["Revision Distance", "Side by side", "Agreement with humans", "Edits"]
+)
 with tab_rd:
     by_model = summarize(per_draft, ["system"])
     token = summarize(per_draft, ["system"], value="token_edit_distance")[["system", "mean"]]
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(revision_distance_figure(by_model, "system", "Revision Distance per model"),
-                        key="revision_fig_model")
+        st.plotly_chart(
+            revision_distance_figure(by_model, "system", "Revision Distance per model"), key="revision_fig_model"
+        )
     with right:
         by_editor = summarize(per_draft, ["editor"])
-        st.plotly_chart(revision_distance_figure(by_editor, "editor", "Revision Distance per editor"),
-                        key="revision_fig_editor")
-    st.markdown("**Per model** (95 % t-interval over drafts; token-level edit distance = words changed by "
-                "applying the located edits)")
-    st.dataframe(by_model.merge(token.rename(columns={"mean": "token_edit_distance"}), on="system").round(3),
-                 hide_index=True)
+        st.plotly_chart(
+            revision_distance_figure(by_editor, "editor", "Revision Distance per editor"), key="revision_fig_editor"
+        )
+    st.markdown(
+        "**Per model** (95 % t-interval over drafts; token-level edit distance = words changed by "
+        "applying the located edits)"
+    )
+    st.dataframe(
+        by_model.merge(token.rename(columns={"mean": "token_edit_distance"}), on="system").round(3), hide_index=True
+    )
     st.markdown("**Per editor**")
     st.dataframe(by_editor.round(3), hide_index=True)
     models = sorted(per_draft["system"].unique())
@@ -252,10 +312,16 @@ with tab_rd:
         model_b = b_col.selectbox("Model B", models, index=1, key="revision_model_b")
         if model_a != model_b:
             cmp = compare_models(per_draft, model_a, model_b)
-            interval = (f"95 % bootstrap {cmp['ci_low']:+.1f} to {cmp['ci_high']:+.1f}" if np.isfinite(cmp["ci_low"])
-                        else "no interval: a model has one draft")
-            st.metric(escape_markdown(f"{model_a} → {model_b}"), f"{cmp['mean_a']:.2f} → {cmp['mean_b']:.2f} edits",
-                      f"{cmp['change_pct']:+.1f} % ({interval})")
+            interval = (
+                f"95 % bootstrap {cmp['ci_low']:+.1f} to {cmp['ci_high']:+.1f}"
+                if np.isfinite(cmp["ci_low"])
+                else "no interval: a model has one draft"
+            )
+            st.metric(
+                escape_markdown(f"{model_a} → {model_b}"),
+                f"{cmp['mean_a']:.2f} → {cmp['mean_b']:.2f} edits",
+                f"{cmp['change_pct']:+.1f} % ({interval})",
+            )
     group = st.radio("Category table by", ["system", "editor"], horizontal=True, key="revision_cat_by")
     table = category_table(located, per_draft, by=group)
     st.markdown(f"**Edits per draft by category** (Table 3; `revision_intention`), per {group}")
@@ -263,8 +329,9 @@ with tab_rd:
     st.plotly_chart(category_figure(table, f"Edit categories per {group}"), key="revision_fig_cat")
     with st.expander("Revision Distance per draft"):
         st.dataframe(per_draft, hide_index=True)
-    st.download_button("Download Revision Distance per draft (CSV)", csv_text(per_draft),
-                       "revision_distance.csv", key="revision_dl_rd")
+    st.download_button(
+        "Download Revision Distance per draft (CSV)", csv_text(per_draft), "revision_distance.csv", key="revision_dl_rd"
+    )
 
 with tab_side:
     keys = per_draft[["text_id", "system"]].drop_duplicates()
@@ -276,8 +343,9 @@ with tab_side:
     mine = located[(located["text_id"] == text_id) & (located["system"] == system) & (located["editor"] == editor)]
     draft = drafts.loc[(drafts["text_id"] == text_id) & (drafts["system"] == system), "draft"].iloc[0]
     options = [None, *mine["edit_index"].tolist()]
-    selected = st.selectbox("Edit to emphasise", options, key="revision_edit",
-                            format_func=lambda k: "none" if k is None else f"#{k + 1}")
+    selected = st.selectbox(
+        "Edit to emphasise", options, key="revision_edit", format_func=lambda k: "none" if k is None else f"#{k + 1}"
+    )
     left_html, right_html = render_side_by_side(draft, mine, selected)
     left, right = st.columns(2)
     left.markdown(f"**Draft** ({len(mine)} edits, {int((~mine['located']).sum())} unlocated; hover a highlight)")
@@ -293,8 +361,11 @@ with tab_agree:
     if drafts_source != LAMP_DRAFTS:
         st.info("Agreement needs human edits of the same drafts: choose the bundled LAMP paragraphs.")
     else:
-        combined = located if source == HUMAN else pd.concat(
-            [located, scored(lamp_edits, lamp_drafts, human_revised)[0]], ignore_index=True)
+        combined = (
+            located
+            if source == HUMAN
+            else pd.concat([located, scored(lamp_edits, lamp_drafts, human_revised)[0]], ignore_index=True)
+        )
         candidates = [e for e in combined["editor"].unique() if e not in WRITERS] + list(WRITERS)
         # Other edits (another source): start at their own editor, set through session state so that the
         # browser shows the editor whose numbers the table holds (issue 16, item 16).
@@ -302,9 +373,11 @@ with tab_agree:
             st.session_state["revision_candidates"] = candidates
             st.session_state["revision_candidate"] = candidates[0]
         candidate = st.selectbox("Edits to compare with the writers", candidates, key="revision_candidate")
-        st.caption("Span overlap: a candidate edit is correct when it overlaps a writer's edit (precision); a "
-                   "writer's edit is found when a candidate edit overlaps it (recall). Category agreement: "
-                   "share of matched edits with the same category. Writer vs writer is the human baseline.")
+        st.caption(
+            "Span overlap: a candidate edit is correct when it overlaps a writer's edit (precision); a "
+            "writer's edit is found when a candidate edit overlaps it (recall). Category agreement: "
+            "share of matched edits with the same category. Writer vs writer is the human baseline."
+        )
         revised = per_draft if source == HUMAN else pd.concat([per_draft, lamp_evaluated])
         agreement = span_agreement(combined, revised, candidate, WRITERS).round(3)
         if candidate == DIFF_EDITOR:  # diff-based edits carry no category
@@ -312,11 +385,12 @@ with tab_agree:
         st.dataframe(agreement, hide_index=True)
         if source == HUMAN:
             rep = postedit_reproduction(located, lamp_evaluated)
-            st.caption(f"Applying each writer's located edits to the pre-edit paragraph reproduces their post-edit "
-                       f"text with mean similarity {rep['similarity'].mean():.3f} (unedited: "
-                       f"{rep['baseline'].mean():.3f}); exactly in {rep['exact'].mean():.0%} of paragraphs.")
+            st.caption(
+                f"Applying each writer's located edits to the pre-edit paragraph reproduces their post-edit "
+                f"text with mean similarity {rep['similarity'].mean():.3f} (unedited: "
+                f"{rep['baseline'].mean():.3f}); exactly in {rep['exact'].mean():.0%} of paragraphs."
+            )
 
 with tab_edits:
     st.dataframe(located, hide_index=True)
-    st.download_button("Download edits (JSON lines)", run.edits_jsonl(located), "edits.jsonl",
-                       key="revision_dl_edits")
+    st.download_button("Download edits (JSON lines)", run.edits_jsonl(located), "edits.jsonl", key="revision_dl_edits")

@@ -31,7 +31,12 @@ COPIES = {
     "pandalm_pairwise": ["pairwise_long.csv", "raw/LICENSE", "raw/README.md"],
     "hanna_means": ["mean_human_scores_long.csv", "raw/LICENSE", "raw/README.md"],
     "irt_reference": [
-        "Science_mirt4_long.csv", "LSAT7_long.csv", "reference_estimates.json", "DESCRIPTION", "Science.Rd", "LSAT7.Rd",
+        "Science_mirt4_long.csv",
+        "LSAT7_long.csv",
+        "reference_estimates.json",
+        "DESCRIPTION",
+        "Science.Rd",
+        "LSAT7.Rd",
     ],
 }
 
@@ -69,7 +74,8 @@ def lamp(src: Path, out: Path) -> None:
     assert items <= set(prompts), items - set(prompts)
     write_csv(out / "prompts.csv", ["prompt_id", "prompt_text"], [(i, prompts[i]) for i in items])
     write_csv(
-        out / "responses.csv", ["prompt_id", "system", "response"],
+        out / "responses.csv",
+        ["prompt_id", "system", "response"],
         [(i, c, counts.most_common(1)[0][0]) for (i, c), counts in texts.items() if i in items],
     )
 
@@ -91,7 +97,8 @@ def rome(src: Path, out: Path) -> None:
     assert cases <= set(prompts), cases - set(prompts)
     write_csv(out / "prompts.csv", ["prompt_id", "prompt_text"], [(c, prompts[c]) for c in cases])
     write_csv(
-        out / "responses.csv", ["prompt_id", "system", "response"],
+        out / "responses.csv",
+        ["prompt_id", "system", "response"],
         [(c, s, t) for (c, s), t in passages.items() if c in cases],
     )
 

@@ -25,16 +25,59 @@ DATA = ROOT / "data"
 LAMP_COLUMNS = "prompt=item,system=condition,trial=instruction_id"
 
 RUNS: dict[str, list[str]] = {
-    "fit_lamp_map": ["fit", "--input", str(DATA / "lamp_rankings/rankings_long.csv"), "--format", "ranking",
-                     "--columns", LAMP_COLUMNS, "--sampler", "map"],
-    "fit_hanna_map": ["fit", "--input", str(DATA / "hanna_means/mean_human_scores_long.csv"), "--format",
-                      "ratings", "--criterion", "Coherence", "--sampler", "map"],
-    "fit_lamp_numpyro": ["fit", "--input", str(DATA / "lamp_rankings/rankings_long.csv"), "--format",
-                         "ranking", "--columns", LAMP_COLUMNS, "--chains", "2", "--draws", "100", "--tune", "100",
-                         "--seed", "3"],
-    "select_hanna": ["select", "--input", str(DATA / "hanna_means/mean_human_scores_long.csv"), "--format",
-                     "ratings", "--criterion", "Relevance", "--no-merge", "--k", "5,10,20,40",
-                     "--random-draws", "5"],
+    "fit_lamp_map": [
+        "fit",
+        "--input",
+        str(DATA / "lamp_rankings/rankings_long.csv"),
+        "--format",
+        "ranking",
+        "--columns",
+        LAMP_COLUMNS,
+        "--sampler",
+        "map",
+    ],
+    "fit_hanna_map": [
+        "fit",
+        "--input",
+        str(DATA / "hanna_means/mean_human_scores_long.csv"),
+        "--format",
+        "ratings",
+        "--criterion",
+        "Coherence",
+        "--sampler",
+        "map",
+    ],
+    "fit_lamp_numpyro": [
+        "fit",
+        "--input",
+        str(DATA / "lamp_rankings/rankings_long.csv"),
+        "--format",
+        "ranking",
+        "--columns",
+        LAMP_COLUMNS,
+        "--chains",
+        "2",
+        "--draws",
+        "100",
+        "--tune",
+        "100",
+        "--seed",
+        "3",
+    ],
+    "select_hanna": [
+        "select",
+        "--input",
+        str(DATA / "hanna_means/mean_human_scores_long.csv"),
+        "--format",
+        "ratings",
+        "--criterion",
+        "Relevance",
+        "--no-merge",
+        "--k",
+        "5,10,20,40",
+        "--random-draws",
+        "5",
+    ],
     "cost_example": ["cost", "--input", str(DATA / "cost_example/study.csv"), "--weights", "1,0.5,1,1"],
 }
 
@@ -57,8 +100,15 @@ def snapshot(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         runs = dict(RUNS)
-        runs["revise_lamp_w3"] = ["revise", "--drafts", str(_lamp_drafts(Path(tmp))), "--engine", "diff",
-                                  "--reference-column", "w3_text"]
+        runs["revise_lamp_w3"] = [
+            "revise",
+            "--drafts",
+            str(_lamp_drafts(Path(tmp))),
+            "--engine",
+            "diff",
+            "--reference-column",
+            "w3_text",
+        ]
         for name, argv in runs.items():
             code = main([*argv, "--out", str(out / name), "--overwrite"])
             print(f"{name}: exit {code}", flush=True)
@@ -72,16 +122,19 @@ def _same(a: Path, b: Path) -> bool:
     if a.name == "posterior.nc":
         import xarray as xr
 
-        return all(xr.open_dataset(a, group=g).load().equals(xr.open_dataset(b, group=g).load())
-                   for g in ("posterior",))
+        return all(
+            xr.open_dataset(a, group=g).load().equals(xr.open_dataset(b, group=g).load()) for g in ("posterior",)
+        )
     if a.name == "diagnostics.json":
         return _untimed(a) == _untimed(b)
     return a.read_bytes() == b.read_bytes()
 
 
 def compare(before: Path, after: Path) -> int:
-    names = sorted({p.relative_to(before) for p in before.rglob("*") if p.is_file()}
-                   | {p.relative_to(after) for p in after.rglob("*") if p.is_file()})
+    names = sorted(
+        {p.relative_to(before) for p in before.rglob("*") if p.is_file()}
+        | {p.relative_to(after) for p in after.rglob("*") if p.is_file()}
+    )
     differ = [n for n in names if not ((before / n).exists() and (after / n).exists() and _same(before / n, after / n))]
     for n in differ:
         print(f"differs: {n}")

@@ -59,24 +59,52 @@ def make(seed: int = SEED) -> pd.DataFrame:
             speed = float(np.exp(-0.12 * english - (0.08 * familiarity if group == "with_model" else 0)))
             for task, p in TASKS.items():
                 for h in (1, 2, 3):
-                    row = dict(condition=group, participant=pid, task=task, instance=h,
-                               age=age, english_level=ENGLISH[english], lm_familiarity=familiarity,
-                               assistant_use=assistant)
+                    row = dict(
+                        condition=group,
+                        participant=pid,
+                        task=task,
+                        instance=h,
+                        age=age,
+                        english_level=ENGLISH[english],
+                        lm_familiarity=familiarity,
+                        assistant_use=assistant,
+                    )
                     if group == "with_model":
                         prompt = _time(rng, p["W"], speed) + (_time(rng, p["D"], speed) if h == 1 else 0.0)
                         loss = p["loss_with"][h - 1] - 0.03 * (familiarity - 3)
-                        row.update(prompt_time_s=round(prompt, 1), unwrap_time_s=_time(rng, p["U"], speed),
-                                   validate_time_s=_time(rng, p["V"], speed), solve_time_s=np.nan)
+                        row.update(
+                            prompt_time_s=round(prompt, 1),
+                            unwrap_time_s=_time(rng, p["U"], speed),
+                            validate_time_s=_time(rng, p["V"], speed),
+                            solve_time_s=np.nan,
+                        )
                     else:
                         loss = p["loss_without"]
-                        row.update(prompt_time_s=np.nan, unwrap_time_s=np.nan, validate_time_s=np.nan,
-                                   solve_time_s=_time(rng, p["G"], speed))
+                        row.update(
+                            prompt_time_s=np.nan,
+                            unwrap_time_s=np.nan,
+                            validate_time_s=np.nan,
+                            solve_time_s=_time(rng, p["G"], speed),
+                        )
                     row["usefulness"] = _likert(rng, loss)
                     row["external_loss"] = float(np.clip(np.rint(4 * (loss + rng.normal(0, 0.2))) / 4, 0, 1))
                     rows.append(row)
-    cols = ["condition", "participant", "task", "instance", "usefulness", "prompt_time_s", "unwrap_time_s",
-            "validate_time_s", "solve_time_s", "external_loss", "age", "english_level", "lm_familiarity",
-            "assistant_use"]
+    cols = [
+        "condition",
+        "participant",
+        "task",
+        "instance",
+        "usefulness",
+        "prompt_time_s",
+        "unwrap_time_s",
+        "validate_time_s",
+        "solve_time_s",
+        "external_loss",
+        "age",
+        "english_level",
+        "lm_familiarity",
+        "assistant_use",
+    ]
     return pd.DataFrame(rows)[cols]
 
 

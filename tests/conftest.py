@@ -17,10 +17,11 @@ def rating_matrix_from_codes(codes: np.ndarray) -> RatingMatrix:
     ids = np.array([f"p{j}" for j in range(n_prompts)])
     return RatingMatrix(
         u=np.where(codes >= 0, codes - 3.0, np.nan),
-        comparisons=pd.DataFrame({"comparison": [f"c{i}" for i in range(n_comp)], "system_a": "",
-                                  "system_b": ""}),
-        prompt_ids=ids, categories=np.arange(-3, 4),
-        groups=pd.DataFrame({"prompt_id": ids, "group": ids}), n_votes=(codes >= 0).astype(np.int64),
+        comparisons=pd.DataFrame({"comparison": [f"c{i}" for i in range(n_comp)], "system_a": "", "system_b": ""}),
+        prompt_ids=ids,
+        categories=np.arange(-3, 4),
+        groups=pd.DataFrame({"prompt_id": ids, "group": ids}),
+        n_votes=(codes >= 0).astype(np.int64),
     )
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import lib.cache
-import lib.ranking.fit as ranking_fit
+import lib.inference.laplace
 from lib.cache import digest, netcdf_bytes
 from lib.irt.fit import fit_grm, load_cached
 from lib.irt.settings import FitSettings
@@ -102,19 +102,21 @@ def laplace_draws(monkeypatch):
     """Laplace fits replaced by normal draws, different for every fit (these tests are about the cache)."""
     calls = []
 
-    def fake(model, names, settings, tracker, mode=None, marginal_curvature=True):
+    def fake(model, names, settings, tracker, *, local=(), unit="prompt", mode=None, marginal_curvature=True):
         calls.append(1)
         rng = np.random.default_rng(len(calls))
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
-        values = {n: rng.normal(size=(1, settings.draws, *(len(model.coords[d]) for d in ds)))
-                  for n, ds in dims.items()}
+        values = {
+            n: rng.normal(size=(1, settings.draws, *(len(model.coords[d]) for d in ds))) for n, ds in dims.items()
+        }
         values.update({n: np.exp(0.3 * v) for n, v in values.items() if n == "alpha"})  # a model's own ranges
         values.update({n: np.sort(v, axis=-1) for n, v in values.items() if n == "b"})
         mode.update({n: v[0, 0] for n, v in values.items()})
-        return az.from_dict(posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds},
-                            dims=dims)
+        return az.from_dict(
+            posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds}, dims=dims
+        )
 
-    monkeypatch.setattr(ranking_fit, "laplace", fake)
+    monkeypatch.setattr(lib.inference.laplace, "laplace", fake)
     return calls
 
 
@@ -123,7 +125,7 @@ def test_a_ranking_posterior_swapped_under_its_metadata_is_a_miss(cache, arena_d
     a, b = (arena_data(simulate_arena(4, 10, 200, seed=s)[0]) for s in (3, 4))
     fit_a, fit_b = fit_ranking(a, settings), fit_ranking(b, settings)
     folder = cache / "rankings"
-    shutil.copyfile(folder / f"{fit_b.cache_key[:20]}.nc", folder / f"{fit_a.cache_key[:20]}.nc")
+    shutil.copyfile(folder / f"{fit_b.cache_key}.nc", folder / f"{fit_a.cache_key}.nc")
     again = fit_ranking(a, settings)
     assert not again.from_cache and len(laplace_draws) == 3
     assert not np.allclose(again.skill_draws(), fit_b.skill_draws())
@@ -135,8 +137,13 @@ def arena_data():
     from lib.ranking.data import ranking_data
     from lib.tables import read_csv
 
-    columns = {"prompt": "prompt_id", "system_a": "system_a", "system_b": "system_b",
-               "annotator": "annotator_id", "choice": "winner"}
+    columns = {
+        "prompt": "prompt_id",
+        "system_a": "system_a",
+        "system_b": "system_b",
+        "annotator": "annotator_id",
+        "choice": "winner",
+    }
 
     def read(votes):
         table = read_csv(votes.to_csv(index=False).encode(), "arena.csv")
@@ -224,8 +231,9 @@ FULL_DISK = textwrap.dedent("""
 def test_a_disk_that_fills_during_the_cache_write_never_crashes_and_the_fit_is_returned(cache):
     """Before: h5netcdf failed half-way and the process died in its close (exit 139)."""
     env = dict(os.environ, EVAL_CACHE_DIR=str(cache), PYTHONFAULTHANDLER="")
-    done = subprocess.run([sys.executable, "-c", FULL_DISK, str(ROOT)], capture_output=True, text=True,
-                          timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, str(ROOT)], capture_output=True, text=True, timeout=120, env=env
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "theta True" in done.stdout and "could not be saved in the cache" in done.stdout
     assert not [p for p in (cache / "fits").glob("*") if p.suffix == ".nc"]

@@ -60,12 +60,27 @@ def test_control_characters_in_names_are_printed_escaped(tmp_path, capsys):
     rows = "".join(f'{k},"{name}","a b c",a c\n' for k, name in enumerate(NAMES))
     drafts = tmp_path / "drafts.csv"
     drafts.write_text("text_id,system,draft,reference\n" + rows, encoding="utf-8")
-    assert main(["revise", "--drafts", str(drafts), "--engine", "diff", "--reference-column", "reference",
-                 "--out", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "revise",
+                "--drafts",
+                str(drafts),
+                "--engine",
+                "diff",
+                "--reference-column",
+                "reference",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert not CONTROL.search(out)
-    assert all(escaped in out for escaped in ("clear\\x1b[2J\\x1b[31m", "bell\\x07", "back\\x08\\x08space",
-                                              "csi\\x9b31m"))
+    assert all(
+        escaped in out for escaped in ("clear\\x1b[2J\\x1b[31m", "bell\\x07", "back\\x08\\x08space", "csi\\x9b31m")
+    )
 
 
 def test_control_characters_in_an_error_message_are_printed_escaped(tmp_path, capsys):

@@ -6,13 +6,19 @@ import pytest
 
 from lib.datasets import DATA_DIR, DATASETS, DEFAULT_DATASET, load_judgments, load_table
 from lib.errors import SettingsError
-from lib.formats import FORMATS, guess_columns, read_ratings, read_responses
+from lib.formats import FORMATS, read_ratings, read_responses
+from lib.tables import guess_roles
 
 
 def test_registry():
     assert DEFAULT_DATASET == "lamp_rankings"
     assert set(DATASETS) == {
-        "lamp_rankings", "rome_bestworst", "pandalm_pairwise", "hanna_means", "science_mirt", "lsat7"
+        "lamp_rankings",
+        "rome_bestworst",
+        "pandalm_pairwise",
+        "hanna_means",
+        "science_mirt",
+        "lsat7",
     }
     for key, ds in DATASETS.items():
         assert ds.key == key and ds.fmt in FORMATS and ds.path.is_file()
@@ -26,7 +32,7 @@ def test_registry():
 @pytest.mark.parametrize("key", list(DATASETS))
 def test_guesses_match_the_registry(key):
     ds = DATASETS[key]
-    guess = guess_columns(list(load_table(key).columns), ds.fmt)
+    guess = guess_roles(list(load_table(key).columns), FORMATS[ds.fmt].column_roles)
     # LAMP's trial column (instruction_id) has no name a guess could rely on.
     expected = {r: c for r, c in ds.columns.items() if not (key == "lamp_rankings" and r == "trial")}
     assert {r: guess.get(r) for r in expected} == expected
@@ -37,8 +43,14 @@ def test_guesses_match_the_registry(key):
     [
         ("lamp_rankings", 1809, 200, {"AI-generated", "AI-edited", "Human-edited"}, 13, {"overall"}),
         ("rome_bestworst", 960, 60, {"ROME", "FT_L", "GPT-2 XL"}, 16, {"consistency", "fluency"}),
-        ("pandalm_pairwise", 2997, 999, {"llama-7b", "bloom-7b", "cerebras-gpt-6.7B", "opt-7b", "pythia-6.9b"}, 3,
-         {"overall"}),
+        (
+            "pandalm_pairwise",
+            2997,
+            999,
+            {"llama-7b", "bloom-7b", "cerebras-gpt-6.7B", "opt-7b", "pythia-6.9b"},
+            3,
+            {"overall"},
+        ),
     ],
 )
 def test_judgment_datasets_load(key, n_votes, n_prompts, systems, n_annotators, criteria):

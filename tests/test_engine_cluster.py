@@ -77,12 +77,15 @@ def http_server():
     server.server_close()
 
 
-@pytest.mark.parametrize(("handle", "message"), [
-    (_silent, f"did not answer as a Dask scheduler within {BOUND:g} s"),
-    (_random_bytes, "is not a Dask scheduler"),
-    (_huge_frame, "is not a Dask scheduler: its first message announces 4,611,686,018,427,387,904 bytes"),
-    (_closes, "cannot be reached"),
-])
+@pytest.mark.parametrize(
+    ("handle", "message"),
+    [
+        (_silent, f"did not answer as a Dask scheduler within {BOUND:g} s"),
+        (_random_bytes, "is not a Dask scheduler"),
+        (_huge_frame, "is not a Dask scheduler: its first message announces 4,611,686,018,427,387,904 bytes"),
+        (_closes, "cannot be reached"),
+    ],
+)
 def test_a_hostile_peer_is_refused_within_the_timeout(handle, message):
     """Before: the silent server gave no answer after 150 s, random bytes a MemoryError (7 EiB), the
     huge frame a struct.error."""
@@ -101,17 +104,42 @@ def test_a_plain_http_server_is_refused_at_once(http_server):
     """Before: no answer after 150 s (an HTTP server waits for a request; the check sends a Dask handshake
     first, which the server answers with a 400)."""
     start = time.monotonic()
-    with pytest.raises(SettingsError, match=f"'{http_server}' is not a Dask scheduler: it answers in HTTP"), \
-            Engine(http_server):
+    with (
+        pytest.raises(SettingsError, match=f"'{http_server}' is not a Dask scheduler: it answers in HTTP"),
+        Engine(http_server),
+    ):
         pass
     assert time.monotonic() - start < BOUND
 
 
 def test_the_command_exits_2_naming_the_address(http_server, tmp_path):
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "lib", "plan", "--systems", "3", "--effect", "0.5", "--prompts", "10",
-                           "--annotators", "1", "--replicates", "5", "--scheduler", http_server,
-                           "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lib",
+            "plan",
+            "--systems",
+            "3",
+            "--effect",
+            "0.5",
+            "--prompts",
+            "10",
+            "--annotators",
+            "1",
+            "--replicates",
+            "5",
+            "--scheduler",
+            http_server,
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
     assert f"'{http_server}' is not a Dask scheduler" in done.stderr and "Traceback" not in done.stderr
     assert time.monotonic() - start < 30
@@ -119,7 +147,7 @@ def test_the_command_exits_2_naming_the_address(http_server, tmp_path):
 
 @pytest.mark.parametrize("address", ["tls://127.0.0.1:8786", "tcp://127.0.0.1", "tcp://[::1"])
 def test_an_address_that_is_not_tcp_host_port_is_refused(address):
-    with pytest.raises(SettingsError, match="give tcp://HOST:PORT|is not an address tcp://HOST:PORT"), Engine(address):
+    with pytest.raises(SettingsError, match=r"give tcp://HOST:PORT|is not an address tcp://HOST:PORT"), Engine(address):
         pass
 
 
@@ -140,19 +168,45 @@ class Cluster:
         # the scheduler and workers import the task function from this file's module
         self.env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(Path(__file__).parent)])}
         self.file = folder / "scheduler.json"
-        self.scheduler = self._start("distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
-                                     "--dashboard-address", ":0", "--scheduler-file", str(self.file))
+        self.scheduler = self._start(
+            "distributed.cli.dask_scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--dashboard-address",
+            ":0",
+            "--scheduler-file",
+            str(self.file),
+        )
         deadline = time.monotonic() + 30
         while not self.file.exists():
             assert self.scheduler.poll() is None and time.monotonic() < deadline, "the scheduler did not start"
             time.sleep(0.1)
         self.address = json.loads(self.file.read_text())["address"]
-        self.workers = [self._start("distributed.cli.dask_worker", "--scheduler-file", str(self.file), "--nworkers",
-                                    "1", "--nthreads", "1", "--no-nanny", "--no-dashboard") for _ in range(n)]
+        self.workers = [
+            self._start(
+                "distributed.cli.dask_worker",
+                "--scheduler-file",
+                str(self.file),
+                "--nworkers",
+                "1",
+                "--nthreads",
+                "1",
+                "--no-nanny",
+                "--no-dashboard",
+            )
+            for _ in range(n)
+        ]
 
     def _start(self, module: str, *args: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=self.env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return subprocess.Popen(
+            [sys.executable, "-m", module, *args],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def wait_for_workers(self, engine: Engine) -> None:
         deadline = time.monotonic() + 30
@@ -210,7 +264,17 @@ def _tasks_on(dask_scheduler) -> int:
 
 @pytest.mark.parametrize("cluster", [0], indirect=True)
 def test_ctrl_c_while_waiting_for_a_worker_cancels_the_tasks_at_once(cluster):
-    """Before: Ctrl-C was ignored for 30 s with no worker left."""
+    """Before: Ctrl-C was ignored for 30 s with no worker left. Python's own Ctrl-C handler is set for the
+    test: a library loaded by an earlier test in the same process may have replaced it (the suite once
+    waited the 60 s here)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _interrupt_while_waiting(cluster)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt_while_waiting(cluster) -> None:
     with Engine(cluster.address, lost_timeout=60) as engine:
         threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
         start = time.monotonic()

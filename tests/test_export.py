@@ -10,13 +10,23 @@ from lib.export import csv_text, neutralise, prepare_out
 
 
 def test_formula_text_gets_a_quote_and_numbers_stay_numbers():
-    df = pd.DataFrame({
-        "system": ["=cmd|' /C calc'!A0", "+1 trick", "@SUM(1)", "-x", "\tTAB", "\rCR", "plain", "-1.5"],
-        "theta": [-0.5, 1.0, 2.0, -3.0, 0.0, 0.1, 0.2, 0.3],
-    })
+    df = pd.DataFrame(
+        {
+            "system": ["=cmd|' /C calc'!A0", "+1 trick", "@SUM(1)", "-x", "\tTAB", "\rCR", "plain", "-1.5"],
+            "theta": [-0.5, 1.0, 2.0, -3.0, 0.0, 0.1, 0.2, 0.3],
+        }
+    )
     out = neutralise(df)
-    assert out["system"].tolist() == ["'=cmd|' /C calc'!A0", "'+1 trick", "'@SUM(1)", "'-x", "'\tTAB", "'\rCR",
-                                      "plain", "-1.5"]
+    assert out["system"].tolist() == [
+        "'=cmd|' /C calc'!A0",
+        "'+1 trick",
+        "'@SUM(1)",
+        "'-x",
+        "'\tTAB",
+        "'\rCR",
+        "plain",
+        "-1.5",
+    ]
     assert out["theta"].tolist() == df["theta"].tolist()  # numeric columns untouched
     assert df["system"].iloc[0].startswith("=")  # the caller's frame is not changed
 

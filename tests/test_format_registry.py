@@ -20,7 +20,9 @@ APP = str(ROOT / "app.py")
 # Three systems on six prompts, two raters: z beats y beats x, except rater r2 on prompts p4, p5.
 ROWS = [
     (f"p{p}", *(pair if not (r == "r2" and p >= 4) else pair[::-1]), r)
-    for p in range(6) for r in ("r1", "r2") for pair in (("z", "y"), ("z", "x"), ("y", "x"))
+    for p in range(6)
+    for r in ("r1", "r2")
+    for pair in (("z", "y"), ("z", "x"), ("y", "x"))
 ]
 WINS = "prompt,winner,loser,rater\n" + "".join(",".join(row) + "\n" for row in ROWS)
 
@@ -32,8 +34,17 @@ def read_winner_only(df: pd.DataFrame, columns: dict[str, str] | None = None, *,
     same = cells["winner"] == cells["loser"]
     if same.any():
         raise FormatError("a system cannot beat itself", file=file, rows=row_numbers(df)[same], column=mapping["loser"])
-    votes = pd.DataFrame({"prompt_id": cells["prompt"], "system_a": cells["winner"], "system_b": cells["loser"],
-                          "annotator_id": cells["annotator"], "winner": "a", "criterion": DEFAULT_CRITERION}, dtype=str)
+    votes = pd.DataFrame(
+        {
+            "prompt_id": cells["prompt"],
+            "system_a": cells["winner"],
+            "system_b": cells["loser"],
+            "annotator_id": cells["annotator"],
+            "winner": "a",
+            "criterion": DEFAULT_CRITERION,
+        },
+        dtype=str,
+    )
     empty = pd.DataFrame(columns=["prompt_id", "prompt_text"], dtype=str)
     return Judgments(votes, empty, pd.DataFrame(columns=["prompt_id", "system", "response"], dtype=str), file)
 
@@ -41,10 +52,17 @@ def read_winner_only(df: pd.DataFrame, columns: dict[str, str] | None = None, *,
 @pytest.fixture
 def winner_only():
     before = dict(FORMATS)
-    spec = register(FormatSpec("winner_only", "who won and who lost",
-                               required=("prompt", "winner", "loser", "annotator"),
-                               optional=(), not_blank=("prompt", "winner", "loser", "annotator"), read=read_winner_only,
-                               synonyms={"winner": ("won",), "loser": ("lost",)}))
+    spec = register(
+        FormatSpec(
+            "winner_only",
+            "who won and who lost",
+            required=("prompt", "winner", "loser", "annotator"),
+            optional=(),
+            not_blank=("prompt", "winner", "loser", "annotator"),
+            read=read_winner_only,
+            synonyms={"winner": ("won",), "loser": ("lost",)},
+        )
+    )
     yield spec
     FORMATS.clear()
     FORMATS.update(before)
@@ -64,8 +82,22 @@ def test_a_registered_format_reads_through_analysis_input(winner_only):
 def test_a_registered_format_fits_through_the_command_line(winner_only, tmp_path, monkeypatch):
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "wins.csv").write_text(WINS)
-    code = main(["fit", "--input", str(tmp_path / "wins.csv"), "--format", "winner_only", "--no-merge",
-                 "--sampler", "map", "--seed", "0", "--out", str(tmp_path / "out")])
+    code = main(
+        [
+            "fit",
+            "--input",
+            str(tmp_path / "wins.csv"),
+            "--format",
+            "winner_only",
+            "--no-merge",
+            "--sampler",
+            "map",
+            "--seed",
+            "0",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 0
     abilities = pd.read_csv(tmp_path / "out" / "abilities.csv")
     assert list(abilities["comparison"]) == ["y vs x", "z vs x", "z vs y"]
@@ -76,8 +108,9 @@ def test_a_registered_format_is_offered_and_guessed_on_the_data_page(winner_only
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.radio(key="dataset").set_value("upload").run()
-    at.file_uploader(key="data_upload").set_value(("wins.csv", WINS.replace("winner,loser", "won,lost").encode(),
-                                                   "text/csv")).run()
+    at.file_uploader(key="data_upload").set_value(
+        ("wins.csv", WINS.replace("winner,loser", "won,lost").encode(), "text/csv")
+    ).run()
     assert not at.exception and not at.error
     assert "winner_only" in at.selectbox(key="up_format").options
     assert at.selectbox(key="up_format").value == "winner_only"
@@ -91,7 +124,7 @@ def test_the_registry_is_restored_and_refuses_unknown_or_repeated_formats(winner
         register(winner_only)
     with pytest.raises(SettingsError, match="needs a matrix builder"):
         register(FormatSpec("scores", "no votes", ("prompt",), (), (), read_winner_only, votes=False))
-    with pytest.raises(SettingsError, match="unknown format 'triples'; choose one of pairwise, .*winner_only"):
+    with pytest.raises(SettingsError, match=r"unknown format 'triples'; choose one of pairwise, .*winner_only"):
         format_spec("triples")
 
 

@@ -11,7 +11,6 @@ from lib.errors import FormatError, SettingsError
 from lib.formats import (
     FORMATS,
     VOTE_COLUMNS,
-    guess_columns,
     guess_format,
     read_csv,
     read_judgments,
@@ -19,6 +18,7 @@ from lib.formats import (
     read_responses,
     resolve_columns,
 )
+from lib.tables import guess_roles
 
 
 def table(text: str) -> pd.DataFrame:
@@ -102,8 +102,12 @@ def test_pairwise_unknown_choice_lists_allowed_values():
 
 
 def test_pairwise_system_compared_with_itself():
-    err = raises("compared with itself", votes_of,
-                 "prompt,system_a,system_b,annotator,choice\np1,x,y,r,A\np2,x,x,r,A\n", "pairwise")
+    err = raises(
+        "compared with itself",
+        votes_of,
+        "prompt,system_a,system_b,annotator,choice\np1,x,y,r,A\np2,x,x,r,A\n",
+        "pairwise",
+    )
     assert (err.file, err.rows, err.column) == ("t.csv", [2], "system_b")
     assert str(err).startswith("t.csv, row 2, column 'system_b':")
 
@@ -124,8 +128,12 @@ def test_pairwise_duplicated_votes_count_swapped_pairs():
 
 
 def test_missing_value_in_required_column():
-    err = raises("missing value for role 'annotator'", votes_of,
-                 "prompt,system_a,system_b,annotator,choice\np1,x,y,,A\np1,x,y,r,B\n", "pairwise")
+    err = raises(
+        "missing value for role 'annotator'",
+        votes_of,
+        "prompt,system_a,system_b,annotator,choice\np1,x,y,,A\np1,x,y,r,B\n",
+        "pairwise",
+    )
     assert (err.file, err.rows, err.column) == ("t.csv", [1], "annotator")
 
 
@@ -188,14 +196,19 @@ def test_bestworst_needs_one_most_and_one_least():
 
 
 def test_bestworst_unknown_judgment_value():
-    err = raises("unknown judgment value 'good'", votes_of,
-                 "annotator,prompt,system,judgment\nu,p,x,good\nu,p,y,least\n", "bestworst")
+    err = raises(
+        "unknown judgment value 'good'",
+        votes_of,
+        "annotator,prompt,system,judgment\nu,p,x,good\nu,p,y,least\n",
+        "bestworst",
+    )
     assert (err.rows, err.column) == ([1], "judgment")
 
 
 def test_trial_with_one_system():
-    err = raises("shows only one system", votes_of,
-                 "annotator,prompt,system,rank\nu,p,x,1\nu,p,y,2\nv,q,x,1\n", "ranking")
+    err = raises(
+        "shows only one system", votes_of, "annotator,prompt,system,rank\nu,p,x,1\nu,p,y,2\nv,q,x,1\n", "ranking"
+    )
     assert (err.rows, err.column) == ([3], "system")
 
 
@@ -212,8 +225,12 @@ def test_ranking_with_ties():
 
 
 def test_ranking_non_numeric_rank():
-    err = raises("rank must be a number, found 'first'", votes_of,
-                 "annotator,prompt,system,rank\nu,p,x,1\nu,p,y,first\n", "ranking")
+    err = raises(
+        "rank must be a number, found 'first'",
+        votes_of,
+        "annotator,prompt,system,rank\nu,p,x,1\nu,p,y,first\n",
+        "ranking",
+    )
     assert (err.file, err.rows, err.column) == ("t.csv", [2], "rank")
 
 
@@ -265,13 +282,19 @@ def test_ratings_keep_one_row_per_annotator_score():
 def test_ratings_without_annotator_column_keep_repeated_cells_as_different_raters():
     out = read_ratings(table("prompt,system,score\np1,x,4\np1,y,2\np1,x,5\n"), file="t.csv")
     assert out[["system", "annotator_id", "score"]].to_dict("list") == {
-        "system": ["x", "x", "y"], "annotator_id": ["", "", ""], "score": [4.0, 5.0, 2.0],
+        "system": ["x", "x", "y"],
+        "annotator_id": ["", "", ""],
+        "score": [4.0, 5.0, 2.0],
     }
 
 
 def test_ratings_same_annotator_twice_and_non_numeric():
-    err = raises("same annotator scored", read_ratings,
-                 table("prompt,system,rater,score\np,x,r,4\np,x,r,5\np,y,r,1\n"), file="t.csv")
+    err = raises(
+        "same annotator scored",
+        read_ratings,
+        table("prompt,system,rater,score\np,x,r,4\np,x,r,5\np,y,r,1\n"),
+        file="t.csv",
+    )
     assert (err.rows, err.column) == ([1, 2], "rater")
     err = raises("score must be a number", read_ratings, table("prompt,system,score\np,x,4\np,y,n/a\n"), file="t.csv")
     assert (err.rows, err.column) == ([2], "score")
@@ -281,8 +304,9 @@ def test_ratings_same_annotator_twice_and_non_numeric():
 
 
 def test_blank_lines_and_filtered_frames_keep_file_row_numbers():
-    df = table("prompt,system_a,system_b,annotator,choice,criterion\n"
-               "p1,x,y,r,A,c1\n\np1,x,y,r,A,c2\n,,,,,\np2,x,y,r,Q,c2\n")
+    df = table(
+        "prompt,system_a,system_b,annotator,choice,criterion\np1,x,y,r,A,c1\n\np1,x,y,r,A,c2\n,,,,,\np2,x,y,r,Q,c2\n"
+    )
     assert len(df) == 3
     err = raises("unknown choice value 'Q'", read_judgments, df, "pairwise", file="t.csv")
     assert err.rows == [5]
@@ -330,25 +354,43 @@ def test_roles_cover_every_format():
 @pytest.mark.parametrize(
     ("columns", "fmt", "expected"),
     [
-        (["Item ID", "Model A", "Model B", "Worker", "Preference"], "pairwise",
-         {"prompt": "Item ID", "system_a": "Model A", "system_b": "Model B", "annotator": "Worker",
-          "choice": "Preference"}),
-        (["instruction_id", "rater", "model", "best_worst"], "bestworst",
-         {"prompt": "instruction_id", "annotator": "rater", "system": "model", "judgment": "best_worst"}),
-        (["respondent", "question", "rating"], "responses",
-         {"person": "respondent", "item": "question", "score": "rating"}),
+        (
+            ["Item ID", "Model A", "Model B", "Worker", "Preference"],
+            "pairwise",
+            {
+                "prompt": "Item ID",
+                "system_a": "Model A",
+                "system_b": "Model B",
+                "annotator": "Worker",
+                "choice": "Preference",
+            },
+        ),
+        (
+            ["instruction_id", "rater", "model", "best_worst"],
+            "bestworst",
+            {"prompt": "instruction_id", "annotator": "rater", "system": "model", "judgment": "best_worst"},
+        ),
+        (
+            ["respondent", "question", "rating"],
+            "responses",
+            {"person": "respondent", "item": "question", "score": "rating"},
+        ),
     ],
 )
-def test_guess_columns_synonyms(columns, fmt, expected):
-    assert guess_columns(columns, fmt) == expected
+def test_guess_roles_from_each_formats_synonyms(columns, fmt, expected):
+    assert guess_roles(columns, FORMATS[fmt].column_roles) == expected
 
 
 def test_resolve_columns_user_mapping_wins_over_guesses():
     df = table("prompt,system_a,system_b,rater,label,winner\np,x,y,r,A,B\n")
-    assert guess_columns(df.columns, "pairwise")["choice"] == "winner"
+    assert guess_roles(df.columns, FORMATS["pairwise"].column_roles)["choice"] == "winner"
     mapping = resolve_columns(df, "pairwise", {"choice": "label"}, file="t.csv")
     assert mapping == {
-        "prompt": "prompt", "system_a": "system_a", "system_b": "system_b", "annotator": "rater", "choice": "label"
+        "prompt": "prompt",
+        "system_a": "system_a",
+        "system_b": "system_b",
+        "annotator": "rater",
+        "choice": "label",
     }
     # An empty name unsets an optional role that would otherwise be guessed.
     df = table("prompt,system_a,system_b,rater,winner,criterion\np,x,y,r,A,c\n")
@@ -357,11 +399,23 @@ def test_resolve_columns_user_mapping_wins_over_guesses():
 
 def test_resolve_columns_errors_name_the_file_and_column():
     df = table("prompt,system_a,system_b,rater,winner\np,x,y,r,A\n")
-    err = raises("column 'nope' \\(mapped to role 'choice'\\) is not in the file",
-                 resolve_columns, df, "pairwise", {"choice": "nope"}, file="t.csv")
+    err = raises(
+        "column 'nope' \\(mapped to role 'choice'\\) is not in the file",
+        resolve_columns,
+        df,
+        "pairwise",
+        {"choice": "nope"},
+        file="t.csv",
+    )
     assert err.file == "t.csv" and err.column == "nope"
-    err = raises("no column for required role annotator", resolve_columns,
-                 table("prompt,system_a,system_b,choice\np,x,y,A\n"), "pairwise", None, file="t.csv")
+    err = raises(
+        "no column for required role annotator",
+        resolve_columns,
+        table("prompt,system_a,system_b,choice\np,x,y,A\n"),
+        "pairwise",
+        None,
+        file="t.csv",
+    )
     assert err.file == "t.csv" and "prompt, system_a, system_b, choice" in str(err)
     raises("unknown role 'winner'", resolve_columns, df, "pairwise", {"winner": "label"}, file="t.csv")
     with pytest.raises(SettingsError, match="unknown format 'triples'; choose one of pairwise, bestworst"):
@@ -425,10 +479,10 @@ def test_guess_format_from_the_column_names(columns, fmt):
     assert guess_format(columns) == fmt
 
 
-def test_guess_columns_never_takes_an_integer_column_for_text():
+def test_guess_roles_never_takes_an_integer_column_for_text():
     df = table("question,system,rank,annotator,passage\n1,x,1,r,2\n1,y,2,r,3\n")
-    guess = guess_columns(list(df.columns), "ranking", df)
+    guess = guess_roles(list(df.columns), FORMATS["ranking"].column_roles, df)
     assert "prompt_text" not in guess and "response" not in guess
     df = table("question,system,rank,annotator,passage\nWhy?,x,1,r,Once upon\nWhy?,y,2,r,A time\n")
-    guess = guess_columns(list(df.columns), "ranking", df)
+    guess = guess_roles(list(df.columns), FORMATS["ranking"].column_roles, df)
     assert guess["response"] == "passage"

@@ -41,8 +41,16 @@ FAST = {
 OUTPUTS = {  # the documented files of each command (README.md, docs/*.md)
     "fit": ["abilities.csv", "prompts.csv", "diagnostics.json", "posterior.nc"],
     "select": ["selection_curve.csv", "prompts_needed.csv"],
-    "cost": ["loss_table.csv", "loss_tests.csv", "effort_medians.csv", "effort_tests.csv", "cost_terms.csv",
-             "cost_curve.csv", "loss_by_difficulty.csv", "spearman.csv"],
+    "cost": [
+        "loss_table.csv",
+        "loss_tests.csv",
+        "effort_medians.csv",
+        "effort_tests.csv",
+        "cost_terms.csv",
+        "cost_curve.csv",
+        "loss_by_difficulty.csv",
+        "spearman.csv",
+    ],
     "revise": ["edits.jsonl", "revision_distance.csv"],
 }
 STRANGER = "notes.txt"  # a file of the user's in a non-empty --out, never to be removed
@@ -123,8 +131,15 @@ def run_case(case: dict[str, str], tmp: Path) -> Result:
         out.mkdir()
         (out / STRANGER).write_text("the user's own notes")
     before = _listing(out)
-    argv = [command, INPUT_FLAG.get(command, "--input"), str(path), *shlex.split(case["args"]),
-            *FAST.get(command, []), "--out", str(out)]
+    argv = [
+        command,
+        INPUT_FLAG.get(command, "--input"),
+        str(path),
+        *shlex.split(case["args"]),
+        *FAST.get(command, []),
+        "--out",
+        str(out),
+    ]
 
     start = time.perf_counter()
     previous = signal.signal(signal.SIGALRM, _on_alarm)
@@ -136,8 +151,11 @@ def run_case(case: dict[str, str], tmp: Path) -> Result:
     except Exception as exc:  # a traceback: the failure this corpus exists to find
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{Path(frame.filename).name}:{frame.lineno}"
-        return Result(f"{type(exc).__name__}", f"{type(exc).__name__} at {where}: {exc}".splitlines()[0],
-                      ["an exception escaped (traceback)"])
+        return Result(
+            f"{type(exc).__name__}",
+            f"{type(exc).__name__} at {where}: {exc}".splitlines()[0],
+            ["an exception escaped (traceback)"],
+        )
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
@@ -156,18 +174,28 @@ def run_case(case: dict[str, str], tmp: Path) -> Result:
     if code != want:
         problems.append(f"exit {code}, expected {want}: {message}")
         return result
-    files = _listing(out)
     if want == 2:
-        named = out.name if case["out"] != "fresh" else path.name
-        if named not in message:
-            problems.append(f"the message does not name {named!r}: {message}")
-        if case["contains"] and case["contains"].lower() not in message.lower():
-            problems.append(f"the message does not contain {case['contains']!r}: {message}")
-        if files != before:  # an empty folder created before reading is not an output
-            problems.append(f"partial outputs left in --out: {files}")
-        return result
-    if command == "edits":
-        return result
+        _check_refusal(case, path, out, before, result)
+    elif command != "edits":
+        _check_outputs(case, out, result)
+    return result
+
+
+def _check_refusal(case: dict[str, str], path: Path, out: Path, before: list[str], result: Result) -> None:
+    """A refused input: the message names the file (or --out) and what is wrong, and nothing is written."""
+    problems, message, files = result.problems, result.message, _listing(out)
+    named = out.name if case["out"] != "fresh" else path.name
+    if named not in message:
+        problems.append(f"the message does not name {named!r}: {message}")
+    if case["contains"] and case["contains"].lower() not in message.lower():
+        problems.append(f"the message does not contain {case['contains']!r}: {message}")
+    if files != before:  # an empty folder created before reading is not an output
+        problems.append(f"partial outputs left in --out: {files}")
+
+
+def _check_outputs(case: dict[str, str], out: Path, result: Result) -> None:
+    """An accepted input: the documented outputs, the user's own file kept, no live formula, finite thetas."""
+    command, problems, files = case["command"], result.problems, _listing(out)
     missing = [name for name in OUTPUTS[command] if name not in files]
     if missing:
         problems.append(f"documented outputs missing: {missing}")
@@ -180,7 +208,6 @@ def run_case(case: dict[str, str], tmp: Path) -> Result:
         theta = pd.read_csv(out / "abilities.csv")["theta_mean"]
         if not all(math.isfinite(v) for v in theta):
             problems.append(f"abilities.csv has theta_mean that is not finite: {theta.tolist()}")
-    return result
 
 
 CASES = load_manifest()

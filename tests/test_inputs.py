@@ -33,8 +33,9 @@ def test_blanks_in_the_chosen_criterion_name_their_rows_unless_dropped():
     with pytest.raises(FormatError, match="missing value for role 'score'") as info:
         analysis_input(table(), "ratings", file="r.csv", criterion="style", merge_redundant=False)
     assert info.value.rows == [8, 11] and info.value.column == "score"
-    data = analysis_input(table(), "ratings", file="r.csv", criterion="style", merge_redundant=False,
-                          drop_incomplete_rows=True)
+    data = analysis_input(
+        table(), "ratings", file="r.csv", criterion="style", merge_redundant=False, drop_incomplete_rows=True
+    )
     assert data.dropped_rows == (8, 11)
     # y lost both its scores, so only the x-z comparison is left.
     assert list(data.matrix.comparisons["comparison"]) == ["z vs x"]
@@ -48,7 +49,7 @@ def test_a_blank_criterion_is_not_assigned_to_the_chosen_one():
 
 
 def test_unknown_criterion_is_a_settings_error():
-    with pytest.raises(SettingsError, match="unknown criterion 'tone'.*fluency, style"):
+    with pytest.raises(SettingsError, match=r"unknown criterion 'tone'.*fluency, style"):
         analysis_input(table(), "ratings", file="r.csv", criterion="tone")
 
 
@@ -64,7 +65,7 @@ def test_filter_rows_errors_name_the_column_and_known_values():
     with pytest.raises(FormatError, match="column 'lvl' is not in the file") as info:
         filter_rows(table(), "lvl", ["turn"], file="r.csv")
     assert info.value.file == "r.csv"
-    with pytest.raises(SettingsError, match="'sentence' is not a value of column 'level'.*dialog, turn"):
+    with pytest.raises(SettingsError, match=r"'sentence' is not a value of column 'level'.*dialog, turn"):
         filter_rows(table(), "level", ["sentence"], file="r.csv")
     with pytest.raises(SettingsError, match="choose at least one value"):
         filter_rows(table(), "level", [], file="r.csv")
@@ -82,8 +83,11 @@ def test_bundled_input_unknown_key_is_a_settings_error_naming_the_keys():
 
 
 def test_votes_without_the_matrix_keep_the_criterions_votes_and_still_check_the_criterion():
-    table = read_csv(b"prompt,system_a,system_b,annotator,choice,criterion\n"
-                     b"p1,x,y,r1,A,fluency\np2,x,y,r1,B,fluency\np1,x,y,r1,B,coherence\n", "v.csv")
+    table = read_csv(
+        b"prompt,system_a,system_b,annotator,choice,criterion\n"
+        b"p1,x,y,r1,A,fluency\np2,x,y,r1,B,fluency\np1,x,y,r1,B,coherence\n",
+        "v.csv",
+    )
     data = analysis_input(table, "pairwise", file="v.csv", criterion="fluency", matrix=False)
     assert data.matrix is None and data.judgments.votes["prompt_id"].tolist() == ["p1", "p2"]
     with pytest.raises(SettingsError, match="several criteria"):

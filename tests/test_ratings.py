@@ -24,20 +24,21 @@ from lib.ratings import (
 
 
 def votes(rows):
-    return pd.DataFrame(rows, columns=["prompt_id", "system_a", "system_b", "annotator_id", "winner",
-                                       "criterion"])
+    return pd.DataFrame(rows, columns=["prompt_id", "system_a", "system_b", "annotator_id", "winner", "criterion"])
 
 
 def test_net_rating_sums_wins_minus_losses_with_orientation():
     # Pair (x, y): canonical A = x, B = y. A vote with the pair reversed has its winner flipped.
-    v = votes([
-        ("p1", "x", "y", "r1", "b", "overall"),   # y wins: +1
-        ("p1", "y", "x", "r2", "a", "overall"),   # y (as A) wins: +1
-        ("p1", "x", "y", "r3", "tie", "overall"),  # 0
-        ("p2", "x", "y", "r1", "a", "overall"),   # x wins: -1
-        ("p2", "x", "y", "r2", "a", "overall"),
-        ("p2", "y", "x", "r3", "b", "overall"),   # x (as B) wins: -1
-    ])
+    v = votes(
+        [
+            ("p1", "x", "y", "r1", "b", "overall"),  # y wins: +1
+            ("p1", "y", "x", "r2", "a", "overall"),  # y (as A) wins: +1
+            ("p1", "x", "y", "r3", "tie", "overall"),  # 0
+            ("p2", "x", "y", "r1", "a", "overall"),  # x wins: -1
+            ("p2", "x", "y", "r2", "a", "overall"),
+            ("p2", "y", "x", "r3", "b", "overall"),  # x (as B) wins: -1
+        ]
+    )
     rm = net_ratings(v, merge_redundant=False)
     assert rm.comparisons.loc[0, "comparison"] == "y vs x"
     assert_array_equal(rm.u, [[2.0, -3.0]])
@@ -50,11 +51,15 @@ def test_equal_counts_keep_their_scale_and_varying_counts_rescale_to_3():
     rm = net_ratings(one, merge_redundant=False)
     assert_array_equal(rm.categories, [-1, 0, 1])
     assert_array_equal(rm.u, [[1.0, -1.0]])
-    mixed = votes([
-        ("p1", "x", "y", "r1", "b", "overall"),                                         # 1 of 1 -> 3
-        ("p2", "x", "y", "r1", "b", "overall"), ("p2", "x", "y", "r2", "tie", "overall"),  # 1/2 -> 1.5 -> 2
-        ("p3", "x", "y", "r1", "a", "overall"), ("p3", "x", "y", "r2", "tie", "overall"),  # -1.5 -> -2
-    ])
+    mixed = votes(
+        [
+            ("p1", "x", "y", "r1", "b", "overall"),  # 1 of 1 -> 3
+            ("p2", "x", "y", "r1", "b", "overall"),
+            ("p2", "x", "y", "r2", "tie", "overall"),  # 1/2 -> 1.5 -> 2
+            ("p3", "x", "y", "r1", "a", "overall"),
+            ("p3", "x", "y", "r2", "tie", "overall"),  # -1.5 -> -2
+        ]
+    )
     rm = net_ratings(mixed, merge_redundant=False)
     assert_array_equal(rm.categories, np.arange(-3, 4))
     assert_array_equal(rm.u, [[3.0, 2.0, -2.0]])
@@ -107,10 +112,14 @@ def test_merging_averages_group_members():
 
 
 def test_absolute_ratings_binned_on_minus3_plus3():
-    r = pd.DataFrame({
-        "prompt_id": ["p"] * 3, "system": ["s1", "s2", "s3"], "criterion": "overall",
-        "score": [1.0, 2.0, 5.0],
-    })
+    r = pd.DataFrame(
+        {
+            "prompt_id": ["p"] * 3,
+            "system": ["s1", "s2", "s3"],
+            "criterion": "overall",
+            "score": [1.0, 2.0, 5.0],
+        }
+    )
     rm = from_absolute_ratings(r, scale=(1, 5), merge_redundant=False)
     # pairs (s1,s2): d=1 -> 0.75 -> 1; (s1,s3): d=4 -> 3; (s2,s3): d=3 -> 2.25 -> 2
     assert_array_equal(rm.comparisons["comparison"], ["s2 vs s1", "s3 vs s1", "s3 vs s2"])
@@ -119,13 +128,15 @@ def test_absolute_ratings_binned_on_minus3_plus3():
 
 def test_absolute_ratings_average_over_annotators_before_taking_the_scale():
     # one score per annotator: raw scores span 1..5, their means per (prompt, system) only 2..4
-    r = pd.DataFrame({
-        "prompt_id": ["p", "p", "p", "p", "q", "q", "q", "q"],
-        "system": ["s1", "s1", "s2", "s3", "s1", "s2", "s3", "s3"],
-        "criterion": "overall",
-        "annotator_id": ["r1", "r2", "r1", "r1", "r1", "r1", "r1", "r2"],
-        "score": [1.0, 5.0, 4.0, 2.0, 2.0, 3.0, 5.0, 1.0],
-    })
+    r = pd.DataFrame(
+        {
+            "prompt_id": ["p", "p", "p", "p", "q", "q", "q", "q"],
+            "system": ["s1", "s1", "s2", "s3", "s1", "s2", "s3", "s3"],
+            "criterion": "overall",
+            "annotator_id": ["r1", "r2", "r1", "r1", "r1", "r1", "r1", "r2"],
+            "score": [1.0, 5.0, 4.0, 2.0, 2.0, 3.0, 5.0, 1.0],
+        }
+    )
     means = r.groupby(["criterion", "prompt_id", "system"], as_index=False)["score"].mean()
     by_annotator = from_absolute_ratings(r, merge_redundant=False)
     by_mean = from_absolute_ratings(means, merge_redundant=False)
@@ -138,8 +149,12 @@ def test_net_ratings_of_a_file_with_annotators_equal_those_of_its_means():
     from lib.tables import read_csv
 
     rows = "prompt,system,annotator,score\n" + "".join(
-        f"p{p},s{s},r{a},{(p * 3 + s * 2 + a * 5) % 7 + 1}\n" for p in range(6) for s in range(4) for a in range(3)
-        if (p + s + a) % 4)
+        f"p{p},s{s},r{a},{(p * 3 + s * 2 + a * 5) % 7 + 1}\n"
+        for p in range(6)
+        for s in range(4)
+        for a in range(3)
+        if (p + s + a) % 4
+    )
     raw = read_csv(rows.encode(), "raw.csv")
     means = raw.astype({"score": float}).groupby(["prompt", "system"], as_index=False)["score"].mean()
     mean_table = read_csv(means.to_csv(index=False).encode(), "means.csv")
@@ -165,10 +180,16 @@ def test_item_total_correlation_is_corrected():
 
 def test_fleiss_kappa_matches_hand_computation():
     # Two subjects, three raters: (a, a, a) and (b, b, tie).
-    v = votes([
-        ("p1", "x", "y", "r1", "a", "o"), ("p1", "x", "y", "r2", "a", "o"), ("p1", "x", "y", "r3", "a", "o"),
-        ("p2", "x", "y", "r1", "b", "o"), ("p2", "x", "y", "r2", "b", "o"), ("p2", "x", "y", "r3", "tie", "o"),
-    ])
+    v = votes(
+        [
+            ("p1", "x", "y", "r1", "a", "o"),
+            ("p1", "x", "y", "r2", "a", "o"),
+            ("p1", "x", "y", "r3", "a", "o"),
+            ("p2", "x", "y", "r1", "b", "o"),
+            ("p2", "x", "y", "r2", "b", "o"),
+            ("p2", "x", "y", "r3", "tie", "o"),
+        ]
+    )
     # p_j = (3/6, 2/6, 1/6); P_i = (1, 1/3); P_bar = 2/3; P_e = 14/36.
     kappa, n = fleiss_kappa(v)
     assert n == 2
@@ -183,8 +204,12 @@ def story_ratings(n_systems, seed=0):
     """
     rng = np.random.default_rng(seed)
     quality = np.linspace(-1.0, 1.0, n_systems)
-    rows = [(f"story{st}-test{t}", f"s{k}", "overall", float(np.clip(np.rint(3 + q + rng.normal(0, 0.8)), 1, 5)))
-            for st in range(28) for t in range(6) for k, q in enumerate(quality)]
+    rows = [
+        (f"story{st}-test{t}", f"s{k}", "overall", float(np.clip(np.rint(3 + q + rng.normal(0, 0.8)), 1, 5)))
+        for st in range(28)
+        for t in range(6)
+        for k, q in enumerate(quality)
+    ]
     return pd.DataFrame(rows, columns=["prompt_id", "system", "criterion", "score"])
 
 
@@ -248,8 +273,9 @@ def test_groups_do_not_chain_unrelated_prompts():
 
 def one_vote_per_prompt(n_prompts):
     systems = ["x", "y", "z"]
-    return votes([(f"p{j}", systems[j % 3], systems[(j + 1) % 3], "r1", "ab"[j % 2], "overall")
-                  for j in range(n_prompts)])
+    return votes(
+        [(f"p{j}", systems[j % 3], systems[(j + 1) % 3], "r1", "ab"[j % 2], "overall") for j in range(n_prompts)]
+    )
 
 
 def test_grouping_memory_is_bounded_for_10000_prompts_with_one_vote():
@@ -290,8 +316,16 @@ def test_merge_lines_and_warning_report_every_merge():
 
 
 # ------------------------------------------------------------------ no numpy warnings on degenerate input
-@pytest.mark.parametrize("u", [np.full((3, 4), np.nan), np.zeros((0, 4)), np.zeros((3, 0)), np.ones((4, 3)),
-                               np.array([[1e308, -1e308, 0], [-1e308, 1e308, 1], [1e308, 1e308, 2]])])
+@pytest.mark.parametrize(
+    "u",
+    [
+        np.full((3, 4), np.nan),
+        np.zeros((0, 4)),
+        np.zeros((3, 0)),
+        np.ones((4, 3)),
+        np.array([[1e308, -1e308, 0], [-1e308, 1e308, 1], [1e308, 1e308, 2]]),
+    ],
+)
 def test_item_total_correlation_does_not_warn_on_degenerate_input(u):
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -35,11 +35,12 @@ def map_fit(rm):
 
 @pytest.fixture
 def streamlit_template():
-    """The default template as the app's process has it once Streamlit drew a chart."""
-    from streamlit.elements.lib.streamlit_plotly_theme import configure_streamlit_plotly_theme
+    """The default template as the app's process has it: importing Streamlit registers its "streamlit"
+    plotly template and makes it the default."""
+    import streamlit  # noqa: F401
 
     previous = pio.templates.default
-    configure_streamlit_plotly_theme()
+    pio.templates.default = "streamlit"
     yield pio.templates["streamlit"].layout.colorway
     pio.templates.default = previous
 
@@ -57,8 +58,11 @@ def test_chains_have_distinct_colours_in_a_report_built_in_the_apps_process(map_
 
 
 def test_a_long_list_of_parameters_is_counted_per_variable_and_collapsed(rm, map_fit):
-    names = [f"theta[c{i}]" for i in range(2)] + [f"alpha[p{i}]" for i in range(8)] + [
-        f"b[p{i},{k}]" for i in range(4) for k in range(5)]
+    names = (
+        [f"theta[c{i}]" for i in range(2)]
+        + [f"alpha[p{i}]" for i in range(8)]
+        + [f"b[p{i},{k}]" for i in range(4) for k in range(5)]
+    )
     fit = replace(map_fit, diagnostics=replace(map_fit.diagnostics, prior_dominated=names, n_prior_dominated=30))
     text = build_report({"source": "x.csv"}, fit, {}, {})
     assert "30: 2 theta, 8 alpha, 20 b<details><summary>list them</summary>theta[c0], theta[c1]," in text
@@ -68,7 +72,10 @@ def test_a_long_list_of_parameters_is_counted_per_variable_and_collapsed(rm, map
 def test_the_leaderboard_is_in_the_report_when_there_is_one(rm, map_fit):
     votes = "prompt,system_a,system_b,annotator,choice\n" + "".join(
         f"p{p},{a},{b},r{r},{'AB'[(p + r + (a == 'x')) % 3 == 0]}\n"
-        for p in range(6) for r in range(2) for a, b in (("x", "y"), ("x", "z"), ("y", "z")))
+        for p in range(6)
+        for r in range(2)
+        for a, b in (("x", "y"), ("x", "z"), ("y", "z"))
+    )
     data = analysis_input(read_csv(votes.encode(), "votes.csv"), "pairwise", file="votes.csv")
     result = rank_systems(data, RankSettings(sampler=LAPLACE, draws=200, seed=0))
     tables = {"Abilities": ability_table(map_fit, rm)}

@@ -8,38 +8,46 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib.cost.schema import guess_columns as guess_study_columns
-from lib.cost.schema import read_study
+from lib.cost.schema import STUDY_ROLES, read_study
 from lib.errors import FormatError, InputError
-from lib.formats import guess_columns, read_ratings
-from lib.revision.io import guess_roles as guess_revision_roles
-from lib.revision.io import read_drafts, read_edits
-from lib.tables import guess_roles, numbers, read_csv, row_numbers, text
+from lib.formats import FORMATS, read_ratings
+from lib.revision.io import column_roles, read_drafts, read_edits
+from lib.tables import ColumnRoles, guess_roles, numbers, read_csv, row_numbers, text
 
 
 def test_guess_roles_ignores_case_blanks_and_punctuation_and_uses_a_column_once():
     columns = ["Text ID", "TextID", "Model-Name", "draft"]
     synonyms = {"system": ("model_name",), "text_id": ("id",)}
-    assert guess_roles(columns, ["text_id", "system", "draft"], synonyms) == {
-        "text_id": "Text ID", "system": "Model-Name", "draft": "draft"}
+    assert guess_roles(columns, ColumnRoles(("text_id", "system", "draft"), synonyms)) == {
+        "text_id": "Text ID",
+        "system": "Model-Name",
+        "draft": "draft",
+    }
     # The first role that names a column takes it.
-    assert guess_roles(["id"], ["prompt", "person"], {"prompt": ("id",), "person": ("id",)}) == {"prompt": "id"}
+    roles = ColumnRoles(("prompt", "person"), {"prompt": ("id",), "person": ("id",)})
+    assert guess_roles(["id"], roles) == {"prompt": "id"}
 
 
 def test_guess_roles_keeps_integer_columns_from_text_roles():
     table = pd.DataFrame({"question": ["1", "2", ""], "story": ["once", "upon", "a"]})
     synonyms = {"prompt_text": ("question",), "response": ("story",)}
-    assert guess_roles(list(table), ["prompt_text", "response"], synonyms, table, text_roles=("prompt_text",)) == {
-        "response": "story"}
-    assert guess_roles(list(table), ["prompt_text"], synonyms) == {"prompt_text": "question"}
+    roles = ColumnRoles(("prompt_text", "response"), synonyms, text_roles=("prompt_text",))
+    assert guess_roles(list(table), roles, table) == {"response": "story"}
+    assert guess_roles(list(table), ColumnRoles(("prompt_text",), synonyms)) == {"prompt_text": "question"}
 
 
 def test_a_column_with_no_value_is_not_guessed_but_can_be_mapped():
     """A ratings file with an empty annotator column (e.g. the reader's own output, saved) reads as
     scores without annotators; mapping the column by hand still reports its blanks."""
-    table = pd.DataFrame({"prompt_id": ["p1", "p1", "p2", "p2"], "system": ["a", "b", "a", "b"],
-                          "annotator_id": "", "score": ["1", "2", "3", "5"]})
-    assert "annotator" not in guess_columns(list(table), "ratings", table)
+    table = pd.DataFrame(
+        {
+            "prompt_id": ["p1", "p1", "p2", "p2"],
+            "system": ["a", "b", "a", "b"],
+            "annotator_id": "",
+            "score": ["1", "2", "3", "5"],
+        }
+    )
+    assert "annotator" not in guess_roles(list(table), FORMATS["ratings"].column_roles, table)
     assert len(read_ratings(table, file="r.csv")) == 4
     with pytest.raises(FormatError, match="missing value for role 'annotator'"):
         read_ratings(table, {"annotator": "annotator_id"}, file="r.csv")
@@ -47,13 +55,23 @@ def test_a_column_with_no_value_is_not_guessed_but_can_be_mapped():
 
 def test_every_reader_guesses_the_same_way():
     """Judgments, studies and revision files compare names alike: camel case and punctuation."""
-    assert guess_columns(["Prompt-ID", "SystemA", "System B", "Rater", "Winner"], "pairwise") == {
-        "prompt": "Prompt-ID", "system_a": "SystemA", "system_b": "System B", "annotator": "Rater", "choice": "Winner"}
-    assert guess_study_columns(
-        ["Condition", "ParticipantID", "Task", "Instance", "Usefulness"]
-    )["participant"] == "ParticipantID"
-    assert guess_revision_roles(["TextID", "ModelName", "Draft"], ["text_id", "system", "draft"]) == {
-        "text_id": "TextID", "system": "ModelName", "draft": "Draft"}
+    columns = ["Prompt-ID", "SystemA", "System B", "Rater", "Winner"]
+    assert guess_roles(columns, FORMATS["pairwise"].column_roles) == {
+        "prompt": "Prompt-ID",
+        "system_a": "SystemA",
+        "system_b": "System B",
+        "annotator": "Rater",
+        "choice": "Winner",
+    }
+    assert (
+        guess_roles(["Condition", "ParticipantID", "Task", "Instance", "Usefulness"], STUDY_ROLES)["participant"]
+        == "ParticipantID"
+    )
+    assert guess_roles(["TextID", "ModelName", "Draft"], column_roles(["text_id", "system", "draft"])) == {
+        "text_id": "TextID",
+        "system": "ModelName",
+        "draft": "Draft",
+    }
 
 
 def test_numbers_blank_is_nan_and_bad_cells_are_named_by_their_rows():
@@ -81,16 +99,17 @@ def test_revision_drafts_name_the_spreadsheet_row_after_a_blank_line():
 
 
 def test_revision_edits_name_the_line_of_a_json_lines_file():
-    lines = (b'{"text_id": "1", "system": "A", "original_snippet": "a", "revised_snippet": "b"}\n\n'
-             b'{"text_id": "1", "system": "A", "original_snippet": ["a"], "revised_snippet": "b"}\n')
+    lines = (
+        b'{"text_id": "1", "system": "A", "original_snippet": "a", "revised_snippet": "b"}\n\n'
+        b'{"text_id": "1", "system": "A", "original_snippet": ["a"], "revised_snippet": "b"}\n'
+    )
     with pytest.raises(FormatError, match="'original_snippet' is missing or not text") as info:
         read_edits(io.BytesIO(lines), "e.jsonl")
     assert info.value.rows == [3]
 
 
 def test_study_reader_takes_semicolons_utf16_and_names_rows():
-    csv = ("condition;participant;task;instance;usefulness\n"
-           "with;p1;t;1;4\nwithout;p2;t;1;3\n\nwith;p3;t;1;nine\n")
+    csv = "condition;participant;task;instance;usefulness\nwith;p1;t;1;4\nwithout;p2;t;1;3\n\nwith;p3;t;1;nine\n"
     with pytest.raises(InputError, match="usefulness must be a number, found 'nine'") as info:
         read_study(read_csv(csv.encode("utf-16"), "s.csv"), file="s.csv")
     assert (info.value.rows, info.value.column) == ([4], "usefulness")

@@ -18,7 +18,9 @@ from lib.tables import combine_columns, read_csv
 # differ, so reading story_id alone as the prompt would average two different tests.
 STUDY = "story_id,test,system,score\n" + "".join(
     f"s{st},{t},{sy},{(st + 2 * ti + k) % 5 + 1}\n"
-    for st in range(4) for ti, t in enumerate(("fluency_test", "origin")) for k, sy in enumerate(("x", "y", "z"))
+    for st in range(4)
+    for ti, t in enumerate(("fluency_test", "origin"))
+    for k, sy in enumerate(("x", "y", "z"))
 )
 
 
@@ -27,8 +29,9 @@ def table():
 
 
 def test_combine_columns_joins_each_rows_cells_and_keeps_rows_and_blanks():
-    df = pd.DataFrame({"a": ["s1", "s1", "", "s2"], "b": ["t1", "t2", "t1", "t1"], "a+b": ["kept"] * 4},
-                      index=[0, 1, 3, 4])
+    df = pd.DataFrame(
+        {"a": ["s1", "s1", "", "s2"], "b": ["t1", "t2", "t1", "t1"], "a+b": ["kept"] * 4}, index=[0, 1, 3, 4]
+    )
     out = combine_columns(df, {"prompt": "a + b ", "system": "a+b"}, file="f.csv")
     assert list(out["a + b "]) == ["s1 + t1", "s1 + t2", "", "s2 + t1"]  # blank part: blank cell
     assert list(out["a+b"]) == ["kept"] * 4  # an existing column with "+" in its name is that column
@@ -56,8 +59,22 @@ def test_the_command_line_combines_columns(tmp_path):
     path = tmp_path / "study.csv"
     path.write_text(STUDY)
     with contextlib.redirect_stdout(io.StringIO()):
-        code = main(["fit", "--input", str(path), "--format", "ratings", "--columns", "prompt=story_id+test",
-                     "--sampler", "map", "--no-merge", "--out", str(tmp_path / "out")])
+        code = main(
+            [
+                "fit",
+                "--input",
+                str(path),
+                "--format",
+                "ratings",
+                "--columns",
+                "prompt=story_id+test",
+                "--sampler",
+                "map",
+                "--no-merge",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
     assert code == 0
     prompts = pd.read_csv(tmp_path / "out" / "prompts.csv", dtype=str)
     assert len(prompts) == 8 and "s3 + fluency_test" in set(prompts["prompt_id"])
@@ -67,8 +84,15 @@ def test_the_cost_reader_combines_columns():
     from lib.cost.schema import read_study
 
     rows = ["condition,participant,session,task,usefulness,prompt_time_s,unwrap_time_s,solve_time_s"]
-    rows += [f"{c},p{p},{k},t1,3,{'5,5,' if c == 'with' else ',,9'}"
-             for c in ("with", "without") for p in (1, 2) for k in (1, 2)]
-    study = read_study(read_csv("\n".join(rows).encode(), "study.csv"),
-                       {"instance": "session", "participant": "participant+condition"}, file="study.csv")
+    rows += [
+        f"{c},p{p},{k},t1,3,{'5,5,' if c == 'with' else ',,9'}"
+        for c in ("with", "without")
+        for p in (1, 2)
+        for k in (1, 2)
+    ]
+    study = read_study(
+        read_csv("\n".join(rows).encode(), "study.csv"),
+        {"instance": "session", "participant": "participant+condition"},
+        file="study.csv",
+    )
     assert study.data["participant"].nunique() == 4 and "p1 + with" in set(study.data["participant"])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lib.commands.plan import parse_counts
 from lib.errors import SettingsError
+from lib.planning.grid import parse_counts
 from lib.selection.curve import parse_k_grid
 from lib.typed import whole_numbers
 

@@ -12,8 +12,8 @@ DEFAULT_WEIGHT = 0.01
 """``lib.cost.costs.DEFAULT_WEIGHT``, spelled out so that ``--help`` needs no numpy/scipy import."""
 
 
-
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """The ``cost`` subcommand and its options (help text only; the study is read by :func:`run`)."""
     parser = subparsers.add_parser(
         "cost",
         help="loss, effort, cost curves and break-even n of a with/without-model study",
@@ -29,14 +29,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--with-label", default=None, help="condition label meaning 'with the model' (default: guessed)"
     )
     parser.add_argument(
-        "--weights", default=None,
+        "--weights",
+        default=None,
         help=f"alpha,beta,gamma,delta of Eqs. 2-3 in loss units per second of effort (default "
-             f"{','.join([str(DEFAULT_WEIGHT)] * 4)}: 100 s cost as much as a useless answer)",
+        f"{','.join([str(DEFAULT_WEIGHT)] * 4)}: 100 s cost as much as a useless answer)",
     )
     parser.add_argument(
-        "--validation-zero", action="store_true",
+        "--validation-zero",
+        action="store_true",
         help="take the validation time V_H as 0 s for tasks where it was not measured (otherwise "
-             "those tasks get no cost)",
+        "those tasks get no cost)",
     )
     parser.add_argument("--n-max", type=count, default=20, help="cost curve for n = 1..N instances (default 20)")
     parser.add_argument(
@@ -50,6 +52,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Read the study CSV, write the cost tables (``FILES``) to ``--out`` and print a verdict per task.
+
+    Returns
+    -------
+    int
+        0; a refused input raises :class:`lib.errors.InputError` (exit 2 in :func:`lib.cli.main`).
+    """
     import pandas as pd
 
     from lib.cost.analysis import FILES, analyse

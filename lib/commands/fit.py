@@ -7,13 +7,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lib.cli import add_input_options, add_out_option, count, non_negative_int, read_input, seed
+from lib.cli import add_input_options, add_out_option, count, non_negative_int, progress_printer, read_input, seed
 from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings
 
 OUTPUTS = ["abilities.csv", "prompts.csv", "diagnostics.json", "posterior.nc", "groups.csv"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``fit`` subcommand and its options."""
     p = sub.add_parser(
         "fit",
         help="fit the graded response model to a judgment file",
@@ -21,11 +22,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "abilities.csv, prompts.csv, diagnostics.json, posterior.nc and groups.csv to --out.",
     )
     add_input_options(p, "CSV of judgments")
-    p.add_argument("--cutpoints", choices=list(CUTPOINTS), default=None,
-                   help="; ".join(f"{name}: {text}" for name, text in CUTPOINTS.items())
-                   + " (default: chosen from the format and the design, lib.design.auto_cutpoints)")
-    p.add_argument("--sampler", choices=list(SAMPLERS), default=FitSettings.sampler,
-                   help="; ".join(f"{s.name}: {s.help}" for s in SAMPLERS.values()))
+    p.add_argument(
+        "--cutpoints",
+        choices=list(CUTPOINTS),
+        default=None,
+        help="; ".join(f"{name}: {text}" for name, text in CUTPOINTS.items())
+        + " (default: chosen from the format and the design, lib.data_checks.auto_cutpoints)",
+    )
+    p.add_argument(
+        "--sampler",
+        choices=list(SAMPLERS),
+        default=FitSettings.sampler,
+        help="; ".join(f"{s.name}: {s.help}" for s in SAMPLERS.values()),
+    )
     p.add_argument("--chains", type=count, help=f"default {FitSettings.chains}")
     p.add_argument("--draws", type=count, help=f"draws per chain, default {FitSettings.draws}")
     p.add_argument("--tune", type=non_negative_int, help=f"tuning iterations per chain, default {FitSettings.tune}")
@@ -34,23 +43,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _progress_printer():
-    """Print a progress line when the stage changes or every further 10%."""
-    last = {"stage": None, "fraction": -1.0}
-
-    def show(fraction: float, message: str) -> None:
-        stage = message.split(":")[0].split(" · ")[0]
-        if stage != last["stage"] or fraction >= last["fraction"] + 0.1:
-            last.update(stage=stage, fraction=fraction)
-            print(f"[{fraction:4.0%}] {message}", flush=True)
-
-    return show
-
-
 def run(args: argparse.Namespace) -> int:
-    from lib.design import auto_cutpoints
+    """Fit the graded response model to ``--input`` and write ``OUTPUTS`` to ``--out``.
+
+    Returns
+    -------
+    int
+        0, also for a fit that did not converge (it prints an error line and ``diagnostics.json``
+        says ``"converged": false``); a refused input raises :class:`lib.errors.InputError`.
+    """
+    from lib.data_checks import auto_cutpoints
     from lib.export import csv_text, prepare_out
-    from lib.irt.fit import diagnostics_json, fit_grm
+    from lib.inference.diagnostics import diagnostics_json
+    from lib.irt.fit import fit_grm
     from lib.irt.summary import ability_table, prompt_table
 
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
@@ -59,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     cutpoints = args.cutpoints or auto_cutpoints(rm, args.format)
     given = {k: getattr(args, k) for k in ("chains", "draws", "tune", "seed") if getattr(args, k) is not None}
     settings = FitSettings(cutpoints=cutpoints, sampler=args.sampler, **given)
-    fit = fit_grm(rm, settings, use_cache=False, progress=_progress_printer())
+    fit = fit_grm(rm, settings, use_cache=False, progress=progress_printer())
     texts = {
         "abilities.csv": csv_text(ability_table(fit, rm)),
         "prompts.csv": csv_text(prompt_table(fit, rm).drop(columns="b_mean")),
@@ -78,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {w}")
     print(f"wrote {out}/{', '.join(OUTPUTS)}")
     if fit.diagnostics.converged is False:
-        print("error: the fit did NOT converge (diagnostics.json: \"converged\": false): its abilities and "
-              "intervals are not to be reported; see the warnings above.", file=sys.stderr)
+        print(
+            'error: the fit did NOT converge (diagnostics.json: "converged": false): its abilities and '
+            "intervals are not to be reported; see the warnings above.",
+            file=sys.stderr,
+        )
     return 0

@@ -17,15 +17,23 @@ from lib.cli import (
     seed,
 )
 from lib.errors import SettingsError
-from lib.planning.design import NUTS_CHECK_SETTINGS, Assumptions, Design
+from lib.planning.design import NUTS_CHECK_SETTINGS, PRESETS, RESPONSES, Assumptions, Design
+from lib.planning.grid import default_analyses, designs, pairs_read, parse_counts
 from lib.planning.power import MAX_MINUTES
-from lib.typed import whole_numbers
 
-OWN_FILES = ("power.csv", "power_pairs.csv", "cheapest.csv", "ranking.csv", "calibration.csv", "nuts_check.csv",
-             "simulator_check.csv")
+OWN_FILES = (
+    "power.csv",
+    "power_pairs.csv",
+    "cheapest.csv",
+    "ranking.csv",
+    "calibration.csv",
+    "nuts_check.csv",
+    "simulator_check.csv",
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``plan`` subcommand and its options."""
     p = sub.add_parser(
         "plan",
         help="power, interval width and cost of study designs (simulated studies on Dask)",
@@ -39,44 +47,112 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     pilot = p.add_argument_group("pilot (instead of --systems)")
     add_input_options(pilot, "CSV of the pilot's judgments, ratings or responses", required=False)
-    p.add_argument("--systems", type=count, default=None,
-                   help=f"without a pilot: systems compared, all pairs (default {Assumptions.n_systems})")
-    p.add_argument("--effect", type=positive_float, default=Assumptions.effect,
-                   help="smallest difference worth detecting, theta in logits (default %(default)s)")
+    p.add_argument(
+        "--systems",
+        type=count,
+        default=None,
+        help=f"without a pilot: systems compared, all pairs (default {Assumptions.n_systems})",
+    )
+    p.add_argument(
+        "--effect",
+        type=positive_float,
+        default=Assumptions.effect,
+        help="smallest difference worth detecting, theta in logits (default %(default)s)",
+    )
     p.add_argument("--prompts", default="25,50,100,200", help="prompts per comparison, comma-separated")
     p.add_argument("--annotators", default="1,3,5", help="annotators per (comparison, prompt), comma-separated")
     p.add_argument("--strategies", default="random,top_alpha", help="prompt choice, comma-separated")
     p.add_argument("--analyses", default=None, help="comma-separated (default: all that fit the data)")
     p.add_argument("--replicates", type=count, default=200, help="simulated studies per design (default %(default)s)")
     p.add_argument("--target-power", type=probability, default=0.8, help="power the cheapest design must reach")
-    p.add_argument("--seconds-per-judgment", type=non_negative_float, default=30.0,
-                   help="annotator time (default %(default)s)")
+    p.add_argument(
+        "--seconds-per-judgment", type=non_negative_float, default=30.0, help="annotator time (default %(default)s)"
+    )
     p.add_argument("--cost-per-hour", type=non_negative_float, default=15.0, help="annotator pay (default %(default)s)")
     p.add_argument("--seed", type=seed, default=0)
-    p.add_argument("--nuts-check", type=non_negative_int, default=0, metavar="N",
-                   help="also fit the GRM by NUTS on the first N simulated studies of every design size and "
-                        "compare it with the GRM analyses (nuts_check.csv; default: no check)")
-    p.add_argument("--nuts-draws", type=count, default=NUTS_CHECK_SETTINGS.draws,
-                   help=f"draws (and tuning steps) of each of the NUTS check's {NUTS_CHECK_SETTINGS.chains} "
-                        "chains (default %(default)s)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="Dask scheduler (tcp://HOST:8786) to run the studies on (default: an embedded "
-                        "cluster on this machine)")
+    p.add_argument(
+        "--nuts-check",
+        type=non_negative_int,
+        default=0,
+        metavar="N",
+        help="also fit the GRM by NUTS on the first N simulated studies of every design size and "
+        "compare it with the GRM analyses (nuts_check.csv; default: no check)",
+    )
+    p.add_argument(
+        "--nuts-draws",
+        type=count,
+        default=NUTS_CHECK_SETTINGS.draws,
+        help=f"draws (and tuning steps) of each of the NUTS check's {NUTS_CHECK_SETTINGS.chains} "
+        "chains (default %(default)s)",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="Dask scheduler (tcp://HOST:8786) to run the studies on (default: an embedded cluster on this machine)",
+    )
     stated = p.add_argument_group("stated assumptions (without a pilot; the page's settings)")
-    stated.add_argument("--tie-rate", type=float, default=Assumptions.tie_rate,
-                        help="share of ties between equal systems on a prompt of alpha 1 (default %(default)s)")
-    stated.add_argument("--bank-size", type=int, default=Assumptions.bank_size,
-                        help="prompts in the bank the designs choose from (default %(default)s)")
-    stated.add_argument("--alpha-sd", type=float, default=Assumptions.log_alpha_sd,
-                        help="spread of prompt discrimination, SD of log alpha (default %(default)s)")
-    p.add_argument("--item-sd", type=float, default=Assumptions.item_sd,
-                   help="SD of the prompt x comparison effect in logits, shared by a cell's annotators (a stated "
-                        "assumption, also with a pilot; default %(default)s)")
-    p.add_argument("--pairs", default=None, metavar="A:B,C:D",
-                   help="with a pilot: the system pairs the study must detect (power is the smallest of theirs; "
-                        "default: every pair whose pilot difference is at least --effect)")
-    p.add_argument("--max-minutes", type=float, default=MAX_MINUTES,
-                   help="refuse a plan estimated to take longer on one core (default %(default)s)")
+    stated.add_argument(
+        "--tie-rate",
+        type=float,
+        default=Assumptions.tie_rate,
+        help="share of ties between equal systems on a prompt of alpha 1 (default %(default)s)",
+    )
+    stated.add_argument(
+        "--bank-size",
+        type=int,
+        default=Assumptions.bank_size,
+        help="prompts in the bank the designs choose from (default %(default)s)",
+    )
+    stated.add_argument(
+        "--alpha-sd",
+        type=float,
+        default=Assumptions.log_alpha_sd,
+        help="spread of prompt discrimination, SD of log alpha (default %(default)s)",
+    )
+    stated.add_argument(
+        "--response",
+        choices=list(RESPONSES),
+        default=Assumptions.response,
+        help="what one simulated annotator gives: "
+        + "; ".join(f"{k}: {v}" for k, v in RESPONSES.items())
+        + " (default %(default)s)",
+    )
+    stated.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        default=None,
+        help="published variance components on the normal response model (--item-sd and "
+        "--annotator-sd override them): " + "; ".join(f"{k}: {v.help}" for k, v in PRESETS.items()),
+    )
+    components = p.add_argument_group("variance components (estimated from a pilot when not given; else 0)")
+    components.add_argument(
+        "--item-sd",
+        type=non_negative_float,
+        default=None,
+        help="SD of the prompt x comparison effect (logits): prompts differ in which system "
+        "is better; shared by a cell's annotators",
+    )
+    components.add_argument(
+        "--annotator-sd",
+        type=non_negative_float,
+        default=None,
+        help="SD of the annotator x comparison effect (logits): annotators differ in which system "
+        "they prefer; the same annotators judge every prompt of a design",
+    )
+    p.add_argument(
+        "--pairs",
+        default=None,
+        metavar="A:B,C:D",
+        help="with a pilot: the system pairs the study must detect (power is the smallest of theirs; "
+        "default: every pair whose pilot difference is at least --effect)",
+    )
+    p.add_argument(
+        "--max-minutes",
+        type=float,
+        default=MAX_MINUTES,
+        help="refuse a plan estimated to take longer on one core (default %(default)s)",
+    )
     add_out_option(p)
     p.set_defaults(run=run)
 
@@ -102,31 +178,6 @@ def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...] | None:
     return tuple(pairs)
 
 
-def pairs_read(assumptions) -> str:
-    """Which pairs power is read on, in words (the command's output and the page say it)."""
-    if assumptions.pilot is None:
-        return (f"pairs {assumptions.effect:g} logits apart (systems S1..S{assumptions.n_systems} by true skill; "
-                "they are alike, so power is their pooled share)")
-    names = [f"{b} vs {a}" for (a, b), t in zip(assumptions.pilot.pair_names(), assumptions.targets(), strict=True)
-             if t]
-    rule = "named" if assumptions.pairs is not None else f"pilot difference at least {assumptions.effect:g} logits"
-    return f"{len(names)} pair(s) ({rule}): {', '.join(names)}; power is the smallest of theirs"
-
-
-def parse_counts(text: str, option: str) -> list[int]:
-    """Whole numbers >= 1 typed as ``"25, 50, 100"``, unique, in the given order.
-
-    Raises
-    ------
-    SettingsError
-        Text that is not whole numbers, or a number below 1 (``option`` names the field).
-    """
-    values = whole_numbers(text, option)
-    if not values or min(values) < 1:
-        raise SettingsError(f"{option} must list whole numbers of at least 1 (got '{text}')")
-    return list(dict.fromkeys(values))
-
-
 def parse_names(text: str, known, option: str) -> list[str]:
     """Comma-separated names of a registry, unique, in the given order.
 
@@ -143,45 +194,107 @@ def parse_names(text: str, known, option: str) -> list[str]:
     return names
 
 
-def designs(prompts, annotators, strategies, analyses):
-    """Every :class:`lib.planning.design.Design` of the grid, prompts varying slowest."""
-    return [Design(p, n, s, a) for p in prompts for n in annotators for s in strategies for a in analyses]
-
-
-def default_analyses(assumptions) -> list[str]:
-    """The registered calibrated analyses that apply to the assumptions' response model."""
-    from lib.planning.design import ANALYSES
-
-    return [name for name, a in ANALYSES.items()
-            if a.calibrated and (assumptions.response == "votes" or not a.votes_only)]
-
-
 def run(args: argparse.Namespace) -> int:
-    from lib.cli import read_input
+    """Simulate the candidate designs on the Dask engine and write ``power.csv`` and the other
+    ``OWN_FILES`` to ``--out``.
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    lib.errors.SettingsError
+        Options that do not go together, or a plan stopped by its time limit (the finished designs
+        are written first).
+    """
     from lib.engine import Engine
     from lib.errors import PlanStopped
     from lib.export import prepare_out, write_csv
-    from lib.planning.check import disagreements, simulator_check
-    from lib.planning.design import ANALYSES, GRM_ANALYSES, STRATEGIES, assumptions_from_pilot, pilot_summary
-    from lib.planning.power import (
-        CALIBRATION_COLUMNS,
-        COLUMNS,
-        RANKING_COLUMNS,
-        cheapest,
-        check_plan,
-        iter_plan,
-        order_parts,
+    from lib.planning.design import GRM_ANALYSES
+    from lib.planning.power import COLUMNS, check_plan, iter_plan, order_parts
+
+    prompts, annotators, strategies, analyses, nuts_settings, pairs = _parse_options(args)
+    assumptions, check = _assumptions(args, pairs)
+    grid = designs(prompts, annotators, strategies, analyses or default_analyses(assumptions))
+    check_plan(
+        assumptions, grid, args.replicates, args.seconds_per_judgment, args.cost_per_hour, args.max_minutes
+    )  # before the cluster starts
+    out = prepare_out(args.out, OWN_FILES, overwrite=args.overwrite)
+    if check is not None:
+        write_csv(check, out / "simulator_check.csv")
+    print(f"power is read on {pairs_read(assumptions)}", flush=True)
+    checked = [a for a in dict.fromkeys(d.analysis for d in grid) if a in GRM_ANALYSES]
+
+    def report(done: int, total: int) -> None:
+        print(f"[{done / total:4.0%}] {done} of {total} simulated studies", flush=True)
+
+    print(
+        f"{len(grid)} designs x {args.replicates} studies; starting the Dask engine "
+        f"({args.scheduler or 'embedded cluster'})",
+        flush=True,
     )
+    parts, stopped = [], None
+    with Engine(args.scheduler) as engine:
+        try:  # each design size is cached as it finishes: a stopped plan keeps them, a rerun resumes
+            for part in iter_plan(
+                assumptions,
+                grid,
+                replicates=args.replicates,
+                seed=args.seed,
+                engine=engine,
+                progress=report,
+                seconds_per_judgment=args.seconds_per_judgment,
+                cost_per_hour=args.cost_per_hour,
+                max_minutes=args.max_minutes,
+            ):
+                parts.append(part)
+        except PlanStopped as err:
+            stopped = err
+        if stopped is not None and not parts:
+            raise stopped
+        power, power_pairs = order_parts(parts, grid)
+        if stopped is not None:
+            write_csv(power[COLUMNS], out / "power.csv")
+            write_csv(power_pairs, out / "power_pairs.csv")
+            raise SettingsError(
+                f"{stopped}; wrote the {len(power)} finished designs to {out}/power.csv and power_pairs.csv"
+            )
+        # NUTS fits go to a cluster named by --scheduler; on this machine's embedded one, two fits at once
+        # were slower than one after another (47.0 s against 42.6 s for 4 studies: XLA already uses both cores)
+        nuts = nuts_checks(
+            assumptions, grid, checked, args.nuts_check, args.seed, nuts_settings, engine if args.scheduler else None
+        )
+    _write_results(args, out, power, power_pairs, nuts, with_check=check is not None)
+    return 0
+
+
+def _parse_options(args: argparse.Namespace):
+    """The design options parsed and checked: ``prompts, annotators, strategies, analyses (None: the
+    default ones), NUTS-check settings, pairs``; a warning is printed for an analysis not calibrated.
+
+    Raises
+    ------
+    SettingsError
+        Options that do not go together, or a value out of range.
+    """
+    from lib.planning.design import ANALYSES, GRM_ANALYSES, PLANNED_STRATEGIES
 
     if args.input is not None and args.systems is not None:
         raise SettingsError("give a pilot (--input) or stated assumptions (--systems), not both")
     if (args.input is None) != (args.format is None):
         raise SettingsError("--input and --format go together")
+    if args.input is not None and (args.preset is not None or args.response != Assumptions.response):
+        raise SettingsError(
+            "--preset and --response are stated assumptions: a pilot's judgments give the "
+            "response model and its variance components (set --item-sd, --annotator-sd)"
+        )
     if not 0 < args.target_power < 1:
         raise SettingsError(f"--target-power must be between 0 and 1 (got {args.target_power})")
     prompts = parse_counts(args.prompts, "--prompts")
     annotators = parse_counts(args.annotators, "--annotators")
-    strategies = parse_names(args.strategies, STRATEGIES, "--strategies")
+    strategies = parse_names(args.strategies, PLANNED_STRATEGIES, "--strategies")
     analyses = parse_names(args.analyses, ANALYSES, "--analyses") if args.analyses else None
     for name in analyses or ():
         if not ANALYSES[name].calibrated:
@@ -192,64 +305,65 @@ def run(args: argparse.Namespace) -> int:
         raise SettingsError(f"--nuts-check compares the GRM analyses: add {' or '.join(GRM_ANALYSES)} to --analyses")
     nuts_settings = replace(NUTS_CHECK_SETTINGS, draws=args.nuts_draws, tune=args.nuts_draws, seed=args.seed)
     nuts_settings.validate()
-    pairs = parse_pairs(args.pairs)
+    return prompts, annotators, strategies, analyses, nuts_settings, parse_pairs(args.pairs)
+
+
+def _assumptions(args: argparse.Namespace, pairs: tuple[tuple[str, str], ...] | None):
+    """The simulation's assumptions, and the simulator check of a pilot (None without one): from the
+    pilot's fit (``--input``, its summary and check printed) or as stated (:func:`stated_assumptions`).
+
+    Raises
+    ------
+    SettingsError
+        ``--pairs`` without a pilot; a refused pilot raises its :class:`lib.errors.InputError`.
+    """
+    from lib.cli import read_input
+    from lib.planning.check import disagreements, simulator_check
+    from lib.planning.design import assumptions_from_pilot, pilot_summary
+
     check = None
     if args.input is not None:
         data = read_input(args)
-        print(f"pilot: {data.matrix.shape[0]} comparisons x {data.matrix.shape[1]} prompts; fitting its judgments "
-              "(one per annotator) for the truth and the prompt bank", flush=True)
-        assumptions = assumptions_from_pilot(data, effect=args.effect, pairs=pairs, item_sd=args.item_sd)
+        print(
+            f"pilot: {data.matrix.shape[0]} comparisons x {data.matrix.shape[1]} prompts; fitting its judgments "
+            "(one per annotator) for the truth and the prompt bank",
+            flush=True,
+        )
+        assumptions = assumptions_from_pilot(
+            data, effect=args.effect, pairs=pairs, item_sd=args.item_sd, annotator_sd=args.annotator_sd
+        )
+        assert assumptions.pilot is not None  # assumptions_from_pilot sets it
         print(pilot_summary(assumptions.pilot), flush=True)
-        check = simulator_check(assumptions.pilot)  # its own fixed seed: the numbers the page shows
+        print(
+            f"{assumptions.pilot.components.summary()}; simulated with prompt x comparison SD "
+            f"{assumptions.item_sd:.2f}, annotator x comparison SD {assumptions.annotator_sd:.2f}",
+            flush=True,
+        )
+        check = simulator_check(assumptions.pilot, item_sd=assumptions.item_sd)  # fixed seed: the page's numbers
         differ = disagreements(check)
-        print(f"simulator check: {len(check) - len(differ)} of {len(check)} statistics of the pilot agree with "
-              "data sets simulated from its fit (simulator_check.csv)", flush=True)
+        print(
+            f"simulator check: {len(check) - len(differ)} of {len(check)} statistics of the pilot agree with "
+            "data sets simulated from its fit (simulator_check.csv)",
+            flush=True,
+        )
         for line in differ:
             print(f"warning: the simulator does not look like the pilot: {line}", file=sys.stderr)
     else:
         if pairs is not None:
             raise SettingsError("--pairs names pairs of a pilot's systems: give --input")
-        assumptions = Assumptions(n_systems=Assumptions.n_systems if args.systems is None else args.systems,
-                                  effect=args.effect, tie_rate=args.tie_rate, bank_size=args.bank_size,
-                                  log_alpha_sd=args.alpha_sd, item_sd=args.item_sd)
-    grid = designs(prompts, annotators, strategies, analyses or default_analyses(assumptions))
-    check_plan(assumptions, grid, args.replicates, args.seconds_per_judgment, args.cost_per_hour,
-               args.max_minutes)  # before the cluster starts
-    out = prepare_out(args.out, OWN_FILES, overwrite=args.overwrite)
-    if check is not None:
-        write_csv(check, out / "simulator_check.csv")
-    print(f"power is read on {pairs_read(assumptions)}", flush=True)
-    checked = [a for a in dict.fromkeys(d.analysis for d in grid) if a in GRM_ANALYSES]
+        assumptions = stated_assumptions(args)
+    return assumptions, check
 
-    def report(done: int, total: int) -> None:
-        print(f"[{done / total:4.0%}] {done} of {total} simulated studies", flush=True)
 
-    print(f"{len(grid)} designs x {args.replicates} studies; starting the Dask engine "
-          f"({args.scheduler or 'embedded cluster'})", flush=True)
-    parts, stopped = [], None
-    with Engine(args.scheduler) as engine:
-        try:  # each design size is cached as it finishes: a stopped plan keeps them, a rerun resumes
-            for part in iter_plan(assumptions, grid, replicates=args.replicates, seed=args.seed, engine=engine,
-                                  progress=report, seconds_per_judgment=args.seconds_per_judgment,
-                                  cost_per_hour=args.cost_per_hour, max_minutes=args.max_minutes):
-                parts.append(part)
-        except PlanStopped as err:
-            stopped = err
-        if stopped is not None and not parts:
-            raise stopped
-        power, power_pairs = order_parts(parts, grid)
-        if stopped is not None:
-            write_csv(power[COLUMNS], out / "power.csv")
-            write_csv(power_pairs, out / "power_pairs.csv")
-            raise SettingsError(f"{stopped}; wrote the {len(power)} finished designs to {out}/power.csv and "
-                                "power_pairs.csv")
-        # NUTS fits go to a cluster named by --scheduler; on this machine's embedded one, two fits at once
-        # were slower than one after another (47.0 s against 42.6 s for 4 studies: XLA already uses both cores)
-        nuts = nuts_checks(assumptions, grid, checked, args.nuts_check, args.seed, nuts_settings,
-                           engine if args.scheduler else None)
+def _write_results(args: argparse.Namespace, out, power, power_pairs, nuts, *, with_check: bool) -> None:
+    """Write the plan's tables to ``out`` (power, pairs, cheapest, ranking, calibration and NUTS check
+    where there are any) and print their summary and the files written."""
+    from lib.export import write_csv
+    from lib.planning.power import CALIBRATION_COLUMNS, COLUMNS, RANKING_COLUMNS, cheapest
+
     best = cheapest(power, args.target_power)
     calibration = power[power["critical_z"].notna()][CALIBRATION_COLUMNS]
-    written = ["simulator_check.csv"] if check is not None else []
+    written = ["simulator_check.csv"] if with_check else []
     written += ["power.csv", "power_pairs.csv", "cheapest.csv", "ranking.csv"]
     write_csv(power[COLUMNS], out / "power.csv")
     write_csv(power_pairs, out / "power_pairs.csv")
@@ -258,20 +372,57 @@ def run(args: argparse.Namespace) -> int:
     if len(calibration):
         write_csv(calibration, out / "calibration.csv")
         written.append("calibration.csv")
-        factors = calibration["calibration_factor"]
-        print(f"grm_map calibrated under the null: intervals widened {factors.min():.2f}x to {factors.max():.2f}x "
-              f"(nominal 95% intervals excluded 0 in {calibration['nominal_false_detection'].max():.0%} of null "
-              "comparisons at most; calibration.csv)")
+        for name, rows in calibration.groupby("analysis", sort=False):
+            factors = rows["calibration_factor"]
+            print(
+                f"{name} calibrated under the null: intervals widened {factors.min():.2f}x to {factors.max():.2f}x "
+                f"(nominal 95% intervals excluded 0 in {rows['nominal_false_detection'].max():.0%} of null "
+                "comparisons at most; calibration.csv)"
+            )
     if nuts is not None:
         write_csv(nuts, out / "nuts_check.csv")
         written.append("nuts_check.csv")
-        print(f"NUTS check: the intervals agree on excluding 0 in {nuts['agree'].mean():.0%} of "
-              f"{len(nuts)} comparisons; R-hat max {nuts['rhat_max'].max():.3f}, min bulk ESS "
-              f"{nuts['ess_bulk_min'].min():.0f}")
+        print(
+            f"NUTS check: the intervals agree on excluding 0 in {nuts['agree'].mean():.0%} of "
+            f"{len(nuts)} comparisons; R-hat max {nuts['rhat_max'].max():.3f}, min bulk ESS "
+            f"{nuts['ess_bulk_min'].min():.0f}"
+        )
     print(f"cheapest designs reaching power {args.target_power:g}:")
     print(best.to_string(index=False))
     print(f"wrote {out}/{', '.join(written)}")
-    return 0
+
+
+def stated_assumptions(args: argparse.Namespace) -> Assumptions:
+    """The assumptions typed on the command line without a pilot: a preset's variance components on the
+    normal response model, overridden by --item-sd / --annotator-sd.
+
+    Raises
+    ------
+    SettingsError
+        A value out of range (:meth:`Assumptions.validate`).
+    """
+    preset = PRESETS[args.preset] if args.preset is not None else None
+    item_sd = preset.item_sd if preset else Assumptions.item_sd
+    annotator_sd = preset.annotator_sd if preset else Assumptions.annotator_sd
+    out = Assumptions(
+        n_systems=Assumptions.n_systems if args.systems is None else args.systems,
+        effect=args.effect,
+        tie_rate=args.tie_rate,
+        bank_size=args.bank_size,
+        log_alpha_sd=args.alpha_sd,
+        response="normal" if preset else args.response,
+        item_sd=item_sd if args.item_sd is None else args.item_sd,
+        annotator_sd=annotator_sd if args.annotator_sd is None else args.annotator_sd,
+    )
+    if preset is not None:
+        print(
+            f"preset {preset.name}: normal response, prompt x comparison SD {out.item_sd:.3f}, annotator x "
+            f"comparison SD {out.annotator_sd:.3f} (residual SD 1; the published coefficient beta is an effect "
+            f"of sqrt(2) beta / {preset.rating_sd:g})",
+            flush=True,
+        )
+    out.validate()
+    return out
 
 
 def nuts_checks(assumptions, grid, analyses: list[str], replicates: int, seed: int, settings, engine):
@@ -286,11 +437,21 @@ def nuts_checks(assumptions, grid, analyses: list[str], replicates: int, seed: i
     sizes = list(dict.fromkeys((d.prompts, d.annotators, d.strategy) for d in grid if d.analysis in analyses))
     parts = []
     for k, (prompts, annotators, strategy) in enumerate(sizes, 1):
-        print(f"NUTS check {k} of {len(sizes)}: {prompts} prompts x {annotators} annotators, {strategy}, "
-              f"{replicates} studies", flush=True)
-        found = nuts_check(assumptions, Design(prompts, annotators, strategy), replicates, seed=seed,
-                           settings=settings, analyses=tuple(analyses), engine=engine,
-                           progress=lambda done, total: print(f"  {done} of {total} NUTS fits", flush=True))
+        print(
+            f"NUTS check {k} of {len(sizes)}: {prompts} prompts x {annotators} annotators, {strategy}, "
+            f"{replicates} studies",
+            flush=True,
+        )
+        found = nuts_check(
+            assumptions,
+            Design(prompts, annotators, strategy),
+            replicates,
+            seed=seed,
+            settings=settings,
+            analyses=tuple(analyses),
+            engine=engine,
+            progress=lambda done, total: print(f"  {done} of {total} NUTS fits", flush=True),
+        )
         parts.append(found.assign(prompts=prompts, annotators=annotators, strategy=strategy))
     found = pd.concat(parts, ignore_index=True)
     return found[["prompts", "annotators", "strategy", *found.columns[:-3]]]

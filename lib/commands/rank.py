@@ -14,12 +14,13 @@ OUTPUTS = ("leaderboard.csv", "win_matrix.csv", "diagnostics.json", "next_batch.
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The ``rank`` subcommand and its options (light imports only: ``--help`` stays fast)."""
     # Light imports only (``--help`` stays fast): the fitting modules load pymc.
-    from lib.irt.settings import SAMPLERS
+    from lib.inference.settings import samplers_for
     from lib.ranking.budget import MAX_MEMORY_GB, MAX_MINUTES, WIN_MATRIX_TOP
     from lib.ranking.data import LIKELIHOODS
 
-    nuts = [s.name for s in SAMPLERS.values() if s.posterior]
+    samplers = samplers_for("ranking")
     p = sub.add_parser(
         "rank",
         help="leaderboard of systems: skills, ranks, P(best), Bradley–Terry baseline, what to annotate next",
@@ -28,34 +29,74 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "with --next N next_batch.csv and with --annotator-effect annotators.csv to --out.",
     )
     add_input_options(p, "CSV of judgments or ratings")
-    p.add_argument("--likelihood", choices=list(LIKELIHOODS), default=None,
-                   help="default: the data's own; " + "; ".join(f"{k}: {v}" for k, v in LIKELIHOODS.items()))
-    p.add_argument("--sampler", choices=[*nuts, "laplace"], default=None,
-                   help=f"NUTS ({', '.join(nuts)}) or laplace: MAP + Laplace, a Gaussian approximation of the "
-                        "posterior at its mode (fast on large data). Default: the leaderboard's one default, "
-                        "lib.ranking.fit.DEFAULT_SAMPLER (the page's too; printed with the results), which falls "
-                        "back to NUTS where a Gaussian at the mode is not trustworthy")
-    p.add_argument("--baseline", default=None, metavar="SYSTEM",
-                   help="identify the skills by this system's skill = 0 (default: skills sum to zero)")
-    p.add_argument("--intransitivity", action="store_true",
-                   help="add a deviation per pair (scale tau estimated) and list the pairs whose deviation "
-                        "interval excludes 0")
-    p.add_argument("--position-column", default=None, metavar="NAME",
-                   help="column naming the system shown first (left): a / left / 1, b / right / 2, the row's "
-                        "system, or blank; estimate a position bias gamma (the same as --columns position=NAME)")
-    p.add_argument("--annotator-effect", action="store_true",
-                   help="ratings likelihood: add each annotator's severity (scale sigma_zeta estimated), so that "
-                        "who rated which system does not bias the skills; write annotators.csv")
-    p.add_argument("--next", type=non_negative_int, default=0, metavar="N",
-                   help="write next_batch.csv: the N (pair, prompt) judgments that most reduce the "
-                        "ranking's uncertainty (pairwise likelihoods: votes or cells)")
-    p.add_argument("--win-matrix-top", type=count, default=WIN_MATRIX_TOP, metavar="K",
-                   help=f"win_matrix.csv holds the pairs of the top K systems (default {WIN_MATRIX_TOP}: "
-                        f"{WIN_MATRIX_TOP * (WIN_MATRIX_TOP - 1) // 2:,} pairs); K systems have K (K - 1) / 2 pairs")
-    p.add_argument("--max-memory", type=positive_float, default=MAX_MEMORY_GB, metavar="GB",
-                   help=f"refuse, before computing, a fit estimated to need more memory (default {MAX_MEMORY_GB:g} GB)")
-    p.add_argument("--max-minutes", type=positive_float, default=MAX_MINUTES, metavar="M",
-                   help=f"refuse, before computing, a fit estimated to take longer (default {MAX_MINUTES:g} minutes)")
+    p.add_argument(
+        "--likelihood",
+        choices=list(LIKELIHOODS),
+        default=None,
+        help="default: the data's own; " + "; ".join(f"{k}: {v}" for k, v in LIKELIHOODS.items()),
+    )
+    p.add_argument(
+        "--sampler",
+        choices=list(samplers),
+        default=None,
+        help="; ".join(f"{s.name}: {s.help}" for s in samplers.values()) + ". Default: the leaderboard's one default, "
+        "lib.ranking.fit.DEFAULT_SAMPLER (the page's too; printed with the results), which falls "
+        "back to NUTS where a Gaussian at the mode is not trustworthy",
+    )
+    p.add_argument(
+        "--baseline",
+        default=None,
+        metavar="SYSTEM",
+        help="identify the skills by this system's skill = 0 (default: skills sum to zero)",
+    )
+    p.add_argument(
+        "--intransitivity",
+        action="store_true",
+        help="add a deviation per pair (scale tau estimated) and list the pairs whose deviation interval excludes 0",
+    )
+    p.add_argument(
+        "--position-column",
+        default=None,
+        metavar="NAME",
+        help="column naming the system shown first (left): a / left / 1, b / right / 2, the row's "
+        "system, or blank; estimate a position bias gamma (the same as --columns position=NAME)",
+    )
+    p.add_argument(
+        "--annotator-effect",
+        action="store_true",
+        help="ratings likelihood: add each annotator's severity (scale sigma_zeta estimated), so that "
+        "who rated which system does not bias the skills; write annotators.csv",
+    )
+    p.add_argument(
+        "--next",
+        type=non_negative_int,
+        default=0,
+        metavar="N",
+        help="write next_batch.csv: the N (pair, prompt) judgments that most reduce the "
+        "ranking's uncertainty (pairwise likelihoods: votes or cells)",
+    )
+    p.add_argument(
+        "--win-matrix-top",
+        type=count,
+        default=WIN_MATRIX_TOP,
+        metavar="K",
+        help=f"win_matrix.csv holds the pairs of the top K systems (default {WIN_MATRIX_TOP}: "
+        f"{WIN_MATRIX_TOP * (WIN_MATRIX_TOP - 1) // 2:,} pairs); K systems have K (K - 1) / 2 pairs",
+    )
+    p.add_argument(
+        "--max-memory",
+        type=positive_float,
+        default=MAX_MEMORY_GB,
+        metavar="GB",
+        help=f"refuse, before computing, a fit estimated to need more memory (default {MAX_MEMORY_GB:g} GB)",
+    )
+    p.add_argument(
+        "--max-minutes",
+        type=positive_float,
+        default=MAX_MINUTES,
+        metavar="M",
+        help=f"refuse, before computing, a fit estimated to take longer (default {MAX_MINUTES:g} minutes)",
+    )
     p.add_argument("--chains", type=count, help="NUTS chains (default 4)")
     p.add_argument("--draws", type=count, help="draws per chain (default 1000; Laplace: draws in all)")
     p.add_argument("--tune", type=non_negative_int, help="tuning iterations per chain (default 500)")
@@ -65,10 +106,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lib.cli import parse_columns
-    from lib.commands.fit import _progress_printer
-    from lib.export import csv_text, prepare_out
-    from lib.irt.fit import diagnostics_json
+    """Fit the leaderboard to ``--input``, write ``OUTPUTS`` to ``--out`` and print the leaderboard.
+
+    Returns
+    -------
+    int
+        0.
+
+    Raises
+    ------
+    lib.errors.SettingsError
+        An option that does not fit the format (``--position-column``, ``--annotator-effect``) or a
+        negative ``--next``.
+    """
+    from lib.cli import parse_columns, progress_printer
+    from lib.export import prepare_out
     from lib.ranking.fit import RankSettings
     from lib.ranking.run import rank_systems
 
@@ -77,8 +129,9 @@ def run(args: argparse.Namespace) -> int:
     if args.position_column and args.format != "pairwise":
         raise SettingsError(f"--position-column needs pairwise votes (one pair shown per row), not {args.format}")
     if args.annotator_effect and args.format != "ratings":
-        raise SettingsError(f"--annotator-effect needs scores of the ratings format (one system per score), not "
-                            f"{args.format}")
+        raise SettingsError(
+            f"--annotator-effect needs scores of the ratings format (one system per score), not {args.format}"
+        )
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
@@ -86,11 +139,34 @@ def run(args: argparse.Namespace) -> int:
     data = read_input(args, matrix=args.likelihood == "cells")
     sizes = ("sampler", "chains", "draws", "tune", "seed")
     given = {k: getattr(args, k) for k in sizes if getattr(args, k) is not None}
-    settings = RankSettings(likelihood=args.likelihood, baseline=args.baseline, intransitivity=args.intransitivity,
-                            position_bias="position" in parse_columns(args.columns),
-                            annotator_effect=args.annotator_effect, **given)
-    result = rank_systems(data, settings, n_next=args.next, win_top=args.win_matrix_top, max_memory_gb=args.max_memory,
-                          max_minutes=args.max_minutes, progress=_progress_printer())
+    settings = RankSettings(
+        likelihood=args.likelihood,
+        baseline=args.baseline,
+        intransitivity=args.intransitivity,
+        position_bias="position" in parse_columns(args.columns),
+        annotator_effect=args.annotator_effect,
+        **given,
+    )
+    result = rank_systems(
+        data,
+        settings,
+        n_next=args.next,
+        win_top=args.win_matrix_top,
+        max_memory_gb=args.max_memory,
+        max_minutes=args.max_minutes,
+        progress=progress_printer(),
+    )
+    written = _write_outputs(result, out)
+    _print_result(result, default_sampler=args.sampler is None)
+    print(f"wrote {out}/{', '.join(written)}")
+    return 0
+
+
+def _write_outputs(result, out: Path) -> list[str]:
+    """Write the result's tables to ``out`` (staged, so no partial outputs); returns the names written."""
+    from lib.export import csv_text
+    from lib.inference.diagnostics import diagnostics_json
+
     texts = {
         "leaderboard.csv": csv_text(result.leaderboard),
         "win_matrix.csv": csv_text(result.win_matrix),
@@ -106,28 +182,41 @@ def run(args: argparse.Namespace) -> int:
             (Path(staging) / name).write_text(text, encoding="utf-8")
         for name in texts:
             (Path(staging) / name).replace(out / name)
+    return list(texts)
+
+
+def _print_result(result, *, default_sampler: bool) -> None:
+    """Print the notes, the read-outs asked for (position bias, annotator severity, intransitivity), the
+    warnings (to stderr), the sampler and the leaderboard."""
     for note in result.notes:
         print(f"note: {note}")
     if result.position is not None:
         g = result.position.iloc[0]
-        print(f"position bias gamma (logits; > 0 favours the system shown first): {g['mean']:.3f}, "
-              f"95% interval {g['low']:.3f} to {g['high']:.3f}")
+        print(
+            f"position bias gamma (logits; > 0 favours the system shown first): {g['mean']:.3f}, "
+            f"95% interval {g['low']:.3f} to {g['high']:.3f}"
+        )
     if result.severity_scale is not None:
         z = result.severity_scale.iloc[0]
-        print(f"annotator severity: sigma_zeta (logits) {z['mean']:.3f}, 95% interval {z['low']:.3f} to "
-              f"{z['high']:.3f}; most severe first in annotators.csv")
+        print(
+            f"annotator severity: sigma_zeta (logits) {z['mean']:.3f}, 95% interval {z['low']:.3f} to "
+            f"{z['high']:.3f}; most severe first in annotators.csv"
+        )
     if result.intransitive is not None:
-        print(f"intransitivity: tau = {result.tau:.3f}; {len(result.intransitive)} pairs whose deviation "
-              "interval excludes 0" + "".join(f"\n  {note}" for note in result.intransitive["note"]))
+        print(
+            f"intransitivity: tau = {result.tau:.3f}; {len(result.intransitive)} pairs whose deviation "
+            "interval excludes 0" + "".join(f"\n  {note}" for note in result.intransitive["note"])
+        )
     for w in result.fit.diagnostics.warnings:
         print(f"warning: {w}", file=sys.stderr)
     d = result.fit.diagnostics
-    print(f"fitted with {d.sampler}" + (f" (default sampler: {result.fit.settings.sampler})" if args.sampler is None
-                                        else "") + f" in {d.wall_s:.1f} s")
+    print(
+        f"fitted with {d.sampler}"
+        + (f" (default sampler: {result.fit.settings.sampler})" if default_sampler else "")
+        + f" in {d.wall_s:.1f} s"
+    )
     columns = ["system", "skill_mean", "rank_low", "rank_high", "p_best", "bt_rating"]
     if result.leaderboard["component"].max() > 1:  # ranked within each group of linked systems
         columns.append("component")
     shown = result.leaderboard[columns]
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print(f"wrote {out}/{', '.join(texts)}")
-    return 0

@@ -18,31 +18,57 @@ OUTPUTS = ("edits.jsonl", "revision_distance.csv", "failures.csv")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """The ``revise`` subcommand and its options."""
     from lib.cli import add_columns_option, add_out_option, count, non_negative_int, positive_float
 
     parser = subparsers.add_parser(
-        "revise", help="LLM or diff-based revision edits and Revision Distance per draft",
-        description=__doc__.splitlines()[0])
+        "revise",
+        help="LLM or diff-based revision edits and Revision Distance per draft",
+        description=__doc__.splitlines()[0],
+    )
     parser.add_argument("--drafts", required=True, help="CSV with text_id, system, draft [, reference]")
-    parser.add_argument("--reference-column", default=None,
-                        help="column holding the reference text (reference-based setting)")
-    parser.add_argument("--engine", required=True, choices=("openai", "diff"),
-                        help="openai: an OpenAI-compatible LLM proposes edits; diff: word-level diff "
-                             "against the reference (no LLM)")
+    parser.add_argument(
+        "--reference-column", default=None, help="column holding the reference text (reference-based setting)"
+    )
+    parser.add_argument(
+        "--engine",
+        required=True,
+        choices=("openai", "diff"),
+        help="openai: an OpenAI-compatible LLM proposes edits; diff: word-level diff against the reference (no LLM)",
+    )
     parser.add_argument("--base-url", default=None, help="server URL (default $OPENAI_BASE_URL or OpenAI)")
     parser.add_argument("--model", default=None, help="model name (default $OPENAI_MODEL)")
     parser.add_argument("--concurrency", type=count, default=4, help="drafts in flight at once (default 4)")
-    parser.add_argument("--timeout", type=positive_float, default=60.0,
-                        help="seconds one request may wait for the LLM's answer (default 60)")
-    parser.add_argument("--max-retries", type=non_negative_int, default=3,
-                        help="retries of a request that timed out, was rate-limited or hit a server error "
-                             "(default 3)")
+    parser.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=60.0,
+        help="seconds one request may wait for the LLM's answer (default 60)",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=non_negative_int,
+        default=3,
+        help="retries of a request that timed out, was rate-limited or hit a server error (default 3)",
+    )
     add_columns_option(parser)
     add_out_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    """Ask the LLM for revision edits of every draft, locate them and write ``OUTPUTS`` to ``--out``.
+
+    Returns
+    -------
+    int
+        0, or 1 when some drafts failed (listed in ``failures.csv``).
+
+    Raises
+    ------
+    lib.errors.SettingsError
+        No ``--model``, or a concurrency, timeout or retry count out of range.
+    """
     from lib.cli import parse_columns
     from lib.errors import SettingsError
     from lib.export import prepare_out, write_csv
@@ -64,30 +90,43 @@ def run(args: argparse.Namespace) -> int:
     if args.reference_column:
         columns["reference"] = args.reference_column
     # a named reference column must be filled in every row: a blank one would fail only at the LLM
-    drafts = read_drafts(args.drafts, Path(args.drafts).name, columns=columns,
-                         need_reference=args.engine == "diff" or "reference" in columns)
+    drafts = read_drafts(
+        args.drafts,
+        Path(args.drafts).name,
+        columns=columns,
+        need_reference=args.engine == "diff" or "reference" in columns,
+    )
     if args.engine == "diff":
         revision = revision_run.diff_revision(drafts)
     else:
-        from lib.commands.fit import _progress_printer
+        from lib.cli import progress_printer
         from lib.revision.client import LLMSettings
         from lib.revision.prompts import REFERENCE_BASED, REFERENCE_FREE
 
-        settings = LLMSettings(model=model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
-                               api_key=os.environ.get("OPENAI_API_KEY", ""), concurrency=args.concurrency,
-                               timeout=args.timeout, max_retries=args.max_retries)
+        assert model  # the openai engine checked it above
+        settings = LLMSettings(
+            model=model,
+            base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
+            api_key=os.environ.get("OPENAI_API_KEY", ""),
+            concurrency=args.concurrency,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+        )
         template = REFERENCE_BASED if "reference" in drafts.columns else REFERENCE_FREE
         print(f"{len(drafts)} drafts, {template.name} prompt {template.version}, model {model}", file=sys.stderr)
-        show = _progress_printer()  # a line per 10%: a carriage return would be printed as "\r"
-        revision = revision_run.llm_revision(drafts, settings, template,
-                                             progress=lambda done, total: show(done / total, f"drafts: {done}/{total}"))
+        show = progress_printer()  # a line per 10%: a carriage return would be printed as "\r"
+        revision = revision_run.llm_revision(
+            drafts, settings, template, progress=lambda done, total: show(done / total, f"drafts: {done}/{total}")
+        )
     located, per_draft = revision_run.score(revision.edits, drafts, revision.evaluated)
 
     (out / "edits.jsonl").write_text(revision_run.edits_jsonl(located, editor=False), encoding="utf-8")
     write_csv(per_draft[revision_run.RD_COLUMNS], out / "revision_distance.csv")
     summary = per_draft.groupby("system")["revision_distance"].agg(["count", "mean"])
-    print(f"{len(located)} edits ({int((~located['located']).sum())} unlocated) by {revision.editor}; "
-          f"mean Revision Distance per system:\n{summary.round(3).to_string()}")
+    print(
+        f"{len(located)} edits ({int((~located['located']).sum())} unlocated) by {revision.editor}; "
+        f"mean Revision Distance per system:\n{summary.round(3).to_string()}"
+    )
     failures = revision.failures
     if len(failures):
         write_csv(failures, out / "failures.csv")

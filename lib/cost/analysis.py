@@ -10,11 +10,18 @@ from lib.cost.correlation import spearman
 from lib.cost.costs import Weights, cost_curve, cost_terms
 from lib.cost.effort import effort_medians, effort_tests
 from lib.cost.loss import loss_by_difficulty, loss_table, loss_tests
-from lib.cost.schema import Study
+from lib.cost.study import Study
 
-FILES = {"loss_table": "loss_table.csv", "loss_tests": "loss_tests.csv", "effort_medians": "effort_medians.csv",
-         "effort_tests": "effort_tests.csv", "cost_terms": "cost_terms.csv", "cost_curve": "cost_curve.csv",
-         "difficulty": "loss_by_difficulty.csv", "spearman": "spearman.csv"}
+FILES = {
+    "loss_table": "loss_table.csv",
+    "loss_tests": "loss_tests.csv",
+    "effort_medians": "effort_medians.csv",
+    "effort_tests": "effort_tests.csv",
+    "cost_terms": "cost_terms.csv",
+    "cost_curve": "cost_curve.csv",
+    "difficulty": "loss_by_difficulty.csv",
+    "spearman": "spearman.csv",
+}
 """The CSV file of each table of :class:`CostResults`: the command's outputs and the page's downloads."""
 
 
@@ -88,8 +95,9 @@ def analyse(
     weights = weights or Weights()
     table = loss_table(study, alpha=alpha)
     medians, effort_warnings = effort_medians(study)
-    terms, cost_warnings = cost_terms(table, medians, study.with_label, study.without_label, weights,
-                                      validation_zero=validation_zero)
+    terms, cost_warnings = cost_terms(
+        table, medians, study.with_label, study.without_label, weights, validation_zero=validation_zero
+    )
     return CostResults(
         loss_table=table,
         loss_tests=loss_tests(study, alpha=alpha),

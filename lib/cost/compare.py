@@ -42,9 +42,7 @@ def _shapiro(values: np.ndarray) -> float:
     return float(stats.shapiro(values).pvalue)
 
 
-def compare_groups(
-    x: np.ndarray, y: np.ndarray, *, alpha: float = 0.05, mann_whitney_only: bool = False
-) -> Comparison:
+def compare_groups(x: np.ndarray, y: np.ndarray, *, alpha: float = 0.05, mann_whitney_only: bool = False) -> Comparison:
     """Choose and run the test of Table 1 on two independent samples.
 
     Parameters
@@ -124,10 +122,36 @@ def compare_by_task(data: pd.DataFrame, value: str, tasks: list[str], **options)
         x, y = t[value][t.with_model].to_numpy(), t[value][~t.with_model].to_numpy()
         c = compare_groups(x, y, **options)
         med_x, med_y = (float(np.median(v)) if len(v) else float("nan") for v in (x, y))
-        records.append((task, len(x), len(y), med_x, med_y, c.shapiro_p_x, c.shapiro_p_y, c.levene_p, c.test,
-                        c.statistic, c.p_value))
-    out = pd.DataFrame(records, columns=["task", "n_with", "n_without", "median_with", "median_without",
-                                         "shapiro_p_with", "shapiro_p_without", "levene_p", "test", "statistic",
-                                         "p_value"])
+        records.append(
+            (
+                task,
+                len(x),
+                len(y),
+                med_x,
+                med_y,
+                c.shapiro_p_x,
+                c.shapiro_p_y,
+                c.levene_p,
+                c.test,
+                c.statistic,
+                c.p_value,
+            )
+        )
+    out = pd.DataFrame(
+        records,
+        columns=[
+            "task",
+            "n_with",
+            "n_without",
+            "median_with",
+            "median_without",
+            "shapiro_p_with",
+            "shapiro_p_without",
+            "levene_p",
+            "test",
+            "statistic",
+            "p_value",
+        ],
+    )
     out["p_holm"] = holm(out.p_value.to_numpy())
     return out

@@ -8,16 +8,12 @@ prompt time minus the median of their later ones, as in :mod:`lib.cost.effort`) 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from lib.cost.effort import COMPONENT_ROLE, first_instance
-
-if TYPE_CHECKING:
-    from lib.cost.schema import Study
+from lib.cost.study import Study
 
 SPEARMAN_COLUMNS = ["var_x", "var_y", "rho", "p_value", "n"]
 TERMS = ("L_H", "L_E", "D_H", "W_H", "U_H", "V_H", "G_H")
@@ -52,15 +48,17 @@ def participant_terms(study: Study, task: str | None = None) -> pd.DataFrame:
         G_H=d.solve_time_s,
     )
     g = d.groupby(["participant", "task"], sort=False)
-    per_task = pd.DataFrame({
-        "L_H": g.L_H.mean(),
-        "L_E": g.L_E.mean(),
-        "W_H": g.W_H.median(),
-        "D_H": g.first_prompt.median() - g.W_H.median(),
-        "U_H": g.U_H.median(),
-        "V_H": g.V_H.median(),
-        "G_H": g.G_H.median(),
-    })
+    per_task = pd.DataFrame(
+        {
+            "L_H": g.L_H.mean(),
+            "L_E": g.L_E.mean(),
+            "W_H": g.W_H.median(),
+            "D_H": g.first_prompt.median() - g.W_H.median(),
+            "U_H": g.U_H.median(),
+            "V_H": g.V_H.median(),
+            "G_H": g.G_H.median(),
+        }
+    )
     terms = per_task.groupby(level="participant", sort=False).mean()
     roles = {"L_E": "external_loss", **COMPONENT_ROLE}
     keep = [t for t in TERMS if t not in roles or roles[t] in study.measured]

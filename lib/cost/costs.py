@@ -24,8 +24,15 @@ from lib.errors import SettingsError
 
 CURVE_COLUMNS = ["task", "n", "c_h", "c_hm"]
 TERM_COLUMNS = [
-    "task", "loss_with", "loss_without", *COMPONENTS, "setup", "per_instance_with",
-    "per_instance_without", "break_even_n", "n_star",
+    "task",
+    "loss_with",
+    "loss_without",
+    *COMPONENTS,
+    "setup",
+    "per_instance_with",
+    "per_instance_without",
+    "break_even_n",
+    "n_star",
 ]
 
 
@@ -109,8 +116,13 @@ def break_even(setup: float, per_instance_with: float, per_instance_without: flo
 
 
 def cost_terms(
-    loss_table: pd.DataFrame, medians: pd.DataFrame, with_label: str, without_label: str, weights: Weights,
-    *, validation_zero: bool = False,
+    loss_table: pd.DataFrame,
+    medians: pd.DataFrame,
+    with_label: str,
+    without_label: str,
+    weights: Weights,
+    *,
+    validation_zero: bool = False,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Plug the per-task mean losses and median efforts into Eqs. 2-3.
 
@@ -180,10 +192,14 @@ def cost_curve(terms: pd.DataFrame, n_max: int, weights: Weights) -> pd.DataFram
     n = np.arange(1, n_max + 1)
     frames = []
     for t in terms.dropna(subset=["setup"]).itertuples():
-        frames.append(pd.DataFrame({
-            "task": t.task,
-            "n": n,
-            "c_h": c_h(n, t.loss_without, t.G_H, weights.beta),
-            "c_hm": c_hm(n, t.loss_with, t.D_H, t.W_H, t.U_H, t.V_H, weights),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "task": t.task,
+                    "n": n,
+                    "c_h": c_h(n, t.loss_without, t.G_H, weights.beta),
+                    "c_hm": c_hm(n, t.loss_with, t.D_H, t.W_H, t.U_H, t.V_H, weights),
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CURVE_COLUMNS)

@@ -11,23 +11,33 @@ without it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import pandas as pd
 
 from lib.cost.compare import compare_by_task
-
-if TYPE_CHECKING:
-    from lib.cost.schema import Study
+from lib.cost.study import Study
 
 COMPONENTS = ("D_H", "W_H", "U_H", "V_H", "G_H")
-COMPONENT_ROLE = {"D_H": "prompt_time_s", "W_H": "prompt_time_s", "U_H": "unwrap_time_s",
-                  "V_H": "validate_time_s", "G_H": "solve_time_s"}
+COMPONENT_ROLE = {
+    "D_H": "prompt_time_s",
+    "W_H": "prompt_time_s",
+    "U_H": "unwrap_time_s",
+    "V_H": "validate_time_s",
+    "G_H": "solve_time_s",
+}
 EFFORT_COLUMNS = ["task", "condition", "component", "median_s"]
 EFFORT_TEST_COLUMNS = [
-    "task", "n_with", "n_without", "median_total_with_s", "median_total_without_s",
-    "shapiro_p_with", "shapiro_p_without", "test", "statistic", "p_value", "p_holm",
+    "task",
+    "n_with",
+    "n_without",
+    "median_total_with_s",
+    "median_total_without_s",
+    "shapiro_p_with",
+    "shapiro_p_without",
+    "test",
+    "statistic",
+    "p_value",
+    "p_holm",
 ]
 
 

@@ -7,21 +7,25 @@ Table 1 procedure and Holm-corrects across tasks. Fig. 5 shows loss against diff
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import pandas as pd
 
 from lib.cost.compare import compare_by_task
+from lib.cost.study import Study
 from lib.errors import SettingsError
-
-if TYPE_CHECKING:
-    from lib.cost.schema import Study
 
 LOSS_TABLE_COLUMNS = ["task", "condition", "mean_loss", "n", "test", "p_value", "p_holm"]
 LOSS_TEST_COLUMNS = [
-    "task", "n_with", "n_without", "shapiro_p_with", "shapiro_p_without", "levene_p",
-    "test", "statistic", "p_value", "p_holm",
+    "task",
+    "n_with",
+    "n_without",
+    "shapiro_p_with",
+    "shapiro_p_without",
+    "levene_p",
+    "test",
+    "statistic",
+    "p_value",
+    "p_holm",
 ]
 DIFFICULTY_COLUMNS = ["task", "condition", "instance", "mean_loss", "n", "easiest", "loss_source"]
 LOSS_SOURCES = {"self": "loss", "external": "external_loss"}  # L_H (from Likert), L_E

@@ -2,8 +2,8 @@
 
 A study is a long table, one row per participant x task instance, read by
 :func:`lib.tables.read_csv`. Columns of the user's file are mapped onto *roles* (``ROLES``);
-:func:`guess_columns` proposes a mapping, :func:`read_study` applies the user's choices over it and
-validates every cell into a :class:`lib.cost.study.Study`. Problems raise
+:func:`lib.tables.guess_roles` proposes a mapping (:data:`STUDY_ROLES`), :func:`read_study` applies
+the user's choices over it and validates every cell into a :class:`lib.cost.study.Study`. Problems raise
 :class:`lib.errors.FormatError` (or :class:`lib.errors.SettingsError` for bad settings) naming the
 file, the 1-based data rows (header = row 0), the column and what is wrong; no row is dropped.
 """
@@ -20,12 +20,10 @@ from lib.columns import resolve_roles
 from lib.cost.loss import likert_to_loss
 from lib.cost.study import CANONICAL, TIMES, WITH_TIMES, WITHOUT_TIMES, Study
 from lib.errors import FormatError, SettingsError
-from lib.tables import check_names, combine_columns, guess_roles, numbers, refuse, row_numbers, text
-
-__all__ = ["Study"]  # its home is lib.cost.study; importable from here too
+from lib.tables import ColumnRoles, check_names, combine_columns, guess_roles, numbers, refuse, row_numbers, text
 
 REQUIRED = ("condition", "participant", "task", "instance", "usefulness")
-OPTIONAL = TIMES + ("external_loss",)
+OPTIONAL = (*TIMES, "external_loss")
 ROLES = REQUIRED + OPTIONAL
 
 ROLE_HELP = {
@@ -38,7 +36,7 @@ ROLE_HELP = {
     "unwrap_time_s": "with model: extracting the answer (U_H), seconds",
     "validate_time_s": "with model: checking the answer (V_H), seconds",
     "solve_time_s": "without model: solving the task (G_H), seconds (may be the prompt-time column: each role "
-                    "then reads its own condition's rows)",
+    "then reads its own condition's rows)",
     "external_loss": "loss L_E in [0, 1] judged by the researchers",
 }
 
@@ -46,20 +44,49 @@ ROLE_HELP = {
 _SYNONYMS: dict[str, tuple[str, ...]] = {
     "condition": ("condition", "group", "arm", "treatment", "setting", "assisted", "with_model", "mode"),
     "participant": (
-        "participant", "participant_id", "respondent", "subject", "volunteer", "user", "user_id",
-        "worker", "worker_id", "person", "rater", "annotator",
+        "participant",
+        "participant_id",
+        "respondent",
+        "subject",
+        "volunteer",
+        "user",
+        "user_id",
+        "worker",
+        "worker_id",
+        "person",
+        "rater",
+        "annotator",
     ),
     "task": ("task", "domain", "task_name", "task_id", "category"),
     "instance": ("instance", "h", "difficulty", "level", "instance_id", "item", "question", "step"),
     "usefulness": ("usefulness", "useful", "likert", "usefulness_likert", "s", "score", "rating"),
     "prompt_time_s": (
-        "prompt_time_s", "prompt_time", "prompting_time", "wrap_time", "wrap_time_s", "time_prompt",
+        "prompt_time_s",
+        "prompt_time",
+        "prompting_time",
+        "wrap_time",
+        "wrap_time_s",
+        "time_prompt",
         "prompt_seconds",
     ),
-    "unwrap_time_s": ("unwrap_time_s", "unwrap_time", "extract_time", "extraction_time", "time_unwrap",
-                      "unwrapping_time", "time_extract", "time_extraction", "extracting_time"),
+    "unwrap_time_s": (
+        "unwrap_time_s",
+        "unwrap_time",
+        "extract_time",
+        "extraction_time",
+        "time_unwrap",
+        "unwrapping_time",
+        "time_extract",
+        "time_extraction",
+        "extracting_time",
+    ),
     "validate_time_s": (
-        "validate_time_s", "validate_time", "validation_time", "check_time", "verify_time", "time_validate",
+        "validate_time_s",
+        "validate_time",
+        "validation_time",
+        "check_time",
+        "verify_time",
+        "time_validate",
     ),
     "solve_time_s": ("solve_time_s", "solve_time", "solving_time", "time_solve", "time_without_model"),
     "external_loss": ("external_loss", "l_e", "loss_external", "expert_loss", "le"),
@@ -67,6 +94,10 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
 _UNITS = ("s", "sec", "secs", "seconds")
 for _role in TIMES:  # "Extraction time (s)", "extraction_time_seconds": the unit is part of many names
     _SYNONYMS[_role] += tuple(f"{name}_{unit}" for name in _SYNONYMS[_role] for unit in _UNITS)
+
+STUDY_ROLES = ColumnRoles(ROLES, _SYNONYMS)
+"""A study's roles as :func:`lib.tables.guess_roles` guesses them (case and punctuation are ignored:
+"Prompt time (s)" matches ``prompt_time_s``)."""
 
 # Ordered text values recognised without the user giving an order (participant covariates).
 KNOWN_ORDERS: tuple[tuple[str, ...], ...] = (
@@ -76,23 +107,6 @@ KNOWN_ORDERS: tuple[tuple[str, ...], ...] = (
     ("basic", "intermediate", "advanced", "native"),
     ("no", "yes"),
 )
-
-
-def guess_columns(columns: Sequence[str]) -> dict[str, str]:
-    """Guess the column of each role from the file's column names.
-
-    Parameters
-    ----------
-    columns : sequence of str
-        The file's column names.
-
-    Returns
-    -------
-    dict
-        ``{role: column}`` for the roles a column was found for, each column used at most once
-        (case and punctuation are ignored: "Prompt time (s)" matches ``prompt_time_s``).
-    """
-    return guess_roles(columns, ROLES, _SYNONYMS)
 
 
 def guess_with_label(labels: Sequence[str]) -> str:
@@ -116,8 +130,22 @@ ID_WORDS = ("id", "uuid", "guid")
 """A column whose name ends in one of these words (``session_id``, ``SessionID``) labels rows or
 people; its numbers are not a measurement to correlate."""
 
-ORDER_WORDS = ("session", "sessions", "trial", "round", "run", "batch", "order", "sequence", "seq", "index", "idx",
-               "number", "nr", "row")
+ORDER_WORDS = (
+    "session",
+    "sessions",
+    "trial",
+    "round",
+    "run",
+    "batch",
+    "order",
+    "sequence",
+    "seq",
+    "index",
+    "idx",
+    "number",
+    "nr",
+    "row",
+)
 """A column whose name is or ends in one of these words (``session``, ``Session number``, ``row_nr``)
 numbers sessions, runs or rows; a participant's session number is not a covariate (issue 16)."""
 
@@ -197,8 +225,15 @@ def resolve_columns(df: pd.DataFrame, columns: Mapping[str, str] | None, *, file
     FormatError
         Unknown role, a mapped column that is not in the file, or a required role without a column.
     """
-    return resolve_roles(list(df.columns), REQUIRED, OPTIONAL, guess_columns(list(df.columns)),
-                         columns, file=file, what="the study table")
+    return resolve_roles(
+        list(df.columns),
+        REQUIRED,
+        OPTIONAL,
+        guess_roles(list(df.columns), STUDY_ROLES),
+        columns,
+        file=file,
+        what="the study table",
+    )
 
 
 def read_study(
@@ -250,81 +285,19 @@ def read_study(
         refuse(cells[role] == "", f"missing {role}", rows, mapping[role], file)
         check_names(cells[role], rows, what=role, column=mapping[role], file=file)
 
-    labels = list(pd.unique(cells["condition"]))
-    if len(labels) != 2:
-        shown = ", ".join(f"'{v}'" for v in labels[:10])
-        raise FormatError(
-            f"the study needs exactly two conditions (with and without the model), found {len(labels)}: {shown}",
-            file=file,
-            column=mapping["condition"],
-        )
-    if with_label is None:
-        with_label = guess_with_label(labels)
-    elif with_label not in labels:
-        raise SettingsError(
-            f"with-model label '{with_label}' is not a condition; "
-            f"the conditions are '{labels[0]}' and '{labels[1]}'"
-        )
-    without_label = next(v for v in labels if v != with_label)
+    with_label, without_label = _condition_labels(cells["condition"], with_label, mapping["condition"], file)
     with_model = cells["condition"] == with_label
 
-    out = pd.DataFrame({
-        "row": rows,
-        "condition": cells["condition"],
-        "with_model": with_model,
-        "participant": cells["participant"],
-        "task": cells["task"],
-    })
-    instance = numbers(cells["instance"], rows, what="instance", column=mapping["instance"], file=file)
-    refuse(
-        (instance < 1) | (instance != np.round(instance)),
-        "instance must be a whole number >= 1 (the difficulty order h, 1 = easiest)",
-        rows, mapping["instance"], file,
+    out = pd.DataFrame(
+        {
+            "row": rows,
+            "condition": cells["condition"],
+            "with_model": with_model,
+            "participant": cells["participant"],
+            "task": cells["task"],
+        }
     )
-    out["instance"] = instance.astype(int)
-    s = numbers(cells["usefulness"], rows, what="usefulness", column=mapping["usefulness"], file=file)
-    refuse((s < 1) | (s > 5), "usefulness must be on the Likert scale 1-5", rows, mapping["usefulness"], file)
-    out["usefulness"] = s
-    out["loss"] = likert_to_loss(s)
-
-    warnings = []
-    # The documented rule for one time column that timed both conditions (the published study's shape).
-    if ("solve_time_s" not in mapping and "prompt_time_s" in mapping
-            and ((cells["prompt_time_s"] != "") & ~with_model).any()):
-        mapping["solve_time_s"] = mapping["prompt_time_s"]
-        warnings.append(f"column '{mapping['prompt_time_s']}' is read per condition: prompt time (D_H + W_H) on "
-                        f"'{with_label}' rows, solving time (G_H) on '{without_label}' rows, as no column is "
-                        "mapped to solve_time_s")
-    for role in TIMES:
-        values = np.full(len(out), np.nan)
-        if role in mapping:
-            col = mapping[role]
-            wrong = ~with_model if role in WITH_TIMES else with_model
-            # One column mapped to a time of each condition (e.g. prompt and solving time in one "time"
-            # column): each role reads its own condition's rows.
-            per_condition = col in {mapping[r] for r in (WITHOUT_TIMES if role in WITH_TIMES else WITH_TIMES)
-                                    if r in mapping}
-            values = numbers(np.where(wrong, "", text(df[col])) if per_condition else text(df[col]), rows,
-                             what=role, column=col, file=file)
-            refuse(values < 0, f"{role} must be >= 0 seconds", rows, col, file)
-            own, other = (with_label, without_label) if role in WITH_TIMES else (without_label, with_label)
-            hint = {"prompt_time_s": "; or, if it holds the solving time there, map solve_time_s to it too",
-                    "solve_time_s": "; or, if it holds the prompt time there, map prompt_time_s to it too",
-                    }.get(role, "")
-            refuse(
-                wrong & ~np.isnan(values),
-                f"{role} only applies to condition '{own}' but is filled on '{other}' rows; leave those cells "
-                f"blank{hint}",
-                rows, col, file,
-            )
-        out[role] = values
-    external = np.full(len(out), np.nan)
-    if "external_loss" in mapping:
-        external = numbers(
-            cells["external_loss"], rows, what="external_loss", column=mapping["external_loss"], file=file
-        )
-        refuse((external < 0) | (external > 1), "external_loss must be in [0, 1]", rows, mapping["external_loss"], file)
-    out["external_loss"] = external
+    warnings = _add_measures(out, df, cells, mapping, (with_label, without_label), rows, file)
 
     key = ["condition", "participant", "task", "instance"]
     dup = out.duplicated(key, keep=False).to_numpy()
@@ -335,22 +308,7 @@ def read_study(
     if covariates is None:
         covariates = guess_covariates(df, mapping)
     for col, order in covariates.items():
-        if col not in df.columns:
-            raise FormatError(f"covariate column '{col}' is not in the file", file=file, column=col)
-        if col in CANONICAL or col in mapping.values():
-            raise SettingsError(
-                f"covariate column '{col}' is mapped to a role or clashes with a study column name; "
-                "rename it in the file to use it as a covariate"
-            )
-        out[col] = _covariate(text(df[col]), order, rows, col, file)
-        per_participant = out.groupby("participant")[col].nunique(dropna=True)
-        changing = per_participant.index[per_participant > 1]
-        refuse(
-            out["participant"].isin(changing).to_numpy(),
-            f"covariate '{col}' describes a participant and must not change between their rows "
-            f"(participant{'s' if len(changing) > 1 else ''} {', '.join(map(str, changing[:5]))})",
-            rows, col, file,
-        )
+        _add_covariate(out, df, mapping, col, order, rows, file)
 
     both = set(out.participant[with_model]) & set(out.participant[~with_model])
     if both:
@@ -370,6 +328,180 @@ def read_study(
     )
 
 
+def _add_measures(
+    out: pd.DataFrame,
+    df: pd.DataFrame,
+    cells: dict[str, np.ndarray],
+    mapping: dict[str, str],
+    labels: tuple[str, str],
+    rows: np.ndarray,
+    file: str,
+) -> list[str]:
+    """Add the numeric columns to ``out``: instance, usefulness and its loss, the times, the external loss.
+
+    ``labels`` are the with-model and the without-model label. One time column filled on both
+    conditions' rows is read per condition (``mapping`` gains ``solve_time_s``; the returned warning
+    says so).
+
+    Raises
+    ------
+    FormatError
+        An instance that is not a whole number >= 1, a usefulness outside 1-5, a negative or misplaced
+        time, an external loss outside [0, 1], or a value that is not a number.
+    """
+    with_label, without_label = labels
+    with_model = out["with_model"].to_numpy()
+    instance = numbers(cells["instance"], rows, what="instance", column=mapping["instance"], file=file)
+    refuse(
+        (instance < 1) | (instance != np.round(instance)),
+        "instance must be a whole number >= 1 (the difficulty order h, 1 = easiest)",
+        rows,
+        mapping["instance"],
+        file,
+    )
+    out["instance"] = instance.astype(int)
+    s = numbers(cells["usefulness"], rows, what="usefulness", column=mapping["usefulness"], file=file)
+    refuse((s < 1) | (s > 5), "usefulness must be on the Likert scale 1-5", rows, mapping["usefulness"], file)
+    out["usefulness"] = s
+    out["loss"] = likert_to_loss(s)
+
+    warnings = []
+    # The documented rule for one time column that timed both conditions (the published study's shape).
+    if (
+        "solve_time_s" not in mapping
+        and "prompt_time_s" in mapping
+        and ((cells["prompt_time_s"] != "") & ~with_model).any()
+    ):
+        mapping["solve_time_s"] = mapping["prompt_time_s"]
+        warnings.append(
+            f"column '{mapping['prompt_time_s']}' is read per condition: prompt time (D_H + W_H) on "
+            f"'{with_label}' rows, solving time (G_H) on '{without_label}' rows, as no column is "
+            "mapped to solve_time_s"
+        )
+    for role in TIMES:
+        own, other = (with_label, without_label) if role in WITH_TIMES else (without_label, with_label)
+        out[role] = (
+            _time_values(role, df, mapping, with_model, (own, other), rows, file)
+            if role in mapping
+            else np.full(len(out), np.nan)
+        )
+    external = np.full(len(out), np.nan)
+    if "external_loss" in mapping:
+        external = numbers(
+            cells["external_loss"], rows, what="external_loss", column=mapping["external_loss"], file=file
+        )
+        refuse((external < 0) | (external > 1), "external_loss must be in [0, 1]", rows, mapping["external_loss"], file)
+    out["external_loss"] = external
+    return warnings
+
+
+def _condition_labels(conditions: np.ndarray, with_label: str | None, column: str, file: str) -> tuple[str, str]:
+    """The with-model and the without-model label of the study's two conditions.
+
+    Raises
+    ------
+    FormatError
+        Not exactly two condition labels.
+    SettingsError
+        A ``with_label`` that is not one of them.
+    """
+    labels = list(pd.unique(conditions))
+    if len(labels) != 2:
+        shown = ", ".join(f"'{v}'" for v in labels[:10])
+        raise FormatError(
+            f"the study needs exactly two conditions (with and without the model), found {len(labels)}: {shown}",
+            file=file,
+            column=column,
+        )
+    if with_label is None:
+        with_label = guess_with_label(labels)
+    elif with_label not in labels:
+        raise SettingsError(
+            f"with-model label '{with_label}' is not a condition; the conditions are '{labels[0]}' and '{labels[1]}'"
+        )
+    without_label = next(v for v in labels if v != with_label)
+    return with_label, without_label
+
+
+def _time_values(
+    role: str,
+    df: pd.DataFrame,
+    mapping: Mapping[str, str],
+    with_model: np.ndarray,
+    labels: tuple[str, str],
+    rows: np.ndarray,
+    file: str,
+) -> np.ndarray:
+    """The seconds of one time role (mapped), NaN where blank; ``labels`` = (its condition, the other).
+
+    Raises
+    ------
+    FormatError
+        A negative or non-numeric time, or a time filled on the other condition's rows.
+    """
+    own, other = labels
+    col = mapping[role]
+    wrong = ~with_model if role in WITH_TIMES else with_model
+    # One column mapped to a time of each condition (e.g. prompt and solving time in one "time"
+    # column): each role reads its own condition's rows.
+    per_condition = col in {mapping[r] for r in (WITHOUT_TIMES if role in WITH_TIMES else WITH_TIMES) if r in mapping}
+    values = numbers(
+        np.where(wrong, "", text(df[col])) if per_condition else text(df[col]), rows, what=role, column=col, file=file
+    )
+    refuse(values < 0, f"{role} must be >= 0 seconds", rows, col, file)
+    hint = {
+        "prompt_time_s": "; or, if it holds the solving time there, map solve_time_s to it too",
+        "solve_time_s": "; or, if it holds the prompt time there, map prompt_time_s to it too",
+    }.get(role, "")
+    refuse(
+        wrong & ~np.isnan(values),
+        f"{role} only applies to condition '{own}' but is filled on '{other}' rows; leave those cells blank{hint}",
+        rows,
+        col,
+        file,
+    )
+    return values
+
+
+def _add_covariate(
+    out: pd.DataFrame,
+    df: pd.DataFrame,
+    mapping: Mapping[str, str],
+    col: str,
+    order: Sequence[str] | None,
+    rows: np.ndarray,
+    file: str,
+) -> None:
+    """Add covariate ``col`` of the user's table ``df`` to ``out`` (:func:`_covariate`), checked to be
+    constant per participant.
+
+    Raises
+    ------
+    FormatError
+        The column is not in the file, is not numeric or not in its order, or changes within a participant.
+    SettingsError
+        The column is mapped to a role or has the name of a study column.
+    """
+    if col not in df.columns:
+        raise FormatError(f"covariate column '{col}' is not in the file", file=file, column=col)
+    if col in CANONICAL or col in mapping.values():
+        raise SettingsError(
+            f"covariate column '{col}' is mapped to a role or clashes with a study column name; "
+            "rename it in the file to use it as a covariate"
+        )
+    out[col] = _covariate(text(df[col]), order, rows, col, file)
+    per_participant = out.groupby("participant")[col].nunique(dropna=True)
+    changing = per_participant.index[per_participant > 1]
+    refuse(
+        out["participant"].isin(changing).to_numpy(),
+        f"covariate '{col}' describes a participant and must not change between their rows "
+        f"(participant{'s' if len(changing) > 1 else ''} {', '.join(map(str, changing[:5]))})",
+        rows,
+        col,
+        file,
+    )
+
+
 def _covariate(cells: np.ndarray, order: Sequence[str] | None, rows: np.ndarray, column: str, file: str) -> np.ndarray:
     """Numeric covariates as floats; ordered text as 0, 1, ... (case-insensitive); blank = NaN."""
     filled = cells != ""
@@ -379,7 +511,8 @@ def _covariate(cells: np.ndarray, order: Sequence[str] | None, rows: np.ndarray,
             shown = ", ".join(sorted({str(v) for v in cells[filled][parsed.isna().to_numpy()]})[:6])
             raise FormatError(
                 f"covariate has text values ({shown}); give their order, e.g. {column}=LOW<...<HIGH",
-                file=file, column=column,
+                file=file,
+                column=column,
             )
         return numbers(cells, rows, what=f"covariate '{column}'", column=column, file=file)
     codes = {str(v).lower(): float(i) for i, v in enumerate(order)}
@@ -387,4 +520,3 @@ def _covariate(cells: np.ndarray, order: Sequence[str] | None, rows: np.ndarray,
     unknown = filled & np.isnan(values)
     refuse(unknown, f"value not in the given order {' < '.join(map(str, order))}", rows, column, file)
     return values
-

@@ -11,8 +11,18 @@ WITH_TIMES = ("prompt_time_s", "unwrap_time_s", "validate_time_s")  # D_H + W_H,
 WITHOUT_TIMES = ("solve_time_s",)  # G_H
 TIMES = WITH_TIMES + WITHOUT_TIMES
 # Columns of Study.data besides the covariates.
-CANONICAL = ("row", "condition", "with_model", "participant", "task", "instance", "usefulness", "loss", *TIMES,
-             "external_loss")
+CANONICAL = (
+    "row",
+    "condition",
+    "with_model",
+    "participant",
+    "task",
+    "instance",
+    "usefulness",
+    "loss",
+    *TIMES,
+    "external_loss",
+)
 
 
 @dataclass

@@ -57,6 +57,7 @@ def contraction(posterior, cutpoints: str) -> dict[str, np.ndarray]:
         ``theta`` (I,), ``alpha`` (J,), ``b`` (J, K-1): contraction, at most 1 (may dip below 0
         from Monte Carlo error); all NaN for a single draw (a MAP point has no posterior variance).
     """
+
     def var(name: str, dims: tuple[str, ...], log: bool = False) -> np.ndarray:
         draws = posterior[name].transpose("chain", "draw", *dims).to_numpy()
         flat = draws.reshape(-1, *draws.shape[2:])
@@ -86,4 +87,3 @@ def uninformed(posterior, cutpoints: str, below: float = UNINFORMED_BELOW) -> li
         return ids + [f"b[all prompts,{threshold[k]}]" for k in np.flatnonzero(c["b"][0] < below)]
     ids += [f"b[{prompt[j]},{threshold[k]}]" for j, k in zip(*np.nonzero(c["b"] < below), strict=True)]
     return ids
-

@@ -16,7 +16,7 @@ Cutpoint variants:
 ``shared``
     One antisymmetric set ``b`` for every prompt (``b_j = b``; alpha stays per prompt), for designs
     whose prompts have too few rated comparisons to inform thresholds of their own
-    (:func:`lib.design.auto_cutpoints`); as the leaderboard's votes likelihood does.
+    (:func:`lib.data_checks.auto_cutpoints`); as the leaderboard's votes likelihood does.
 ``free``
     Any ordered ``b_j`` (the paper's literal model; needed for classic response data).
 
@@ -134,11 +134,14 @@ def build_grm(
         if cutpoints in ANTISYMMETRIC:
             rows = n_prompt if cutpoints == "antisymmetric" else 1
             cut = antisymmetric_cutpoints(rows, (n_categories - 1) // 2)
-            b = pm.Deterministic("b", pt.broadcast_to(cut, (n_prompt, n_categories - 1)),
-                                 dims=("prompt", "threshold"))
+            b = pm.Deterministic("b", pt.broadcast_to(cut, (n_prompt, n_categories - 1)), dims=("prompt", "threshold"))
         else:
             b = pm.Normal(
-                "b", 0.0, B_PRIOR_SD, dims=("prompt", "threshold"), transform=transforms.ordered,
+                "b",
+                0.0,
+                B_PRIOR_SD,
+                dims=("prompt", "threshold"),
+                transform=transforms.ordered,
                 initval=np.tile(np.linspace(-1.5, 1.5, n_categories - 1), (n_prompt, 1)),
             )
         loglik = ordinal_logp(alpha[jj], theta[ii], b, jj, kk)

@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from lib.errors import SettingsError
+from lib.inference.settings import gives_posterior
 from lib.irt.readouts import category_probs
-from lib.irt.settings import gives_posterior, needs_posterior
+from lib.irt.settings import needs_posterior
 
 PPC_DRAWS = 200
 """Posterior draws replicated: the p-values are then known to about +-0.035 (binomial SE at 0.5)."""
@@ -65,10 +66,15 @@ class PosteriorPredictive:
         tail = (1 - INTERVAL) / 2
         # inverted_cdf keeps the bounds on observable (integer) counts.
         low, high = np.quantile(replicated, [tail, 1 - tail], axis=0, method="inverted_cdf")
-        return pd.DataFrame({
-            "category": self.categories, "observed": observed,
-            "replicated_mean": replicated.mean(axis=0), "replicated_low": low, "replicated_high": high,
-        })
+        return pd.DataFrame(
+            {
+                "category": self.categories,
+                "observed": observed,
+                "replicated_mean": replicated.mean(axis=0),
+                "replicated_low": low,
+                "replicated_high": high,
+            }
+        )
 
     def overall(self) -> pd.DataFrame:
         """Counts per category over all prompts.
@@ -127,17 +133,28 @@ class PosteriorPredictive:
         """
         table, prompts = self.category_table(), self.prompt_table()
         n_bad = int(prompts["misfit"].sum())
-        prompt_note = (f" {n_bad} of {len(prompts)} prompts misfit their mean net rating (p-value outside "
-                       f"[{P_EXTREME}, {1 - P_EXTREME}])." if n_bad else "")
+        prompt_note = (
+            f" {n_bad} of {len(prompts)} prompts misfit their mean net rating (p-value outside "
+            f"[{P_EXTREME}, {1 - P_EXTREME}])."
+            if n_bad
+            else ""
+        )
         bad = table[table["misfit"]]
         if bad.empty:
-            return True, (f"The model reproduces the number of ratings in every category (each observed count "
-                          f"is within the replicates' range at a family-wise level of {CATEGORY_P}).{prompt_note}")
-        listed = "; ".join(f"{r.category:g}: observed {r.observed:g}, replicated {r.replicated_low:g} to "
-                           f"{r.replicated_high:g} ({INTERVAL:.0%} interval)" for r in bad.itertuples())
-        return False, (f"The model misfits the data: {len(bad)} of {len(table)} categories have counts the "
-                       f"replicates almost never give (mid-p below {CATEGORY_P}/{len(table)}): {listed}. Its "
-                       f"abilities describe data unlike these; check the data's coding or the design.{prompt_note}")
+            return True, (
+                f"The model reproduces the number of ratings in every category (each observed count "
+                f"is within the replicates' range at a family-wise level of {CATEGORY_P}).{prompt_note}"
+            )
+        listed = "; ".join(
+            f"{r.category:g}: observed {r.observed:g}, replicated {r.replicated_low:g} to "
+            f"{r.replicated_high:g} ({INTERVAL:.0%} interval)"
+            for r in bad.itertuples()
+        )
+        return False, (
+            f"The model misfits the data: {len(bad)} of {len(table)} categories have counts the "
+            f"replicates almost never give (mid-p below {CATEGORY_P}/{len(table)}): {listed}. Its "
+            f"abilities describe data unlike these; check the data's coding or the design.{prompt_note}"
+        )
 
     def prompt_table(self) -> pd.DataFrame:
         """One row per prompt: its mean net rating, observed and replicated, and the p-value.
@@ -153,11 +170,16 @@ class PosteriorPredictive:
             mean_obs = self.observed @ self.categories / n
             mean_rep = (self.replicated @ self.categories).mean(axis=0) / n
         p = self.p_value
-        return pd.DataFrame({
-            "prompt_id": self.prompt_ids, "n_ratings": n, "mean_observed": mean_obs,
-            "mean_replicated": mean_rep, "p_value": p,
-            "misfit": (p < P_EXTREME) | (p > 1 - P_EXTREME),
-        })
+        return pd.DataFrame(
+            {
+                "prompt_id": self.prompt_ids,
+                "n_ratings": n,
+                "mean_observed": mean_obs,
+                "mean_replicated": mean_rep,
+                "p_value": p,
+                "misfit": (p < P_EXTREME) | (p > 1 - P_EXTREME),
+            }
+        )
 
 
 def replicate(
@@ -200,10 +222,10 @@ def replicate(
     one_hot = np.eye(n_cat, dtype=np.int64)
     observed = (one_hot[np.where(rated, codes, 0)] * rated[..., None]).sum(axis=0)  # (J, K)
     rng = np.random.default_rng(seed)
-    replicated = np.empty((n_draws,) + observed.shape, dtype=np.int64)
+    replicated = np.empty((n_draws, *observed.shape), dtype=np.int64)
     for s in range(n_draws):  # one draw at a time: (I, J, K) memory, not (S, I, J, K)
         cum = category_probs(theta[s], alpha[s], b[s]).cumsum(axis=-1)
-        u_rep = np.minimum((rng.random(codes.shape + (1,)) > cum).sum(axis=-1), n_cat - 1)
+        u_rep = np.minimum((rng.random((*codes.shape, 1)) > cum).sum(axis=-1), n_cat - 1)
         replicated[s] = (one_hot[u_rep] * rated[..., None]).sum(axis=0)
     # Sums of integer category values: equal means compare exactly (same number of ratings).
     sum_obs, sum_rep = observed @ categories, replicated @ categories
@@ -234,7 +256,7 @@ def posterior_predictive(fit, rm, *, n_draws: int = PPC_DRAWS, seed: int = 0) ->
     SettingsError
         For a MAP fit (a single point, no posterior draws) or a fit of other data.
     """
-    post = fit.idata.posterior
+    post = fit.idata["posterior"]
     total = post.sizes["chain"] * post.sizes["draw"]
     if not gives_posterior(fit.diagnostics.sampler) or total < 2:
         raise SettingsError(needs_posterior("posterior predictive checks"))
@@ -246,5 +268,12 @@ def posterior_predictive(fit, rm, *, n_draws: int = PPC_DRAWS, seed: int = 0) ->
         values = post[var].transpose("chain", "draw", *dims).to_numpy()
         return values.reshape(total, *values.shape[2:])[pick]
 
-    return replicate(rm.codes(), rm.categories, flat("theta", "comparison"), flat("alpha", "prompt"),
-                     flat("b", "prompt", "threshold"), prompt_ids=rm.prompt_ids, seed=seed)
+    return replicate(
+        rm.codes(),
+        rm.categories,
+        flat("theta", "comparison"),
+        flat("alpha", "prompt"),
+        flat("b", "prompt", "threshold"),
+        prompt_ids=rm.prompt_ids,
+        seed=seed,
+    )

@@ -55,8 +55,9 @@ class TwoSystemPosterior:
         posterior that 40 prompts make narrow. Data sets far from ``focus`` need their own grid.
     """
 
-    def __init__(self, n_categories: int, cutpoints: str, gap_nodes: int | None = None,
-                 focus: np.ndarray | None = None) -> None:
+    def __init__(
+        self, n_categories: int, cutpoints: str, gap_nodes: int | None = None, focus: np.ndarray | None = None
+    ) -> None:
         if cutpoints not in ("shared", "antisymmetric") or n_categories % 2 == 0:
             raise ValueError("exact quadrature is for shared or antisymmetric cutpoints and an odd K")
         half = (n_categories - 1) // 2
@@ -71,8 +72,11 @@ class TwoSystemPosterior:
             for d in range(half):
                 marginal = mass.sum(axis=tuple(a for a in range(half) if a != d))
                 kept = np.linspace(*LOG_GAP_RANGE, nodes)[marginal > 1e-9 * marginal.max()]
-                ranges.append(np.linspace(max(kept.min() - step, LOG_GAP_RANGE[0]),
-                                          min(kept.max() + step, LOG_GAP_RANGE[1]), nodes))
+                ranges.append(
+                    np.linspace(
+                        max(kept.min() - step, LOG_GAP_RANGE[0]), min(kept.max() + step, LOG_GAP_RANGE[1]), nodes
+                    )
+                )
         y = np.array(list(itertools.product(*ranges)))  # (G, H) log gaps
         b = np.cumsum(np.exp(y), axis=1)  # (G, H) positive ordered thresholds
         log_w = (-0.5 * (b / B_PRIOR_SD) ** 2).sum(axis=1) + y.sum(axis=1)  # normal prior x Jacobian
@@ -85,8 +89,8 @@ class TwoSystemPosterior:
         probs = np.zeros((len(THETA_GRID), len(b), n_categories))
         for a, wa in zip(alpha, w, strict=True):
             above = expit(a * (theta - cuts[None]))  # (T, G, K-1): P(u >= k), k = 1..K-1
-            upper = np.concatenate([np.ones(above.shape[:2] + (1,)), above], axis=2)
-            lower = np.concatenate([above, np.zeros(above.shape[:2] + (1,))], axis=2)
+            upper = np.concatenate([np.ones((*above.shape[:2], 1)), above], axis=2)
+            lower = np.concatenate([above, np.zeros((*above.shape[:2], 1))], axis=2)
             probs += wa * (upper - lower)
         self.log_lik = np.log(np.clip(probs, 1e-300, None))  # (T, G, K): log L_k(theta, b)
         self.cutpoints = cutpoints
@@ -117,8 +121,9 @@ class TwoSystemPosterior:
             log_post = counts @ self.log_marginal.T + self.log_prior_theta
         else:  # in chunks of data sets: (chunk, T, G) stays under about 20 million numbers
             chunk = max(1, 20_000_000 // self.log_lik[..., 0].size)
-            log_post = np.concatenate([logsumexp(self.log_joint(counts[i:i + chunk]), axis=2)
-                                       for i in range(0, len(counts), chunk)])
+            log_post = np.concatenate(
+                [logsumexp(self.log_joint(counts[i : i + chunk]), axis=2) for i in range(0, len(counts), chunk)]
+            )
         return log_post - logsumexp(log_post, axis=1, keepdims=True)
 
     def p_b_better(self, counts: np.ndarray) -> np.ndarray:

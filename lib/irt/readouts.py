@@ -43,7 +43,7 @@ def _log_prob_between(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
 def _edges(b: np.ndarray) -> np.ndarray:
     """Thresholds (..., J, K-1) padded to every category's two edges (..., J, K+1): -inf, b, +inf."""
     lead = b.shape[:-1]
-    return np.concatenate([np.full(lead + (1,), -np.inf), b, np.full(lead + (1,), np.inf)], axis=-1)
+    return np.concatenate([np.full((*lead, 1), -np.inf), b, np.full((*lead, 1), np.inf)], axis=-1)
 
 
 def log_category_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -86,9 +86,7 @@ def category_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> np.nd
     return np.exp(log_category_probs(theta, alpha, b))
 
 
-def expected_score(
-    theta: np.ndarray, alpha: np.ndarray, b: np.ndarray, categories: np.ndarray
-) -> np.ndarray:
+def expected_score(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray, categories: np.ndarray) -> np.ndarray:
     """Expected score ``sum_k categories[k] P(u = k | theta)`` (e.g. the expected net rating).
 
     Parameters
@@ -130,7 +128,7 @@ def item_information(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> np.
     alpha = np.asarray(alpha, dtype=float)
     b = np.asarray(b, dtype=float)
     pstar = expit(alpha[..., None, :, None] * (theta[:, None, None] - b[..., None, :, :]))
-    pad_shape = pstar.shape[:-1] + (1,)
+    pad_shape = (*pstar.shape[:-1], 1)
     pstar = np.concatenate([np.ones(pad_shape), pstar, np.zeros(pad_shape)], axis=-1)
     dstar = alpha[..., None, :, None] * pstar * (1.0 - pstar)  # (..., n, J, K+1)
     dprob = dstar[..., :-1] - dstar[..., 1:]
@@ -161,9 +159,7 @@ def test_information(
     return info.sum(axis=-1)
 
 
-def item_loglik(
-    codes_row: np.ndarray, alpha: np.ndarray, b: np.ndarray, grid: np.ndarray | None = None
-) -> np.ndarray:
+def item_loglik(codes_row: np.ndarray, alpha: np.ndarray, b: np.ndarray, grid: np.ndarray | None = None) -> np.ndarray:
     """Log-likelihood of one comparison's rating on each prompt at each grid point.
 
     Parameters

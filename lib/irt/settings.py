@@ -1,20 +1,22 @@
-"""What a fit can be asked for: cutpoints, samplers, priors and fit settings (no heavy imports).
+"""What a GRM fit can be asked for: cutpoints, priors and fit settings (no heavy imports).
 
-The one home of the names the command line, the pages and :class:`FitSettings` offer, so that
-``--help`` and the pages can list them without importing pymc or JAX. Adding a sampler is one
-:class:`Sampler` entry in :data:`SAMPLERS`.
+The one home of the GRM's names the command line, the pages and :class:`FitSettings` offer, so that
+``--help`` and the pages can list them without importing pymc or JAX. Its samplers are those of the
+registry made for it (:data:`SAMPLERS`, a view of :data:`lib.inference.settings.SAMPLERS`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from lib.errors import SettingsError
+from lib.inference.settings import NutsSettings, check_known, posterior_samplers, samplers_for
 
 CUTPOINTS = {
     "antisymmetric": "b_j,-c = -b_j,c, so theta = 0 means no preference (default for votes and ratings)",
     "shared": "one antisymmetric set of thresholds for all prompts (chosen automatically for votes and "
-              "ratings when prompts have too few rated comparisons to inform their own, e.g. two systems)",
+    "ratings when prompts have too few rated comparisons to inform their own, e.g. two systems)",
     "free": "the paper's literal model, any ordered thresholds (default for item-response data)",
 }
 """Cutpoint variants of the graded response model (:mod:`lib.irt.model`), name -> help text."""
@@ -29,46 +31,9 @@ B_PRIOR_SD = 2.0
 b ~ N(0, 2); read by the model, the simulator and the contraction of :mod:`lib.irt.contraction`."""
 
 
-@dataclass(frozen=True)
-class Sampler:
-    """One way of fitting the GRM.
-
-    Attributes
-    ----------
-    name : str
-        What ``--sampler`` and the Abilities page call it.
-    help : str
-        One line for ``--help`` and the page.
-    posterior : bool
-        Whether it gives posterior draws (False: a point, with no intervals, R-hat or contraction).
-    run : str
-        ``"module:function"`` of the runner, imported only when the sampler is used. It is called
-        as ``run(rm, settings, tracker)`` in a worker thread and returns an ``arviz.InferenceData``
-        whose posterior holds ``theta`` (chain, draw, comparison), ``alpha`` (chain, draw, prompt)
-        and ``b`` (chain, draw, prompt, threshold); ``tracker`` (``lib.irt.fit.Tracker``) takes
-        its progress.
-    """
-
-    name: str
-    help: str
-    posterior: bool
-    run: str
-
-
-SAMPLERS: dict[str, Sampler] = {s.name: s for s in (
-    Sampler("numpyro", "NUTS in JAX (default, fastest full posterior)", True, "lib.irt.fit:sample_numpyro"),
-    Sampler("pymc", "PyMC's own NUTS", True, "lib.irt.fit:sample_pymc"),
-    Sampler("nutpie", "nutpie's NUTS (Rust; reports elapsed time only)", True, "lib.irt.fit:sample_nutpie"),
-    Sampler("map", "MAP point: about a second once compiled (the first MAP fit for data of a given "
-            "size compiles for several seconds); a preview, shrunk towards 0, no intervals",
-            False, "lib.irt.fit:sample_map"),
-)}
-"""The sampler registry, name -> :class:`Sampler` (the default is ``FitSettings.sampler``)."""
-
-
-def _check_known(kind: str, value: str, known: dict) -> None:
-    if value not in known:
-        raise SettingsError(f"unknown {kind} '{value}'; choose one of {', '.join(known)}")
+SAMPLERS = samplers_for("grm")
+"""The samplers of a GRM fit: a live view of the registry :data:`lib.inference.settings.SAMPLERS`
+(the default is ``FitSettings.sampler``)."""
 
 
 def check_cutpoints(cutpoints: str, n_categories: int) -> None:
@@ -79,7 +44,7 @@ def check_cutpoints(cutpoints: str, n_categories: int) -> None:
     SettingsError
         An unknown variant, a single category, or antisymmetric cutpoints with an even K.
     """
-    _check_known("cutpoints", cutpoints, CUTPOINTS)
+    check_known("cutpoints", cutpoints, CUTPOINTS)
     if n_categories < 2:
         raise SettingsError("the scores take a single value: nothing to model")
     if cutpoints in ANTISYMMETRIC and n_categories % 2 == 0:
@@ -87,18 +52,6 @@ def check_cutpoints(cutpoints: str, n_categories: int) -> None:
             f"{cutpoints} (antisymmetric) cutpoints need an odd number of categories (got {n_categories}); "
             "use free cutpoints for this data"
         )
-
-
-def gives_posterior(sampler: str) -> bool:
-    """Whether a fit by this sampler has posterior draws (False for a point such as MAP, and for
-    a sampler no longer registered)."""
-    return sampler in SAMPLERS and SAMPLERS[sampler].posterior
-
-
-def posterior_samplers() -> str:
-    """The registered samplers that give posterior draws, for messages: "numpyro, pymc or nutpie"."""
-    names = [s.name for s in SAMPLERS.values() if s.posterior]
-    return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def needs_posterior(what: str) -> str:
@@ -121,25 +74,35 @@ def default_cutpoints(fmt: str) -> str:
     return format_spec(fmt).cutpoints
 
 
-FULL_MODE_SETTINGS = {"chains": 2, "draws": 500, "tune": 500}
+class ChainSizes(TypedDict):
+    """NUTS chain sizes, keyword arguments of :class:`FitSettings`."""
+
+    chains: int
+    draws: int
+    tune: int
+
+
+FULL_MODE_SETTINGS: ChainSizes = {"chains": 2, "draws": 500, "tune": 500}
 """NUTS sizes of prompt selection's full-mode calibration fit (:mod:`lib.selection.calibration`;
 its draws are re-weighted per held-out comparison, so fewer suffice than for a reported fit)."""
 
 
 @dataclass
-class FitSettings:
-    """Everything that changes a fit (and so its cache key).
+class GRMChoices:
+    """The GRM's own fit choices: the cutpoints variant (:data:`CUTPOINTS`) and the sampler (:data:`SAMPLERS`)."""
+
+    cutpoints: str = "antisymmetric"
+    sampler: str = "numpyro"
+
+
+@dataclass
+class FitSettings(NutsSettings, GRMChoices):
+    """Everything that changes a GRM fit (and so its cache key): fields ``cutpoints``, ``sampler``
+    (:class:`GRMChoices`), then ``chains``, ``draws``, ``tune``, ``seed`` (:class:`NutsSettings`).
 
     Defaults: antisymmetric cutpoints, numpyro NUTS, 4 chains x 1000 draws after 500 tuning
     iterations, seed 0.
     """
-
-    cutpoints: str = "antisymmetric"
-    sampler: str = "numpyro"
-    chains: int = 4
-    draws: int = 1000
-    tune: int = 500
-    seed: int = 0
 
     def validate(self) -> None:
         """Check the settings against the registries.
@@ -149,10 +112,6 @@ class FitSettings:
         SettingsError
             An unknown sampler or cutpoints, or non-positive sizes.
         """
-        _check_known("sampler", self.sampler, SAMPLERS)
-        _check_known("cutpoints", self.cutpoints, CUTPOINTS)
-        for name in ("chains", "draws"):
-            if getattr(self, name) < 1:
-                raise SettingsError(f"{name} must be at least 1")
-        if self.tune < 0:
-            raise SettingsError("tune must be 0 or more")
+        check_known("sampler", self.sampler, SAMPLERS)
+        check_known("cutpoints", self.cutpoints, CUTPOINTS)
+        self.check_sizes()

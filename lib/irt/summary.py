@@ -36,7 +36,7 @@ def ability_table(fit: GRMFit, rm: RatingMatrix) -> pd.DataFrame:
         p_b_better and contraction are NaN (a point has no probability or variance) and the HDI
         collapses to the point.
     """
-    th = fit.idata.posterior["theta"].transpose("chain", "draw", "comparison").to_numpy()
+    th = fit.idata["posterior"]["theta"].transpose("chain", "draw", "comparison").to_numpy()
     lo, hi = _hdi(th)
     flat = th.reshape(-1, th.shape[-1])
     point = flat.shape[0] < 2
@@ -50,7 +50,7 @@ def ability_table(fit: GRMFit, rm: RatingMatrix) -> pd.DataFrame:
             "hdi_low": lo,
             "hdi_high": hi,
             "p_b_better": np.nan if point else (flat > 0).mean(axis=0),
-            "contraction": contraction(fit.idata.posterior, fit.settings.cutpoints)["theta"],
+            "contraction": contraction(fit.idata["posterior"], fit.settings.cutpoints)["theta"],
         }
     )
 
@@ -68,12 +68,12 @@ def prompt_table(fit: GRMFit, rm: RatingMatrix) -> pd.DataFrame:
         log alpha, ``b_contraction`` the smallest over the prompt's thresholds
         (:mod:`lib.irt.contraction`; near 0: the data do not inform it; NaN for MAP).
     """
-    al = fit.idata.posterior["alpha"].transpose("chain", "draw", "prompt").to_numpy()
-    b = fit.idata.posterior["b"].transpose("chain", "draw", "prompt", "threshold").to_numpy()
+    al = fit.idata["posterior"]["alpha"].transpose("chain", "draw", "prompt").to_numpy()
+    b = fit.idata["posterior"]["b"].transpose("chain", "draw", "prompt", "threshold").to_numpy()
     lo, hi = _hdi(al)
     flat = al.reshape(-1, al.shape[-1])
     members = rm.groups.groupby("group", sort=False)["prompt_id"].agg(";".join)
-    contr = contraction(fit.idata.posterior, fit.settings.cutpoints)
+    contr = contraction(fit.idata["posterior"], fit.settings.cutpoints)
     return pd.DataFrame(
         {
             "prompt_id": rm.prompt_ids,

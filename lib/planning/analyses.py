@@ -4,7 +4,8 @@ Each returns, per comparison, whether its 95% interval excludes 0 (the study "de
 difference), the estimate (for ranking the systems) and the interval. Intervals are on each
 analysis's own scale: logits of theta for ``grm_map``, ``grm_bank`` and ``sign_test`` (logit of the share of
 B's wins, which is theta when alpha = 1 and there are no ties), mean score difference for
-``t_test``; ``wilcoxon`` gives a test, not an interval (NaN).
+``t_test`` and ``lmm``; ``wilcoxon`` gives a test, not an interval (NaN). Each also gives a z statistic
+(its own, or the normal quantile of its p-value) by which a plan calibrates it under the null.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ unequal vote counts (``lib.ratings.net_ratings``), so that the MAP solver keeps 
 @dataclass
 class Result:
     """Per comparison (shape (I,) each): ``excludes_zero`` (bool), ``estimate`` (B minus A), the
-    95% interval ``low`` to ``high`` (NaN without an interval) and, for the GRM, ``z``: the estimate
-    over its posterior SD, the statistic that calibration under the null thresholds
-    (:data:`lib.planning.design.Analysis.null_calibrated`)."""
+    95% interval ``low`` to ``high`` (NaN without an interval) and ``z``: the test statistic that
+    calibration under the null thresholds (:meth:`lib.planning.design.Analysis.calibrates_by_null`), for
+    the GRM the estimate over its posterior SD."""
 
     excludes_zero: np.ndarray
     estimate: np.ndarray
@@ -64,6 +65,7 @@ def net_codes(study: Study) -> tuple[np.ndarray, int]:
         K = 2 n H + 1 for n annotators and categories -H..H, or 7 after rescaling to -3..3
         (halves away from zero) when that is larger.
     """
+    assert study.categories is not None, "the GRM analyses need ordered categories"
     half = int(np.max(np.abs(study.categories)))
     n = study.scores.shape[2]
     net = study.scores.sum(axis=2)
@@ -89,8 +91,10 @@ def _grid_result(loglik: np.ndarray) -> Result:
 
 
 def grm_map(study: Study) -> Result:
-    """The project's GRM on the net ratings: MAP item parameters (:func:`lib.irt.fit.fit_map`,
-    antisymmetric cutpoints), then each theta's posterior by quadrature given them.
+    """The project's GRM on the net ratings: MAP item parameters (:func:`lib.irt.map.fit_map`), then each
+    theta's posterior by quadrature given them. The cutpoints are those ``fit`` chooses for such data
+    (:func:`lib.data_checks.auto_cutpoints`): antisymmetric per prompt when the prompts hold enough
+    comparisons to inform them, else one shared set (e.g. two systems).
 
     Treating the estimated alpha and b as known makes this interval too narrow: with no true
     difference it excluded 0 in 13% of studies of 20 comparisons x 50 prompts, not 5%. The plan
@@ -98,11 +102,14 @@ def grm_map(study: Study) -> Result:
     detection is ``|z|`` above the 95th percentile of ``|z|`` in null twins of the same studies
     (``docs/planner.md``); the interval returned here is the uncalibrated one.
     """
-    from lib.irt.fit import fit_map
+    from lib.data_checks import informs_own_thresholds
+    from lib.irt.map import fit_map
     from lib.irt.readouts import item_loglik
 
     codes, n_categories = net_codes(study)
-    point = fit_map(codes, n_categories)
+    point = fit_map(
+        codes, n_categories, cutpoints="antisymmetric" if informs_own_thresholds(len(codes), n_categories) else "shared"
+    )
     return _grid_result(np.stack([item_loglik(row, point.alpha, point.b).sum(axis=0) for row in codes]))
 
 
@@ -112,6 +119,7 @@ def grm_bank(study: Study) -> Result:
     b, and theta's posterior is computed by quadrature (Bock & Mislevy 1982), prior N(0, 1)."""
     from lib.irt.readouts import item_loglik
 
+    assert study.categories is not None and study.b is not None, "the GRM analyses need ordered categories"
     n = study.scores.shape[2]
     codes = np.searchsorted(study.categories, study.scores).transpose(0, 2, 1).reshape(len(study.scores), -1)
     alpha, b = np.tile(study.alpha, n), np.tile(study.b, (n, 1))  # (n J,): annotator-major, as codes
@@ -129,20 +137,22 @@ def t_test(study: Study) -> Result:
     with warnings.catch_warnings():  # identical differences (tiny designs): NaN interval, handled below
         warnings.simplefilter("ignore", RuntimeWarning)
         ci = stats.ttest_1samp(d, 0.0, axis=1).confidence_interval(LEVEL)
+        t = stats.ttest_1samp(d, 0.0, axis=1).statistic
     low, high = np.nan_to_num(ci.low, nan=0.0), np.nan_to_num(ci.high, nan=0.0)  # constant data: no detection
-    return Result((low > 0) | (high < 0), d.mean(axis=1), low, high)
+    return Result((low > 0) | (high < 0), d.mean(axis=1), low, high, np.nan_to_num(t, nan=0.0, posinf=0.0, neginf=0.0))
 
 
 def wilcoxon(study: Study) -> Result:
     """Wilcoxon signed-rank test of the per-prompt mean difference (zero differences dropped,
     scipy's default), detected at p < 0.05; no interval."""
     d = _prompt_means(study)
-    detected = np.zeros(len(d), dtype=bool)
+    p_value = np.ones(len(d))
     for i, row in enumerate(d):
         if np.any(row != 0):
-            detected[i] = stats.wilcoxon(row).pvalue < ALPHA
+            p_value[i] = stats.wilcoxon(row).pvalue
     nan = np.full(len(d), np.nan)
-    return Result(detected, np.median(d, axis=1), nan, nan)
+    median = np.median(d, axis=1)
+    return Result(p_value < ALPHA, median, nan, nan, _signed_z(p_value, median))
 
 
 def sign_test(study: Study) -> Result:
@@ -158,4 +168,79 @@ def sign_test(study: Study) -> Result:
     high = np.where(k < n, stats.beta.ppf(1 - tail, k + 1, n - k), 1.0)
     with np.errstate(divide="ignore"):  # a share of 0 or 1: an unbounded interval
         low, high = logit(low), logit(high)
-    return Result((n > 0) & (p_value < ALPHA), logit((k + 0.5) / (n + 1)), low, high)
+    estimate = logit((k + 0.5) / (n + 1))
+    return Result((n > 0) & (p_value < ALPHA), estimate, low, high, _signed_z(np.where(n > 0, p_value, 1.0), estimate))
+
+
+def _signed_z(p_value: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """The normal quantile of a two-sided p-value with the estimate's sign: the statistic by which a test
+    without one of its own is calibrated under the null (a larger |z| is a smaller p)."""
+    return np.sign(direction) * stats.norm.isf(np.clip(p_value, 1e-300, 1.0) / 2)
+
+
+def crossed_ml(scores: np.ndarray) -> tuple[float, float]:
+    """Mean and standard error of the linear mixed model ``x_jk = mu + p_j + r_k + e_jk`` with crossed
+    random prompt and annotator effects, fitted by maximum likelihood (lme4's ``lmer(REML = FALSE)``).
+
+    On a fully crossed table the likelihood depends on the data through the mean squares of prompts,
+    annotators and residuals only (expected ``l_P = s2_e + n s2_p``, ``l_R = s2_e + J s2_r``,
+    ``l_E = s2_e``; Searle, Casella & McCulloch 1992, ch. 4), and the SE of ``mu`` is
+    ``sqrt((l_P + l_R - l_E) / (J n))`` at the ML variances (boundaries included: a variance of 0 is
+    allowed, as lmer's singular fits).
+
+    Parameters
+    ----------
+    scores : ndarray, shape (J, n), float
+        Judgment of annotator k on prompt j (B minus A), every cell filled.
+
+    Returns
+    -------
+    mu, se : float
+    """
+    from scipy.optimize import minimize
+
+    n_j, n_k = scores.shape
+    mu = float(scores.mean())
+    by_prompt, by_annotator = scores.mean(axis=1), scores.mean(axis=0)
+    ss_p = n_k * float(((by_prompt - mu) ** 2).sum())
+    ss_r = n_j * float(((by_annotator - mu) ** 2).sum())
+    ss_e = float(((scores - by_prompt[:, None] - by_annotator[None, :] + mu) ** 2).sum())
+    df_p, df_r, df_e = n_j - 1, n_k - 1, (n_j - 1) * (n_k - 1)
+    if df_e == 0:  # one prompt or one annotator: a one-way model, its ML variance of the means
+        lam = (ss_p + ss_r) / max(n_j * n_k, 1)
+        return mu, float(np.sqrt(lam / (n_j * n_k)))
+
+    def minus_loglik(x: np.ndarray) -> float:  # l_E = exp(x0); l_P = l_E + x1^2, l_R = l_E + x2^2 (>= l_E)
+        l_e = np.exp(x[0])
+        l_p, l_r = l_e + x[1] ** 2, l_e + x[2] ** 2
+        return float(
+            df_p * np.log(l_p)
+            + ss_p / l_p
+            + df_r * np.log(l_r)
+            + ss_r / l_r
+            + df_e * np.log(l_e)
+            + ss_e / l_e
+            + np.log(l_p + l_r - l_e)
+        )
+
+    l_e0 = max(ss_e / df_e, 1e-12)
+    start = [
+        np.log(l_e0),
+        np.sqrt(max(ss_p / max(df_p, 1) - l_e0, 0.0)) + 1e-3,
+        np.sqrt(max(ss_r / max(df_r, 1) - l_e0, 0.0)) + 1e-3,
+    ]
+    x = minimize(minus_loglik, start, method="BFGS").x
+    l_e = np.exp(x[0])
+    return mu, float(np.sqrt((l_e + x[1] ** 2 + x[2] ** 2) / (n_j * n_k)))
+
+
+def lmm(study: Study) -> Result:
+    """Linear mixed model per comparison (:func:`crossed_ml`), the Wald interval ``mu +- 1.96 SE`` and z =
+    mu / SE: the analysis of Card et al. 2020's power simulations (lme4, ``t > 1.96``) on the paired
+    difference of each annotator's judgments of one prompt."""
+    fits = np.array([crossed_ml(scores) for scores in study.scores])
+    mu, se = fits[:, 0], fits[:, 1]
+    half = stats.norm.ppf(1 - ALPHA / 2) * se
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, mu / se, 0.0)
+    return Result(np.abs(z) > stats.norm.ppf(1 - ALPHA / 2), mu, mu - half, mu + half, z)

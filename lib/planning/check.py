@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from lib.irt.readouts import category_probs
 from lib.planning.design import PilotBank
@@ -20,7 +21,7 @@ DISAGREE_BELOW = 0.01
 check of some 15 statistics warns by chance in about 1 pilot in 7)."""
 
 
-def simulator_check(pilot: PilotBank, replicates: int = 200, seed: int = 0) -> pd.DataFrame:
+def simulator_check(pilot: PilotBank, replicates: int = 200, seed: int = 0, *, item_sd: float = 0.0) -> pd.DataFrame:
     """Compare the pilot with ``replicates`` data sets of its layout simulated from its fit.
 
     Parameters
@@ -28,6 +29,10 @@ def simulator_check(pilot: PilotBank, replicates: int = 200, seed: int = 0) -> p
     pilot : PilotBank
     replicates : int
     seed : int
+    item_sd : float
+        The plan's prompt x comparison SD (logits): each simulated cell's judgments share ``theta_i + e_ij``,
+        ``e_ij ~ N(0, item_sd)``, as the plan's studies do. (An annotator effect is not simulated here: the
+        check keeps the pilot's cells, not who judged them.)
 
     Returns
     -------
@@ -42,19 +47,33 @@ def simulator_check(pilot: PilotBank, replicates: int = 200, seed: int = 0) -> p
     """
     rng = np.random.default_rng(seed)
     n = pilot.counts.sum(axis=-1).astype(np.int64)  # (I, J) judgments per cell
-    probs = category_probs(pilot.theta, pilot.alpha, pilot.b)  # (I, J, K)
+    if item_sd > 0:
+        theta = pilot.true_theta()[:, None] + item_sd * rng.standard_normal((replicates, *n.shape))  # (R, I, J)
+        above = expit(pilot.alpha[:, None] * (theta[..., None] - pilot.b))  # P(u >= c), (R, I, J, K-1)
+        edges = np.concatenate([np.ones((*theta.shape, 1)), above, np.zeros((*theta.shape, 1))], axis=-1)
+        probs = -np.diff(edges, axis=-1)
+    else:
+        probs = category_probs(pilot.true_theta(), pilot.alpha, pilot.b)  # (I, J, K)
+    probs = np.clip(probs, 0.0, None)
     probs = probs / probs.sum(axis=-1, keepdims=True)
-    simulated = rng.multinomial(n, probs, size=(replicates, *n.shape))  # (R, I, J, K)
+    simulated = rng.multinomial(n, probs, size=None if item_sd > 0 else (replicates, *n.shape))  # (R, I, J, K)
     observed = _statistics(pilot, pilot.counts[None], n)
     found = _statistics(pilot, simulated, n)
     rows = []
     for name, value in observed.items():
         sims = found[name]
         p = min(1.0, 2 * min(np.mean(sims <= value[0]), np.mean(sims >= value[0])))
-        rows.append({"check": name, "pilot": float(value[0]), "simulated_mean": float(sims.mean()),
-                     "simulated_low": float(np.quantile(sims, 0.025)),
-                     "simulated_high": float(np.quantile(sims, 0.975)),
-                     "p_value": p, "agrees": p >= DISAGREE_BELOW})
+        rows.append(
+            {
+                "check": name,
+                "pilot": float(value[0]),
+                "simulated_mean": float(sims.mean()),
+                "simulated_low": float(np.quantile(sims, 0.025)),
+                "simulated_high": float(np.quantile(sims, 0.975)),
+                "p_value": p,
+                "agrees": p >= DISAGREE_BELOW,
+            }
+        )
     return pd.DataFrame(rows, columns=CHECK_COLUMNS)
 
 
@@ -80,5 +99,8 @@ def _statistics(pilot: PilotBank, counts: np.ndarray, n: np.ndarray) -> dict[str
 
 def disagreements(check: pd.DataFrame) -> list[str]:
     """The statistics on which the simulator and the pilot disagree, each in words (for a warning)."""
-    return [f"{r.check}: pilot {r.pilot:.3g}, simulated {r.simulated_low:.3g} to {r.simulated_high:.3g}"
-            for r in check.itertuples() if not r.agrees]
+    return [
+        f"{r.check}: pilot {r.pilot:.3g}, simulated {r.simulated_low:.3g} to {r.simulated_high:.3g}"
+        for r in check.itertuples()
+        if not r.agrees
+    ]

@@ -8,17 +8,32 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from lib.engine import Engine
+from lib.engine import Engine, TaskProgress
 from lib.errors import DesignError, SettingsError
-from lib.irt.settings import FitSettings, gives_posterior
+from lib.inference.settings import gives_posterior
+from lib.irt.settings import FitSettings
 from lib.planning.analyses import LEVEL, analyse, net_codes
 from lib.planning.design import GRM_ANALYSES, NUTS_CHECK_SETTINGS, Assumptions, Design
-from lib.planning.power import Progress
 from lib.planning.simulate import Study, simulate_study
 
-NUTS_COLUMNS = ["replicate", "comparison", "theta", "analysis", "estimate", "low", "high", "excludes_zero",
-                "nuts_mean", "nuts_low", "nuts_high", "nuts_excludes_zero", "agree", "rhat_max", "ess_bulk_min",
-                "divergences"]
+NUTS_COLUMNS = [
+    "replicate",
+    "comparison",
+    "theta",
+    "analysis",
+    "estimate",
+    "low",
+    "high",
+    "excludes_zero",
+    "nuts_mean",
+    "nuts_low",
+    "nuts_high",
+    "nuts_excludes_zero",
+    "agree",
+    "rhat_max",
+    "ess_bulk_min",
+    "divergences",
+]
 """The columns of :func:`nuts_check` (``nuts_check.csv``)."""
 
 
@@ -34,40 +49,63 @@ def study_matrix(study: Study):
     prompts = np.array([f"p{j}" for j in range(codes.shape[1])])
     return RatingMatrix(
         u=categories[codes].astype(float),
-        comparisons=pd.DataFrame({"comparison": [f"{y} vs {x}" for x, y in zip(a, b, strict=True)],
-                                  "system_a": a, "system_b": b}),
-        prompt_ids=prompts, categories=categories, groups=pd.DataFrame({"prompt_id": prompts, "group": prompts}),
+        comparisons=pd.DataFrame(
+            {"comparison": [f"{y} vs {x}" for x, y in zip(a, b, strict=True)], "system_a": a, "system_b": b}
+        ),
+        prompt_ids=prompts,
+        categories=categories,
+        groups=pd.DataFrame({"prompt_id": prompts, "group": prompts}),
         n_votes=np.full(codes.shape, study.scores.shape[2], dtype=np.int64),
     )
 
 
 def _check_replicate(item: tuple) -> pd.DataFrame:
     """The NUTS check of one simulated study (one Dask task): its rows of :data:`NUTS_COLUMNS`."""
+    from lib.data_checks import auto_cutpoints
     from lib.irt.fit import fit_grm
 
     assumptions, design, seed, r, settings, analyses = item
     tail = (1 - LEVEL) / 2
     study = simulate_study(assumptions, design, seed, r)
     rm = study_matrix(study)
+    if settings.cutpoints == "antisymmetric":  # as fit chooses them, and grm_map (shared for two systems)
+        settings = replace(settings, cutpoints=auto_cutpoints(rm, "pairwise"))
     try:
         fit = fit_grm(rm, settings, use_cache=False)
     except DesignError as err:
         raise DesignError(f"NUTS check, simulated study {r}: {err}") from None
-    draws = fit.idata.posterior["theta"].stack(sample=("chain", "draw")).transpose("comparison", "sample")
-    draws = draws.to_numpy()
+    theta = fit.idata["posterior"]["theta"].stack(sample=("chain", "draw")).transpose("comparison", "sample")
+    draws = theta.to_numpy()
     low, high = np.quantile(draws, [tail, 1 - tail], axis=1)
-    nuts = {"nuts_mean": draws.mean(axis=1), "nuts_low": low, "nuts_high": high,
-            "nuts_excludes_zero": (low > 0) | (high < 0)}
+    nuts = {
+        "nuts_mean": draws.mean(axis=1),
+        "nuts_low": low,
+        "nuts_high": high,
+        "nuts_excludes_zero": (low > 0) | (high < 0),
+    }
     d = fit.diagnostics
     rows = []
     for name in analyses:
         result = analyse(name, study)
-        rows.append(pd.DataFrame({
-            "replicate": r, "comparison": rm.comparisons["comparison"], "theta": study.theta, "analysis": name,
-            "estimate": result.estimate, "low": result.low, "high": result.high,
-            "excludes_zero": result.excludes_zero, **nuts,
-            "agree": result.excludes_zero == nuts["nuts_excludes_zero"],
-            "rhat_max": d.rhat_max, "ess_bulk_min": d.ess_bulk_min, "divergences": d.divergences}))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "replicate": r,
+                    "comparison": rm.comparisons["comparison"],
+                    "theta": study.theta,
+                    "analysis": name,
+                    "estimate": result.estimate,
+                    "low": result.low,
+                    "high": result.high,
+                    "excludes_zero": result.excludes_zero,
+                    **nuts,
+                    "agree": result.excludes_zero == nuts["nuts_excludes_zero"],
+                    "rhat_max": d.rhat_max,
+                    "ess_bulk_min": d.ess_bulk_min,
+                    "divergences": d.divergences,
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True)[NUTS_COLUMNS]
 
 
@@ -80,7 +118,7 @@ def nuts_check(
     settings: FitSettings | None = None,
     analyses: tuple[str, ...] = ("grm_map",),
     engine: Engine | None = None,
-    progress: Progress | None = None,
+    progress: TaskProgress | None = None,
 ) -> pd.DataFrame:
     """Fit the GRM by NUTS on the first simulated studies of a design and compare it, comparison by
     comparison, with the plan's GRM analyses on the same studies.
@@ -130,8 +168,10 @@ def nuts_check(
         raise SettingsError(f"the NUTS check needs a sampler with a posterior, not '{settings.sampler}'")
     unknown = [a for a in analyses if a not in GRM_ANALYSES]
     if unknown or not analyses:
-        raise SettingsError(f"the NUTS check compares the GRM analyses ({', '.join(GRM_ANALYSES)}), "
-                            f"not '{unknown[0] if unknown else ''}'")
+        raise SettingsError(
+            f"the NUTS check compares the GRM analyses ({', '.join(GRM_ANALYSES)}), "
+            f"not '{unknown[0] if unknown else ''}'"
+        )
     if replicates < 1:
         raise SettingsError(f"the NUTS check needs at least 1 replicate (got {replicates})")
     design = Design(design.prompts, design.annotators, design.strategy, analyses[0])

@@ -16,10 +16,10 @@ from scipy.special import expit, log_expit
 from lib.irt.settings import B_PRIOR_SD, LOG_ALPHA_PRIOR_SD, THETA_PRIOR_SD
 
 
-def vote_counts(data) -> np.ndarray | None:
-    """Votes of every (comparison, prompt) cell of a pilot by value (-1, 0, +1): shape (I, J, 3), in
-    the order of ``data.matrix`` (comparisons, prompts after redundancy merging); None for data without
-    individual votes (ratings, item responses)."""
+def pilot_votes(data) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Every vote of a pilot placed in ``data.matrix`` (comparisons, prompts after redundancy merging):
+    comparison index i, prompt index j, annotator code k (int64 each, shape (V,)) and value (-1, 0, +1,
+    B minus A); None for data without individual votes (ratings, item responses)."""
     from lib.ratings import orient_votes, select_criterion
 
     if data.judgments is None:
@@ -31,14 +31,29 @@ def vote_counts(data) -> np.ndarray | None:
     comparison = {c: i for i, c in enumerate(rm.comparisons["comparison"].astype(str))}
     i = votes["comparison"].astype(str).map(comparison)
     j = votes["prompt_id"].astype(str).map(group).map(prompt)
-    keep = i.notna() & j.notna()
-    counts = np.zeros((*rm.shape, 3))
-    np.add.at(counts, (i[keep].astype(int), j[keep].astype(int), votes["score"][keep].to_numpy() + 1), 1.0)
+    keep = (i.notna() & j.notna()).to_numpy()
+    annotator = votes["annotator_id"].astype(str).factorize()[0]
+    return (
+        i[keep].to_numpy(np.int64),
+        j[keep].to_numpy(np.int64),
+        annotator[keep].astype(np.int64),
+        votes["score"].to_numpy(np.int64)[keep],
+    )
+
+
+def vote_counts(data) -> np.ndarray | None:
+    """Votes of every (comparison, prompt) cell of a pilot by value (-1, 0, +1): shape (I, J, 3), in
+    the order of ``data.matrix``; None for data without individual votes (:func:`pilot_votes`)."""
+    found = pilot_votes(data)
+    if found is None:
+        return None
+    i, j, _, score = found
+    counts = np.zeros((*data.matrix.shape, 3))
+    np.add.at(counts, (i, j, score + 1), 1.0)
     return counts
 
 
-def _neg_log_posterior(x: np.ndarray, counts: np.ndarray, shared: np.ndarray | None = None
-                       ) -> tuple[float, np.ndarray]:
+def _neg_log_posterior(x: np.ndarray, counts: np.ndarray, shared: np.ndarray | None = None) -> tuple[float, np.ndarray]:
     """Minus the log posterior of the vote-level GRM and its gradient.
 
     Three categories with antisymmetric cutpoints -b, +b (the project's default, theta = 0 is no
@@ -57,25 +72,33 @@ def _neg_log_posterior(x: np.ndarray, counts: np.ndarray, shared: np.ndarray | N
     index = np.full(n_j, len(own))  # the shared alpha is the last one
     index[own] = np.arange(len(own))
     n_a = len(own) + 1
-    theta, log_alphas, log_b = x[:n_i], x[n_i:n_i + n_a], x[n_i + n_a]
+    theta, log_alphas, log_b = x[:n_i], x[n_i : n_i + n_a], x[n_i + n_a]
     alpha, b = np.exp(log_alphas)[index], np.exp(log_b)
     hi = alpha * (theta[:, None] + b)
     lo = alpha * (theta[:, None] - b)
     gap = np.maximum(hi - lo, 1e-12)
     neg, tie, pos = counts[..., 0], counts[..., 1], counts[..., 2]
-    loglik = (neg * log_expit(-hi) + pos * log_expit(lo)
-              + tie * (log_expit(hi) + log_expit(-lo) + np.log(-np.expm1(-gap))))
+    loglik = (
+        neg * log_expit(-hi) + pos * log_expit(lo) + tie * (log_expit(hi) + log_expit(-lo) + np.log(-np.expm1(-gap)))
+    )
     ratio = 1.0 / np.expm1(gap)
     g_hi = -neg * expit(hi) + tie * (expit(-hi) + ratio)
     g_lo = pos * expit(-lo) - tie * (expit(lo) + ratio)
-    logp = (loglik.sum() - 0.5 * np.sum((theta / THETA_PRIOR_SD) ** 2)
-            - 0.5 * np.sum((log_alphas / LOG_ALPHA_PRIOR_SD) ** 2) - 0.5 * (b / B_PRIOR_SD) ** 2 + log_b)
+    logp = (
+        loglik.sum()
+        - 0.5 * np.sum((theta / THETA_PRIOR_SD) ** 2)
+        - 0.5 * np.sum((log_alphas / LOG_ALPHA_PRIOR_SD) ** 2)
+        - 0.5 * (b / B_PRIOR_SD) ** 2
+        + log_b
+    )
     per_prompt = alpha * (g_hi * (theta[:, None] + b) + g_lo * (theta[:, None] - b)).sum(axis=0)
-    grad = np.concatenate([
-        (alpha * (g_hi + g_lo)).sum(axis=1) - theta / THETA_PRIOR_SD ** 2,
-        np.bincount(index, per_prompt, minlength=n_a) - log_alphas / LOG_ALPHA_PRIOR_SD ** 2,
-        [b * np.sum(alpha * (g_hi - g_lo)) - (b / B_PRIOR_SD) ** 2 + 1.0],
-    ])
+    grad = np.concatenate(
+        [
+            (alpha * (g_hi + g_lo)).sum(axis=1) - theta / THETA_PRIOR_SD**2,
+            np.bincount(index, per_prompt, minlength=n_a) - log_alphas / LOG_ALPHA_PRIOR_SD**2,
+            [b * np.sum(alpha * (g_hi - g_lo)) - (b / B_PRIOR_SD) ** 2 + 1.0],
+        ]
+    )
     return -float(logp), -grad
 
 
@@ -84,18 +107,20 @@ def _fit(counts: np.ndarray, shared: np.ndarray) -> tuple[np.ndarray, np.ndarray
     n_i, n_j = counts.shape[:2]
     n_a = int((~shared).sum()) + 1
     x0 = np.concatenate([np.zeros(n_i + n_a), [np.log(0.5)]])
-    x = minimize(_neg_log_posterior, x0, args=(counts, shared), jac=True, method="L-BFGS-B",
-                 options={"maxiter": 5000}).x
+    x = minimize(
+        _neg_log_posterior, x0, args=(counts, shared), jac=True, method="L-BFGS-B", options={"maxiter": 5000}
+    ).x
     # curvature in each log alpha given the others: a prompt's alpha enters only its own cells (diagonal)
     step = 1e-5
     shifted = x.copy()
-    shifted[n_i:n_i + n_a] += step
-    curvature = (_neg_log_posterior(shifted, counts, shared)[1]
-                 - _neg_log_posterior(x, counts, shared)[1])[n_i:n_i + n_a] / step
-    contraction = 1.0 - 1.0 / np.maximum(curvature, 1e-12) / LOG_ALPHA_PRIOR_SD ** 2
+    shifted[n_i : n_i + n_a] += step
+    curvature = (_neg_log_posterior(shifted, counts, shared)[1] - _neg_log_posterior(x, counts, shared)[1])[
+        n_i : n_i + n_a
+    ] / step
+    contraction = 1.0 - 1.0 / np.maximum(curvature, 1e-12) / LOG_ALPHA_PRIOR_SD**2
     index = np.full(n_j, n_a - 1)
     index[~shared] = np.arange(n_a - 1)
-    return x[:n_i], np.exp(x[n_i:n_i + n_a])[index], float(np.exp(x[n_i + n_a])), contraction[index]
+    return x[:n_i], np.exp(x[n_i : n_i + n_a])[index], float(np.exp(x[n_i + n_a])), contraction[index]
 
 
 def fit_votes(counts: np.ndarray) -> dict[str, np.ndarray]:
@@ -131,13 +156,18 @@ def fit_votes(counts: np.ndarray) -> dict[str, np.ndarray]:
     # vote on a typical prompt (the likelihood is unchanged)
     scale = float(np.exp(np.mean(np.log(alpha))))
     theta, alpha, b = theta * scale, alpha / scale, b * scale
-    return {"theta": theta, "alpha": alpha, "b": np.stack([np.full(n_j, -b), np.full(n_j, b)], axis=1),
-            "informed": informed, "alpha_contraction": contraction}
+    return {
+        "theta": theta,
+        "alpha": alpha,
+        "b": np.stack([np.full(n_j, -b), np.full(n_j, b)], axis=1),
+        "informed": informed,
+        "alpha_contraction": contraction,
+    }
 
 
 def cell_contraction(codes: np.ndarray, n_categories: int, point) -> np.ndarray:
     """Contraction of each prompt's log alpha (shape (J,)) for a pilot fitted on its cells (MAP
-    ``point`` of :func:`lib.irt.fit.fit_map`, ``codes`` (I, J), -1 missing): from the curvature of the
+    ``point`` of :func:`lib.irt.map.fit_map`, ``codes`` (I, J), -1 missing): from the curvature of the
     log posterior in log alpha given the other parameters, by central differences."""
     from lib.irt.readouts import category_probs
 
@@ -151,6 +181,6 @@ def cell_contraction(codes: np.ndarray, n_categories: int, point) -> np.ndarray:
 
     step = 1e-3
     log_alpha = np.log(point.alpha)
-    curvature = -(loglik(log_alpha + step) - 2 * loglik(log_alpha) + loglik(log_alpha - step)) / step ** 2
-    variance = 1.0 / np.maximum(curvature + 1.0 / LOG_ALPHA_PRIOR_SD ** 2, 1e-12)
-    return 1.0 - variance / LOG_ALPHA_PRIOR_SD ** 2
+    curvature = -(loglik(log_alpha + step) - 2 * loglik(log_alpha) + loglik(log_alpha - step)) / step**2
+    variance = 1.0 / np.maximum(curvature + 1.0 / LOG_ALPHA_PRIOR_SD**2, 1e-12)
+    return 1.0 - variance / LOG_ALPHA_PRIOR_SD**2

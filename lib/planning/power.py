@@ -17,39 +17,74 @@ import hashlib
 import io
 import json
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau, norm
 
 from lib.cache import check_digest, digest, load, prune, store
-from lib.engine import Engine
+from lib.engine import Engine, TaskProgress
 from lib.errors import PlanStopped, SettingsError
 from lib.paths import cache_dir
 from lib.planning.analyses import ALPHA, LEVEL, analyse
 from lib.planning.design import ANALYSES, Assumptions, Design
 from lib.planning.simulate import simulate_study, skills_from_theta
 
-COLUMNS = ["prompts", "annotators", "strategy", "analysis", "power", "power_mc_se", "interval_width",
-           "kendall_tau", "judgments", "hours", "cost"]
+COLUMNS = [
+    "prompts",
+    "annotators",
+    "strategy",
+    "analysis",
+    "power",
+    "power_mc_se",
+    "interval_width",
+    "kendall_tau",
+    "judgments",
+    "hours",
+    "cost",
+]
 """The columns of ``power.csv`` (checked from outside: do not change them)."""
 
 RANKING_COLUMNS = ["prompts", "annotators", "strategy", "analysis", "best_first", "best_first_mc_se", "kendall_tau"]
 """The columns of ``ranking.csv``: how often the true best system is estimated best, Kendall's tau."""
 
-CALIBRATION_COLUMNS = ["prompts", "annotators", "strategy", "analysis", "critical_z", "calibration_factor",
-                       "nominal_false_detection"]
+CALIBRATION_COLUMNS = [
+    "prompts",
+    "annotators",
+    "strategy",
+    "analysis",
+    "critical_z",
+    "calibration_factor",
+    "nominal_false_detection",
+]
 """The columns of ``calibration.csv`` (analyses calibrated by simulation under the null)."""
 
-PLAN_COLUMNS = [*COLUMNS, "best_first", "best_first_mc_se", "critical_z", "calibration_factor",
-                "nominal_false_detection", "binding_pair"]
+PLAN_COLUMNS = [
+    *COLUMNS,
+    "best_first",
+    "best_first_mc_se",
+    "critical_z",
+    "calibration_factor",
+    "nominal_false_detection",
+    "binding_pair",
+]
 """The columns of a plan (:func:`plan`): ``power.csv``'s, then the ranking and calibration ones, and the
 pair whose power is the smallest ("B vs A"; with a pilot, ``power`` is that pair's)."""
 
-PAIR_COLUMNS = ["prompts", "annotators", "strategy", "analysis", "system_a", "system_b", "effect", "power",
-                "power_mc_se"]
+PAIR_COLUMNS = [
+    "prompts",
+    "annotators",
+    "strategy",
+    "analysis",
+    "system_a",
+    "system_b",
+    "effect",
+    "power",
+    "power_mc_se",
+]
 """The columns of ``power_pairs.csv``: the power of every pair power is read on, with its Monte-Carlo SE;
 ``effect`` is the pair's true difference (B minus A, logits; the mean over the studies in which it
 is of the stated size)."""
@@ -62,9 +97,8 @@ MAX_MINUTES = 30.0
 """Default bound of a plan's estimated time on one core (``--max-minutes``), checked before it starts."""
 
 SECONDS_PER_JUDGMENT_SIMULATED = 2e-7
-SECONDS_PER_MAP_CELL = 4e-5
-"""Measured costs on the 2-core machine (one core): drawing and analysing one simulated judgment, and a
-``grm_map`` fit per (comparison, prompt) cell (the benchmark's 1,000 cells: 52 ms a study)."""
+"""Measured cost on the 2-core machine (one core) of drawing and analysing one simulated judgment; an
+analysis that fits a model adds its own (:attr:`lib.planning.design.Analysis.seconds_per_cell`)."""
 
 MAX_SECONDS_PER_JUDGMENT = 86_400.0
 MAX_COST_PER_HOUR = 1e6
@@ -82,11 +116,8 @@ BOOTSTRAP = 400
 """Resamples of the null twins that measure how much the critical z's own Monte-Carlo error moves a
 calibrated power (:func:`_critical_sd`)."""
 
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 """Part of every cache key: raise it when the simulation or the analyses change."""
-
-Progress = Callable[[int, int], None]
-"""Called with (studies done, studies in all)."""
 
 
 def best_first(skills: np.ndarray, estimated: np.ndarray) -> float:
@@ -104,7 +135,7 @@ def best_first(skills: np.ndarray, estimated: np.ndarray) -> float:
     return float(np.argmax(skills) in top) / len(top)
 
 
-def _replicate(item: tuple) -> dict[str, dict]:
+def _replicate(item: tuple) -> dict[str, Any]:
     """Simulate one study and analyse it every asked way: analysis -> ``share`` of the target
     comparisons detected, mean interval ``width`` over them, Kendall's ``tau`` of the skills,
     ``best`` (:func:`best_first`), ``detected`` (per target comparison); for null-calibrated analyses
@@ -120,24 +151,30 @@ def _replicate(item: tuple) -> dict[str, dict]:
     if assumptions.pilot is None:  # exchangeable systems named by rank: weaker first, difference positive
         names = [n if d >= 0 else n[::-1] for n, d in zip(names, theta, strict=True)]
         theta = np.abs(theta)
-    out = {"_pairs": [(x, y, float(d)) for (x, y), d in zip(names, theta, strict=True)]}
+    out: dict[str, Any] = {"_pairs": [(x, y, float(d)) for (x, y), d in zip(names, theta, strict=True)]}
     for name in analyses:
         result = analyse(name, study)
         estimated = skills_from_theta(result.estimate, study.pairs, len(study.skills))
         with warnings.catch_warnings():  # all estimates equal (a tiny study): tau is NaN, left out of the mean
             warnings.simplefilter("ignore")
             tau = kendalltau(study.skills, estimated).statistic
-        out[name] = {"share": float(result.excludes_zero[target].mean()) if target.any() else np.nan,
-                     "width": float(result.width[target].mean()) if target.any() else np.nan,
-                     "tau": float(tau), "best": best_first(study.skills, estimated),
-                     "detected": result.excludes_zero[target].astype(float)}
-        if ANALYSES[name].null_calibrated:
+        out[name] = {
+            "share": float(result.excludes_zero[target].mean()) if target.any() else np.nan,
+            "width": float(result.width[target].mean()) if target.any() else np.nan,
+            "tau": float(tau),
+            "best": best_first(study.skills, estimated),
+            "detected": result.excludes_zero[target].astype(float),
+        }
+        if ANALYSES[name].calibrates_by_null(assumptions):
+            assert result.z is not None  # every analysis calibrated under the null gives its z
             out[name]["z"] = np.abs(result.z[target])
             out[name]["null_z"] = np.empty(0)
             if replicate < NULL_TWINS:
                 if null is None:
                     null = simulate_study(assumptions, design, seed, replicate, null=True)
-                out[name]["null_z"] = np.abs(analyse(name, null).z[target])
+                null_z = analyse(name, null).z
+                assert null_z is not None
+                out[name]["null_z"] = np.abs(null_z[target])
     return out
 
 
@@ -148,8 +185,14 @@ def _comparisons(assumptions: Assumptions) -> int:
     return min(pairs, assumptions.comparisons or pairs)
 
 
-def _rows(assumptions: Assumptions, group: tuple[int, int, str], analyses: list[str], results: list[dict],
-          seconds_per_judgment: float, cost_per_hour: float) -> tuple[list[dict], list[dict]]:
+def _rows(
+    assumptions: Assumptions,
+    group: tuple[int, int, str],
+    analyses: list[str],
+    results: list[dict],
+    seconds_per_judgment: float,
+    cost_per_hour: float,
+) -> tuple[list[dict], list[dict]]:
     """The plan's rows (:data:`PLAN_COLUMNS`) and per-pair rows (:data:`PAIR_COLUMNS`) of one design size."""
     prompts, annotators, strategy = group
     judgments = _comparisons(assumptions) * prompts * annotators
@@ -161,11 +204,14 @@ def _rows(assumptions: Assumptions, group: tuple[int, int, str], analyses: list[
         calibration = {"critical_z": np.nan, "calibration_factor": np.nan, "nominal_false_detection": np.nan}
         detected = [r[name]["detected"] for r in results]
         criticals = None
-        if ANALYSES[name].null_calibrated:
+        if ANALYSES[name].calibrates_by_null(assumptions):
             null_z = np.concatenate([r[name]["null_z"] for r in results])
             critical, nominal = float(np.quantile(null_z, LEVEL)), float(norm.ppf(1 - ALPHA / 2))
-            calibration = {"critical_z": critical, "calibration_factor": critical / nominal,
-                           "nominal_false_detection": float(np.mean(null_z > nominal))}
+            calibration = {
+                "critical_z": critical,
+                "calibration_factor": critical / nominal,
+                "nominal_false_detection": float(np.mean(null_z > nominal)),
+            }
             z = [r[name]["z"] for r in results]
             share = _shares(z, np.array([critical]))[0]
             width = width * calibration["calibration_factor"]
@@ -181,21 +227,42 @@ def _rows(assumptions: Assumptions, group: tuple[int, int, str], analyses: list[
             if criticals is not None:
                 se = float(np.hypot(se, _critical_sd([np.array([z[i][k]]) for i, k in picks], criticals)))
             effect = float(np.mean([results[i]["_pairs"][k][2] for i, k in picks]))
-            per_pair.append({"prompts": prompts, "annotators": annotators, "strategy": strategy, "analysis": name,
-                             "system_a": pair[0], "system_b": pair[1], "effect": effect, "power": p,
-                             "power_mc_se": se})
+            per_pair.append(
+                {
+                    "prompts": prompts,
+                    "annotators": annotators,
+                    "strategy": strategy,
+                    "analysis": name,
+                    "system_a": pair[0],
+                    "system_b": pair[1],
+                    "effect": effect,
+                    "power": p,
+                    "power_mc_se": se,
+                }
+            )
         binding = min(per_pair, key=lambda r: r["power"]) if per_pair else None
         if assumptions.pilot is not None and binding is not None:  # power is the weakest pair's
             power, power_se = binding["power"], binding["power_mc_se"]
         best_mean, best_se = _mean_se(best)
-        rows.append({
-            "prompts": prompts, "annotators": annotators, "strategy": strategy, "analysis": name,
-            "power": power, "power_mc_se": power_se, "interval_width": _mean(width),
-            "kendall_tau": _mean(tau), "judgments": judgments, "hours": judgments * seconds_per_judgment / 3600,
-            "cost": judgments * seconds_per_judgment / 3600 * cost_per_hour,
-            "best_first": best_mean, "best_first_mc_se": best_se, **calibration,
-            "binding_pair": f"{binding['system_b']} vs {binding['system_a']}" if binding else "",
-        })
+        rows.append(
+            {
+                "prompts": prompts,
+                "annotators": annotators,
+                "strategy": strategy,
+                "analysis": name,
+                "power": power,
+                "power_mc_se": power_se,
+                "interval_width": _mean(width),
+                "kendall_tau": _mean(tau),
+                "judgments": judgments,
+                "hours": judgments * seconds_per_judgment / 3600,
+                "cost": judgments * seconds_per_judgment / 3600 * cost_per_hour,
+                "best_first": best_mean,
+                "best_first_mc_se": best_se,
+                **calibration,
+                "binding_pair": f"{binding['system_b']} vs {binding['system_a']}" if binding else "",
+            }
+        )
         pair_rows.extend(per_pair)
     return rows, pair_rows
 
@@ -252,8 +319,14 @@ def _groups(designs: list[Design]) -> dict[tuple[int, int, str], list[str]]:
     return groups
 
 
-def check_plan(assumptions: Assumptions, designs: list[Design], replicates: int, seconds: float, rate: float,
-               max_minutes: float = MAX_MINUTES) -> None:
+def check_plan(
+    assumptions: Assumptions,
+    designs: list[Design],
+    replicates: int,
+    seconds: float,
+    rate: float,
+    max_minutes: float = MAX_MINUTES,
+) -> None:
     """Check a plan before anything runs: every assumption's range, the designs, the costs, and its size.
 
     Raises
@@ -271,8 +344,9 @@ def check_plan(assumptions: Assumptions, designs: list[Design], replicates: int,
     if replicates < 2:
         raise SettingsError(f"at least 2 replicates are needed for a Monte-Carlo error (got {replicates})")
     if not (np.isfinite(seconds) and 0 <= seconds <= MAX_SECONDS_PER_JUDGMENT):
-        raise SettingsError(f"seconds per judgment must be between 0 and {MAX_SECONDS_PER_JUDGMENT:g} "
-                            f"(got {seconds:g})")
+        raise SettingsError(
+            f"seconds per judgment must be between 0 and {MAX_SECONDS_PER_JUDGMENT:g} (got {seconds:g})"
+        )
     if not (np.isfinite(rate) and 0 <= rate <= MAX_COST_PER_HOUR):
         raise SettingsError(f"cost per hour must be between 0 and {MAX_COST_PER_HOUR:g} (got {rate:g})")
     if not (np.isfinite(max_minutes) and max_minutes > 0):
@@ -281,28 +355,34 @@ def check_plan(assumptions: Assumptions, designs: list[Design], replicates: int,
     largest = max(designs, key=lambda d: d.prompts * d.annotators)
     size = comparisons * largest.prompts * largest.annotators
     if size > MAX_STUDY_JUDGMENTS:
-        raise SettingsError(f"one simulated study of {comparisons:,} comparisons x {largest.prompts:,} prompts x "
-                            f"{largest.annotators:,} annotators holds {size:,} judgments, more than the limit of "
-                            f"{MAX_STUDY_JUDGMENTS:,} (about {60 * MAX_STUDY_JUDGMENTS / 1e9:.1f} GB per worker): "
-                            "plan fewer systems, prompts or annotators")
+        raise SettingsError(
+            f"one simulated study of {comparisons:,} comparisons x {largest.prompts:,} prompts x "
+            f"{largest.annotators:,} annotators holds {size:,} judgments, more than the limit of "
+            f"{MAX_STUDY_JUDGMENTS:,} (about {60 * MAX_STUDY_JUDGMENTS / 1e9:.1f} GB per worker): "
+            "plan fewer systems, prompts or annotators"
+        )
     minutes = estimate_seconds(assumptions, designs, replicates) / 60
     if not minutes <= max_minutes:
-        raise SettingsError(f"this plan would take about {minutes:,.0f} minutes on one core, more than the limit "
-                            f"of {max_minutes:g} minutes: lower the replicates or the designs, or raise the "
-                            "limit (--max-minutes)")
+        raise SettingsError(
+            f"this plan would take about {minutes:,.0f} minutes on one core, more than the limit "
+            f"of {max_minutes:g} minutes: lower the replicates or the designs, or raise the "
+            "limit (--max-minutes)"
+        )
 
 
 def estimate_seconds(assumptions: Assumptions, designs: list[Design], replicates: int) -> float:
-    """Estimated time of a plan on one core, from its sizes (:data:`SECONDS_PER_JUDGMENT_SIMULATED`,
-    :data:`SECONDS_PER_MAP_CELL`); null twins counted for null-calibrated analyses."""
+    """Estimated time of a plan on one core, from its sizes (:data:`SECONDS_PER_JUDGMENT_SIMULATED` and each
+    analysis's fitting cost); null twins counted for analyses calibrated under the null."""
     comparisons = _comparisons(assumptions)
     total = 0.0
     for (prompts, annotators, _), names in _groups(designs).items():
         cells = comparisons * prompts
-        per_study = cells * annotators * SECONDS_PER_JUDGMENT_SIMULATED * (1 + len(names))
+        twins = 1 + min(replicates, NULL_TWINS) / replicates  # studies analysed per replicate, twins included
+        per_study = cells * annotators * SECONDS_PER_JUDGMENT_SIMULATED * (1 + len(names) * twins)
         for name in names:
-            if ANALYSES[name].null_calibrated:
-                per_study += cells * SECONDS_PER_MAP_CELL * (1 + min(replicates, NULL_TWINS) / replicates)
+            per_study += (
+                cells * ANALYSES[name].seconds_per_cell + comparisons * ANALYSES[name].seconds_per_comparison
+            ) * twins
         total += replicates * per_study
     return total
 
@@ -314,7 +394,7 @@ def iter_plan(
     replicates: int = 200,
     seed: int = 0,
     engine: Engine | None = None,
-    progress: Progress | None = None,
+    progress: TaskProgress | None = None,
     seconds_per_judgment: float = 30.0,
     cost_per_hour: float = 15.0,
     batch: int | None = None,
@@ -334,8 +414,12 @@ def iter_plan(
     """
     check_plan(assumptions, designs, replicates, seconds_per_judgment, cost_per_hour, max_minutes)
     groups = _groups(designs)
-    settings = {"replicates": replicates, "seed": seed, "seconds_per_judgment": seconds_per_judgment,
-                "cost_per_hour": cost_per_hour}
+    settings = {
+        "replicates": replicates,
+        "seed": seed,
+        "seconds_per_judgment": seconds_per_judgment,
+        "cost_per_hour": cost_per_hour,
+    }
     sized = {g: [Design(*g, a) for a in names] for g, names in groups.items()}
     entry = {g: plan_key(assumptions, d, **settings) for g, d in sized.items()}
     paths = {g: cache_dir("plans") / f"{k}.json" for g, k in entry.items()}
@@ -347,15 +431,20 @@ def iter_plan(
         else:
             finished.append(part)
             yield part
-    items = [(assumptions, Design(p, n, s, groups[(p, n, s)][0]), tuple(groups[(p, n, s)]), seed, r)
-             for (p, n, s) in keys for r in range(replicates)]
+    items = [
+        (assumptions, Design(p, n, s, groups[(p, n, s)][0]), tuple(groups[(p, n, s)]), seed, r)
+        for (p, n, s) in keys
+        for r in range(replicates)
+    ]
     pending: dict[int, list] = {g: [None] * replicates for g in range(len(keys))}
     if engine is None:
+
         def run():
             for index, item in enumerate(items):
                 yield index, _replicate(item)
                 if progress is not None:
                     progress(index + 1, len(items))
+
         results = run()
     else:  # a batch never spans two design sizes, so each worker compiles a solver shape once per batch
         results = engine.map(_replicate, items, progress=progress, batch=batch or min(replicates, 25))
@@ -364,8 +453,9 @@ def iter_plan(
             g, r = divmod(index, replicates)
             pending[g][r] = result
             if all(x is not None for x in pending[g]):
-                rows, pair_rows = _rows(assumptions, keys[g], groups[keys[g]], pending.pop(g),
-                                        seconds_per_judgment, cost_per_hour)
+                rows, pair_rows = _rows(
+                    assumptions, keys[g], groups[keys[g]], pending.pop(g), seconds_per_judgment, cost_per_hour
+                )
                 part = (pd.DataFrame(rows, columns=PLAN_COLUMNS), pd.DataFrame(pair_rows, columns=PAIR_COLUMNS))
                 _store_part(paths[keys[g]], entry[keys[g]], part)
                 finished.append(part)
@@ -373,19 +463,26 @@ def iter_plan(
     except PlanStopped:
         raise
     except SettingsError as err:  # the engine's (lib.errors.ClusterError): no worker left, a lost scheduler
-        raise PlanStopped(f"{err}; {len(finished)} of {len(groups)} design sizes had finished and are kept "
-                          "(run the same plan again to resume from them)", finished) from None
+        raise PlanStopped(
+            f"{err}; {len(finished)} of {len(groups)} design sizes had finished and are kept "
+            "(run the same plan again to resume from them)",
+            finished,
+        ) from None
 
 
 def _load_part(path, key: str, designs: list[Design]) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     """A design size's cached rows and pair rows (:func:`_cached_plan`), or None (a miss)."""
+
     def parse(raw: bytes):
         rows = _cached_plan(raw, key, designs)
         entry = json.loads(raw.decode("utf-8"))
         check_digest(entry["pairs_csv"].encode(), entry["pairs_csv_sha256"])
-        pairs = pd.read_csv(io.StringIO(entry["pairs_csv"]), keep_default_na=False, na_values=[""],
-                            dtype={"system_a": str, "system_b": str, "effect": float, "power": float,
-                                   "power_mc_se": float})
+        pairs = pd.read_csv(
+            io.StringIO(entry["pairs_csv"]),
+            keep_default_na=False,
+            na_values=[""],
+            dtype={"system_a": str, "system_b": str, "effect": float, "power": float, "power_mc_se": float},
+        )
         if list(pairs.columns) != PAIR_COLUMNS or np.isinf(pairs[["effect", "power", "power_mc_se"]].to_numpy()).any():
             raise ValueError("the entry's pairs are not a plan's")
         return rows, pairs
@@ -395,10 +492,20 @@ def _load_part(path, key: str, designs: list[Design]) -> tuple[pd.DataFrame, pd.
 
 def _store_part(path, key: str, part: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     rows, pairs = (t.to_csv(index=False, float_format="%.17g") for t in part)
-    store(path, json.dumps({"key": key, "csv_sha256": digest(rows.encode()), "csv": rows,
-                            "pairs_csv_sha256": digest(pairs.encode()), "pairs_csv": pairs}).encode(), "plan")
-    prune(([f] for f in path.parent.glob("*.json")), max_entries=PLAN_CACHE_MAX_ENTRIES,
-          max_bytes=PLAN_CACHE_MAX_BYTES)
+    store(
+        path,
+        json.dumps(
+            {
+                "key": key,
+                "csv_sha256": digest(rows.encode()),
+                "csv": rows,
+                "pairs_csv_sha256": digest(pairs.encode()),
+                "pairs_csv": pairs,
+            }
+        ).encode(),
+        "plan",
+    )
+    prune(([f] for f in path.parent.glob("*.json")), max_entries=PLAN_CACHE_MAX_ENTRIES, max_bytes=PLAN_CACHE_MAX_BYTES)
 
 
 def _json_default(value):
@@ -409,8 +516,11 @@ def _json_default(value):
 
 def plan_key(assumptions: Assumptions, designs: list[Design], **settings) -> str:
     """Hash of everything a plan depends on: names its cache entry."""
-    text = json.dumps([CACHE_VERSION, asdict(assumptions), [asdict(d) for d in designs], settings],
-                      default=_json_default, sort_keys=True)
+    text = json.dumps(
+        [CACHE_VERSION, asdict(assumptions), [asdict(d) for d in designs], settings],
+        default=_json_default,
+        sort_keys=True,
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -421,7 +531,7 @@ def plan(
     replicates: int = 200,
     seed: int = 0,
     engine: Engine | None = None,
-    progress: Progress | None = None,
+    progress: TaskProgress | None = None,
     seconds_per_judgment: float = 30.0,
     cost_per_hour: float = 15.0,
     max_minutes: float = MAX_MINUTES,
@@ -459,7 +569,7 @@ def plan(
         (comparisons x prompts x annotators), ``hours`` and ``cost`` (:data:`COLUMNS`, ``power.csv``);
         ``best_first`` (share of studies whose estimated best system is the true best,
         :func:`best_first`; NaN when the truth has no single best) and ``best_first_mc_se``;
-        for null-calibrated analyses (:attr:`lib.planning.design.Analysis.null_calibrated`)
+        for analyses calibrated under the null (:meth:`lib.planning.design.Analysis.calibrates_by_null`)
         ``critical_z`` (95th percentile of |z| of the target comparisons in the null twins of the
         first :data:`NULL_TWINS` replicates, used for
         ``power``), ``calibration_factor`` (it over 1.96; ``interval_width`` is widened by it)
@@ -474,9 +584,17 @@ def plan(
     PlanStopped
         The engine failed midway (:func:`iter_plan`).
     """
-    return plan_with_pairs(assumptions, designs, replicates=replicates, seed=seed, engine=engine, progress=progress,
-                           seconds_per_judgment=seconds_per_judgment, cost_per_hour=cost_per_hour,
-                           max_minutes=max_minutes)[0]
+    return plan_with_pairs(
+        assumptions,
+        designs,
+        replicates=replicates,
+        seed=seed,
+        engine=engine,
+        progress=progress,
+        seconds_per_judgment=seconds_per_judgment,
+        cost_per_hour=cost_per_hour,
+        max_minutes=max_minutes,
+    )[0]
 
 
 def plan_with_pairs(assumptions: Assumptions, designs: list[Design], **options) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -486,8 +604,9 @@ def plan_with_pairs(assumptions: Assumptions, designs: list[Design], **options) 
     return order_parts(parts, designs)
 
 
-def order_parts(parts: list[tuple[pd.DataFrame, pd.DataFrame]],
-                designs: list[Design]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def order_parts(
+    parts: list[tuple[pd.DataFrame, pd.DataFrame]], designs: list[Design]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The plan's rows and pair rows of the finished design sizes (:func:`iter_plan`), in the designs' order."""
     order = pd.DataFrame([asdict(d) for d in designs])
     rows = order.merge(pd.concat([p[0] for p in parts], ignore_index=True), on=_KEYS)[PLAN_COLUMNS]
@@ -516,8 +635,9 @@ def _cached_plan(raw: bytes, key: str, designs: list[Design]) -> pd.DataFrame:
     check_digest(entry["csv"].encode(), entry["csv_sha256"])
     # "%.17g" writes 1.0 as "1": read the measured columns back as floats, as computed
     measured = {c: float for c in PLAN_COLUMNS if c not in (*_KEYS, "judgments", "binding_pair")}
-    cached = pd.read_csv(io.StringIO(entry["csv"]), keep_default_na=False, na_values=[""],
-                         dtype={**measured, "binding_pair": str}).fillna({"binding_pair": ""})
+    cached = pd.read_csv(
+        io.StringIO(entry["csv"]), keep_default_na=False, na_values=[""], dtype={**measured, "binding_pair": str}
+    ).fillna({"binding_pair": ""})
     asked = [(d.prompts, d.annotators, d.strategy, d.analysis) for d in designs]
     if list(cached.columns) != PLAN_COLUMNS or list(cached[_KEYS].itertuples(index=False, name=None)) != asked:
         raise LookupError("the entry does not match the designs asked for")
@@ -567,11 +687,16 @@ def cheapest(plan_df: pd.DataFrame, target_power: float = 0.8) -> pd.DataFrame:
         rows.append(row)
     out = pd.DataFrame(rows, columns=["strategy", "analysis", "reached", *fields])
     random_cost = out[out["strategy"] == "random"].set_index("analysis")["cost"]
-    out["saving"] = [np.nan if s == "random" else random_cost.get(a, np.nan) - c
-                     for s, a, c in zip(out["strategy"], out["analysis"], out["cost"], strict=True)]
+    out["saving"] = [
+        np.nan if s == "random" else random_cost.get(a, np.nan) - c
+        for s, a, c in zip(out["strategy"], out["analysis"], out["cost"], strict=True)
+    ]
     if "binding_pair" in plan_df.columns:  # the pair whose power is the smallest at the chosen design
         binding = plan_df.set_index(["strategy", "analysis", "prompts", "annotators"])["binding_pair"]
-        out["binding_pair"] = [binding.get((s, a, p, n), "") if r else ""
-                               for s, a, p, n, r in out[["strategy", "analysis", "prompts", "annotators",
-                                                         "reached"]].itertuples(index=False, name=None)]
+        out["binding_pair"] = [
+            binding.get((s, a, p, n), "") if r else ""
+            for s, a, p, n, r in out[["strategy", "analysis", "prompts", "annotators", "reached"]].itertuples(
+                index=False, name=None
+            )
+        ]
     return out

@@ -10,6 +10,7 @@ import numpy as np
 
 from lib.irt.readouts import category_probs
 from lib.planning.design import Assumptions, Design
+from lib.selection.strategies import STRATEGIES as SELECTION_STRATEGIES
 
 
 @dataclass
@@ -86,14 +87,17 @@ def skills_from_theta(theta: np.ndarray, pairs: np.ndarray, n_systems: int) -> n
     return np.linalg.lstsq(design, np.append(theta, 0.0), rcond=None)[0]
 
 
-def simulate_study(assumptions: Assumptions, design: Design, seed: int = 0, replicate: int = 0, *,
-                   null: bool = False) -> Study:
+def simulate_study(
+    assumptions: Assumptions, design: Design, seed: int = 0, replicate: int = 0, *, null: bool = False
+) -> Study:
     """Draw one study of ``design`` under ``assumptions``.
 
     Skills, the prompt bank, the choice of prompts and the judgments are drawn from the streams of
     :func:`seeds`. Each annotator's judgment of a (comparison, prompt) cell is a category of the GRM
-    ``P(u >= c) = logistic(alpha_j (theta_ij - b_jc))``, ``theta_ij = theta_i + e_ij`` with the prompt x
-    comparison effect ``e_ij ~ N(0, item_sd)`` shared by the cell's annotators (0 by default): with stated
+    ``P(u >= c) = logistic(alpha_j (theta_ijk - b_jc))``, ``theta_ijk = theta_i + e_ij + a_ik`` with the
+    prompt x comparison effect ``e_ij ~ N(0, item_sd)`` shared by the cell's annotators and the annotator x
+    comparison effect ``a_ik ~ N(0, annotator_sd)`` shared by annotator k's prompts (both 0 by default; under
+    the normal model a judgment is ``N(theta_ijk, 1)``, Card et al. 2020's paired difference): with stated
     assumptions three categories (A better, tie, B better) with thresholds ``+-b_j``,
     ``alpha_j b_j = logit((1 + tie_rate) / 2)``;
     with a pilot the truth is the pilot's MAP thetas and each judgment one of the pilot's (one vote,
@@ -130,7 +134,7 @@ def simulate_study(assumptions: Assumptions, design: Design, seed: int = 0, repl
     a = assumptions
     informed = None
     if a.pilot is not None:
-        pairs, theta = a.pilot.pairs, a.pilot.theta
+        pairs, theta = a.pilot.pairs, a.pilot.true_theta()
         skills = skills_from_theta(theta, pairs, len(a.pilot.systems))
         target = a.targets()
         bank_alpha, bank_b, categories = a.pilot.alpha, a.pilot.b, a.pilot.categories
@@ -144,8 +148,7 @@ def simulate_study(assumptions: Assumptions, design: Design, seed: int = 0, repl
         else:  # spaced by the effect, in a random order
             skills = truth_rng.permutation(a.effect * (np.arange(a.n_systems) - (a.n_systems - 1) / 2))
         theta = skills[pairs[:, 1]] - skills[pairs[:, 0]]
-        target = (np.isclose(np.abs(theta), a.effect) if a.skill_sd == 0
-                  else np.abs(theta) >= a.effect)
+        target = np.isclose(np.abs(theta), a.effect) if a.skill_sd == 0 else np.abs(theta) >= a.effect
         bank_alpha = np.exp(truth_rng.normal(0.0, a.log_alpha_sd, a.bank_size))
         half = np.log1p(a.tie_rate) - np.log1p(-a.tie_rate)  # logit((1 + tie) / 2)
         bank_b = np.stack([-half / bank_alpha, half / bank_alpha], axis=1)
@@ -153,33 +156,26 @@ def simulate_study(assumptions: Assumptions, design: Design, seed: int = 0, repl
         true_alpha, true_b = bank_alpha, bank_b
         names = np.empty(a.n_systems, dtype=object)  # by true skill: S1 the weakest
         names[np.argsort(skills, kind="stable")] = [f"S{k + 1}" for k in range(a.n_systems)]
-    if design.strategy == "top_alpha" and informed is not None:
-        # a prompt whose alpha the pilot does not inform is not known to discriminate: after the informed
-        # ones (by alpha), in random order, so no saving is claimed from a prior-only alpha
-        rest = choice_rng.permutation(np.flatnonzero(~informed))
-        by_alpha = np.flatnonzero(informed)[np.argsort(-bank_alpha[informed], kind="stable")]
-        chosen = np.concatenate([by_alpha, rest])[:design.prompts]
-    elif design.strategy == "top_alpha":
-        chosen = np.argsort(-bank_alpha, kind="stable")[:design.prompts]
-    else:
-        chosen = choice_rng.choice(len(bank_alpha), design.prompts, replace=False)
+    chosen = SELECTION_STRATEGIES[design.strategy].draw(bank_alpha, design.prompts, choice_rng, informed)
     alpha, b = true_alpha[chosen], true_b[chosen]
     if null:
         theta = np.where(target, 0.0, theta)
     shape = (len(theta), design.prompts, design.annotators)
-    cell = theta[:, None]  # each (comparison, prompt) cell's theta, shared by its annotators
-    if a.item_sd > 0:
-        cell = cell + a.item_sd * judgment_rng.standard_normal(shape[:2])
+    judged = theta[:, None, None]  # theta of each judgment: comparison + prompt x comparison + annotator effects
+    if a.item_sd > 0:  # shared by the cell's annotators
+        judged = judged + a.item_sd * judgment_rng.standard_normal(shape[:2])[..., None]
+    if a.annotator_sd > 0:  # shared by the annotator's prompts (the same people judge every prompt)
+        judged = judged + a.annotator_sd * judgment_rng.standard_normal((shape[0], 1, shape[2]))
     if a.response == "normal":
-        scores = judgment_rng.normal(np.broadcast_to(cell, shape[:2])[..., None], 1.0, shape)
+        scores = judgment_rng.normal(np.broadcast_to(judged, shape), 1.0, shape)
         return Study(scores, None, theta, pairs, skills, target, alpha, None, names, chosen)
-    if a.item_sd > 0:  # P(u >= c) = logistic(alpha_j (theta_ij - b_jc)) per cell
-        above = 1.0 / (1.0 + np.exp(-alpha[:, None] * (cell[..., None] - b)))  # (I, J, K-1)
-        ones = np.ones((*shape[:2], 1))
+    if a.item_sd > 0 or a.annotator_sd > 0:  # P(u >= c) = logistic(alpha_j (theta_ijk - b_jc)) per judgment
+        judged = np.broadcast_to(judged, (*shape[:2], judged.shape[2]))  # (I, J, n), or (I, J, 1): a cell's
+        above = 1.0 / (1.0 + np.exp(-alpha[:, None, None] * (judged[..., None] - b[:, None, :])))  # (.., K-1)
+        ones = np.ones((*judged.shape, 1))
         cum = np.cumsum(-np.diff(np.concatenate([ones, above, 0 * ones], axis=-1), axis=-1), axis=-1)
     else:
-        cum = category_probs(theta, alpha, b).cumsum(axis=-1)  # (I, J, K)
+        cum = category_probs(theta, alpha, b).cumsum(axis=-1)[:, :, None, :]  # (I, J, 1, K)
     u = judgment_rng.random(shape)
-    codes = np.minimum((u[..., None] > cum[:, :, None, :]).sum(axis=-1), len(categories) - 1)
-    return Study(categories[codes].astype(float), categories, theta, pairs, skills, target, alpha, b, names,
-                 chosen)
+    codes = np.minimum((u[..., None] > cum).sum(axis=-1), len(categories) - 1)
+    return Study(categories[codes].astype(float), categories, theta, pairs, skills, target, alpha, b, names, chosen)

@@ -88,15 +88,40 @@ def cost_curves(curve: pd.DataFrame, terms: pd.DataFrame) -> go.Figure:
     for i, task in enumerate(tasks, start=1):
         c = curve[curve.task == task]
         first = i == 1
-        fig.add_scatter(x=c.n, y=c.c_h, name="C_H (alone)", line=dict(color="#1f77b4", dash="dash"),
-                        legendgroup="ch", showlegend=first, row=1, col=i)
-        fig.add_scatter(x=c.n, y=c.c_hm, name="C_H,M (with model)", line=dict(color="#d62728"),
-                        legendgroup="chm", showlegend=first, row=1, col=i)
+        fig.add_scatter(
+            x=c.n,
+            y=c.c_h,
+            name="C_H (alone)",
+            line=dict(color="#1f77b4", dash="dash"),
+            legendgroup="ch",
+            showlegend=first,
+            row=1,
+            col=i,
+        )
+        fig.add_scatter(
+            x=c.n,
+            y=c.c_hm,
+            name="C_H,M (with model)",
+            line=dict(color="#d62728"),
+            legendgroup="chm",
+            showlegend=first,
+            row=1,
+            col=i,
+        )
         n = even.get(task)
         if n is not None and not pd.isna(n) and n <= c.n.max():
             at = c[c.n == n]
-            fig.add_scatter(x=at.n, y=at.c_hm, mode="markers", marker=dict(size=12, symbol="star", color="black"),
-                            name="break-even n", legendgroup="be", showlegend=not marked, row=1, col=i)
+            fig.add_scatter(
+                x=at.n,
+                y=at.c_hm,
+                mode="markers",
+                marker=dict(size=12, symbol="star", color="black"),
+                name="break-even n",
+                legendgroup="be",
+                showlegend=not marked,
+                row=1,
+                col=i,
+            )
             marked = True
         fig.update_xaxes(title_text="n instances", row=1, col=i)
     fig.update_yaxes(title_text="cost (loss units)", row=1, col=1)
@@ -113,22 +138,40 @@ def loss_vs_difficulty(table: pd.DataFrame) -> go.Figure:
         :func:`lib.cost.loss.loss_by_difficulty`.
     """
     tasks = list(pd.unique(table.task))
-    fig = make_subplots(rows=1, cols=max(1, len(tasks)), subplot_titles=[escape(str(t)) for t in tasks],
-                        shared_yaxes=True)
-    colors = {}
+    fig = make_subplots(
+        rows=1, cols=max(1, len(tasks)), subplot_titles=[escape(str(t)) for t in tasks], shared_yaxes=True
+    )
+    colors: dict[object, str] = {}
     palette = ["#d62728", "#1f77b4"]
     for i, task in enumerate(tasks, start=1):
         for cond, c in table[table.task == task].groupby("condition", sort=False):
             color = colors.setdefault(cond, palette[len(colors) % 2])
             name = escape(str(cond))
-            fig.add_scatter(x=c.instance, y=c.mean_loss, mode="lines+markers", name=name, legendgroup=name,
-                            showlegend=i == 1, line=dict(color=color), row=1, col=i,
-                            hovertemplate="h = %{x}<br>mean loss %{y:.2f}<extra>" + name + "</extra>")
+            fig.add_scatter(
+                x=c.instance,
+                y=c.mean_loss,
+                mode="lines+markers",
+                name=name,
+                legendgroup=name,
+                showlegend=i == 1,
+                line=dict(color=color),
+                row=1,
+                col=i,
+                hovertemplate="h = %{x}<br>mean loss %{y:.2f}<extra>" + name + "</extra>",
+            )
             easy = c[c.easiest]
-            fig.add_scatter(x=easy.instance, y=easy.mean_loss, mode="markers+text",
-                            text=[f"{v:.2f}" for v in easy.mean_loss], textposition="top center",
-                            marker=dict(size=14, symbol="circle-open", color=color, line=dict(width=2)),
-                            showlegend=False, row=1, col=i, hoverinfo="skip")
+            fig.add_scatter(
+                x=easy.instance,
+                y=easy.mean_loss,
+                mode="markers+text",
+                text=[f"{v:.2f}" for v in easy.mean_loss],
+                textposition="top center",
+                marker=dict(size=14, symbol="circle-open", color=color, line=dict(width=2)),
+                showlegend=False,
+                row=1,
+                col=i,
+                hoverinfo="skip",
+            )
         fig.update_xaxes(title_text="difficulty h", dtick=1, row=1, col=i)
     source = table.loss_source.iloc[0] if len(table) else "self"
     name = "external L_E" if source == "external" else "self-assessed L_H"
@@ -151,11 +194,20 @@ def spearman_heatmap(table: pd.DataFrame) -> go.Figure:
     n = table.pivot(index="var_y", columns="var_x", values="n").reindex(index=order, columns=order)
     text = np.where(rho.isna(), "", rho.round(2).astype(str) + np.where(p < 0.05, "*", ""))
     names = [escape(str(v)) for v in order]
-    fig = go.Figure(go.Heatmap(
-        z=rho.to_numpy(), x=names, y=names, zmin=-1, zmax=1, colorscale="RdBu_r",
-        text=text, texttemplate="%{text}", customdata=np.dstack([p.to_numpy(), n.to_numpy()]),
-        hovertemplate="%{x} vs %{y}<br>rho %{z:.2f}<br>p %{customdata[0]:.3g}, n %{customdata[1]}<extra></extra>",
-        colorbar=dict(title="rho"),
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=rho.to_numpy(),
+            x=names,
+            y=names,
+            zmin=-1,
+            zmax=1,
+            colorscale="RdBu_r",
+            text=text,
+            texttemplate="%{text}",
+            customdata=np.dstack([p.to_numpy(), n.to_numpy()]),
+            hovertemplate="%{x} vs %{y}<br>rho %{z:.2f}<br>p %{customdata[0]:.3g}, n %{customdata[1]}<extra></extra>",
+            colorbar=dict(title="rho"),
+        )
+    )
     fig.update_layout(title="Spearman correlations (* p < 0.05)", yaxis_autorange="reversed")
     return fig

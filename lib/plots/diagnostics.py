@@ -20,7 +20,6 @@ PARAMETERS = {"theta": "comparison", "alpha": "prompt"}
 """Parameters the trace and rank plots show, with the dimension that labels them."""
 
 
-
 def parameter_draws(idata: az.InferenceData, var: str, label: str) -> np.ndarray:
     """Draws of one parameter, e.g. theta of one comparison or alpha of one prompt.
 
@@ -44,7 +43,7 @@ def parameter_draws(idata: az.InferenceData, var: str, label: str) -> np.ndarray
     """
     if var not in PARAMETERS:
         raise SettingsError(f"unknown parameter '{var}'; choose one of {', '.join(PARAMETERS)}")
-    post = idata.posterior
+    post = idata["posterior"]
     if post.sizes["draw"] < 2:
         raise SettingsError(needs_posterior("diagnostics"))
     dim = PARAMETERS[var]
@@ -64,10 +63,14 @@ def trace_plot(idata: az.InferenceData, var: str, label: str) -> go.Figure:
     :func:`parameter_draws`.
     """
     draws = parameter_draws(idata, var, label)
-    fig = go.Figure([go.Scatter(y=chain, mode="lines", name=f"chain {c}", line_width=1)
-                     for c, chain in enumerate(draws)])
-    fig.update_layout(title=f"Trace: {_title(var, label)}", xaxis_title="draw",
-                      yaxis_title=f"{var} (logits)" if var == "theta" else var)
+    fig = go.Figure(
+        [go.Scatter(y=chain, mode="lines", name=f"chain {c}", line_width=1) for c, chain in enumerate(draws)]
+    )
+    fig.update_layout(
+        title=f"Trace: {_title(var, label)}",
+        xaxis_title="draw",
+        yaxis_title=f"{var} (logits)" if var == "theta" else var,
+    )
     return fig
 
 
@@ -97,13 +100,18 @@ def rank_plot(idata: az.InferenceData, var: str, label: str, bins: int | None = 
     fig = make_subplots(rows=n_chains, cols=1, shared_xaxes=True, vertical_spacing=0.02)
     for c in range(n_chains):
         counts, _ = np.histogram(ranks[c], bins=edges)
-        fig.add_trace(go.Bar(x=(edges[1:] + edges[:-1]) / 2, y=counts, width=np.diff(edges),
-                             name=f"chain {c}"), row=c + 1, col=1)
+        fig.add_trace(
+            go.Bar(x=(edges[1:] + edges[:-1]) / 2, y=counts, width=np.diff(edges), name=f"chain {c}"), row=c + 1, col=1
+        )
         fig.add_hline(y=n_draws / bins, line_dash="dash", row=c + 1, col=1)
         fig.update_yaxes(title_text=f"chain {c}", showticklabels=False, row=c + 1, col=1)
     fig.update_xaxes(title_text="rank (all chains)", row=n_chains, col=1)
-    fig.update_layout(title=f"Rank histograms: {_title(var, label)}", showlegend=False, bargap=0,
-                      height=max(300, 110 * n_chains + 120))
+    fig.update_layout(
+        title=f"Rank histograms: {_title(var, label)}",
+        showlegend=False,
+        bargap=0,
+        height=max(300, 110 * n_chains + 120),
+    )
     return fig
 
 
@@ -120,22 +128,26 @@ def energy_plot(idata: az.InferenceData) -> go.Figure:
     SettingsError
         A MAP fit, or a fit without ``energy`` in ``idata.sample_stats``.
     """
-    if idata.posterior.sizes["draw"] < 2:
+    if idata["posterior"].sizes["draw"] < 2:
         raise SettingsError(needs_posterior("diagnostics"))
-    if "sample_stats" not in idata or "energy" not in idata.sample_stats:
-        raise SettingsError("this fit did not record the NUTS energy (sample_stats 'energy'): "
-                            "no energy plot")
-    energy = idata.sample_stats["energy"].transpose("chain", "draw").to_numpy()
+    if "sample_stats" not in idata or "energy" not in idata["sample_stats"]:
+        raise SettingsError("this fit did not record the NUTS energy (sample_stats 'energy'): no energy plot")
+    energy = idata["sample_stats"]["energy"].transpose("chain", "draw").to_numpy()
     bfmi = az.bfmi(idata)
     marginal = (energy - energy.mean()).ravel()
     transition = np.diff(energy, axis=1).ravel()
-    fig = go.Figure([
-        go.Histogram(x=marginal, histnorm="probability density", name="marginal energy", opacity=0.6),
-        go.Histogram(x=transition, histnorm="probability density", name="energy transition",
-                     opacity=0.6),
-    ])
-    fig.update_layout(barmode="overlay", xaxis_title="energy (centred)", yaxis_title="density",
-                      title="Energy: BFMI per chain " + ", ".join(f"{v:.2f}" for v in bfmi))
+    fig = go.Figure(
+        [
+            go.Histogram(x=marginal, histnorm="probability density", name="marginal energy", opacity=0.6),
+            go.Histogram(x=transition, histnorm="probability density", name="energy transition", opacity=0.6),
+        ]
+    )
+    fig.update_layout(
+        barmode="overlay",
+        xaxis_title="energy (centred)",
+        yaxis_title="density",
+        title="Energy: BFMI per chain " + ", ".join(f"{v:.2f}" for v in bfmi),
+    )
     return fig
 
 
@@ -152,20 +164,27 @@ def ppc_plot(check: PosteriorPredictive, prompt_id: str | None = None) -> go.Fig
     """
     table = check.overall() if prompt_id is None else check.for_prompt(prompt_id)
     x = [str(c) for c in table["category"]]
-    fig = go.Figure([
-        go.Bar(x=x, y=table["observed"], name="observed", opacity=0.7),
-        go.Scatter(
-            x=x, y=table["replicated_mean"], mode="markers", name=f"replicated (mean, {INTERVAL:.0%})",
-            error_y={"type": "data", "symmetric": False,
-                     "array": table["replicated_high"] - table["replicated_mean"],
-                     "arrayminus": table["replicated_mean"] - table["replicated_low"]},
-        ),
-    ])
+    fig = go.Figure(
+        [
+            go.Bar(x=x, y=table["observed"], name="observed", opacity=0.7),
+            go.Scatter(
+                x=x,
+                y=table["replicated_mean"],
+                mode="markers",
+                name=f"replicated (mean, {INTERVAL:.0%})",
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": table["replicated_high"] - table["replicated_mean"],
+                    "arrayminus": table["replicated_mean"] - table["replicated_low"],
+                },
+            ),
+        ]
+    )
     if prompt_id is None:
         title = f"Posterior predictive check, all prompts ({check.replicated.shape[0]} replicates)"
     else:
         p = check.p_value[np.flatnonzero(check.prompt_ids == prompt_id)[0]]
         title = f"Posterior predictive check, prompt {escape(prompt_id)} (p = {p:.2f})"
-    fig.update_layout(title=title, xaxis_title="net rating", yaxis_title="number of ratings",
-                      xaxis_type="category")
+    fig.update_layout(title=title, xaxis_title="net rating", yaxis_title="number of ratings", xaxis_type="category")
     return fig

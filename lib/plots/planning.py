@@ -40,15 +40,30 @@ def power_curve(plan_df: pd.DataFrame, x: str = "prompts", target_power: float |
         raise ValueError(f"x must be one of {', '.join(AXES)}, not {x!r}")
     panel = AXES[x]
     df = plan_df.sort_values([panel, x]).assign(error=lambda d: Z_95 * d["power_mc_se"])
-    fig = px.line(df, x=x, y="power", color="analysis", line_dash="strategy", error_y="error", markers=True,
-                  facet_col=panel, facet_col_wrap=4, range_y=[0, 1.05],
-                  labels={x: f"{x} per comparison" if x == "prompts" else "annotators per item"},
-                  hover_data=["power_mc_se", "interval_width", "kendall_tau", "judgments", "cost"])
+    fig = px.line(
+        df,
+        x=x,
+        y="power",
+        color="analysis",
+        line_dash="strategy",
+        error_y="error",
+        markers=True,
+        facet_col=panel,
+        facet_col_wrap=4,
+        range_y=[0, 1.05],
+        labels={x: f"{x} per comparison" if x == "prompts" else "annotators per item"},
+        hover_data=["power_mc_se", "interval_width", "kendall_tau", "judgments", "cost"],
+    )
     # Counts of prompts or annotators: ticks at the designs' own values, never at 1.5 or 2.5 annotators.
     fig.update_xaxes(tickmode="array", tickvals=sorted(df[x].unique().tolist()))
     if target_power is not None:
-        fig.add_hline(y=target_power, line_dash="dot", line_color="grey",
-                      annotation_text=f"target {target_power:g}", annotation_position="bottom right")
+        fig.add_hline(
+            y=target_power,
+            line_dash="dot",
+            line_color="grey",
+            annotation_text=f"target {target_power:g}",
+            annotation_position="bottom right",
+        )
     fig.update_layout(title=f"Power against {x} (error bars: +-{Z_95} Monte-Carlo SE)", legend_title_text="")
     return fig
 

@@ -40,16 +40,23 @@ def skill_forest(board: pd.DataFrame, *, point_only: bool = False) -> go.Figure:
         A point fit without an interval (no error bars).
     """
     t = board.sort_values("skill_mean")
-    fig = go.Figure(go.Scatter(
-        x=t["skill_mean"], y=labels(t["system"]), mode="markers",
-        error_x=None if point_only else _interval(t, "skill_mean", "skill_low", "skill_high"),
-        customdata=np.c_[t["p_best"]],
-        hovertemplate="%{y}<br>skill %{x:.2f}<br>P(best) %{customdata[0]:.2f}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Scatter(
+            x=t["skill_mean"],
+            y=labels(t["system"]),
+            mode="markers",
+            error_x=None if point_only else _interval(t, "skill_mean", "skill_low", "skill_high"),
+            customdata=np.c_[t["p_best"]],
+            hovertemplate="%{y}<br>skill %{x:.2f}<br>P(best) %{customdata[0]:.2f}<extra></extra>",
+        )
+    )
     fig.add_vline(x=0, line_dash="dot")
-    fig.update_layout(title="Skill per system: posterior mean and 95% interval", xaxis_title="skill s (logits)",
-                      yaxis={"title": "system", "type": "category", "dtick": 1, "automargin": True},
-                      height=_height(len(t)))
+    fig.update_layout(
+        title="Skill per system: posterior mean and 95% interval",
+        xaxis_title="skill s (logits)",
+        yaxis={"title": "system", "type": "category", "dtick": 1, "automargin": True},
+        height=_height(len(t)),
+    )
     return fig
 
 
@@ -62,17 +69,23 @@ def rank_intervals(board: pd.DataFrame) -> go.Figure:
         ``system, rank_mean, rank_low, rank_high``.
     """
     t = board.sort_values("rank_mean", ascending=False)
-    fig = go.Figure(go.Scatter(
-        x=t["rank_mean"], y=labels(t["system"]), mode="markers",
-        error_x=_interval(t, "rank_mean", "rank_low", "rank_high"),
-        customdata=np.c_[t["rank_low"], t["rank_high"]],
-        hovertemplate="%{y}<br>mean rank %{x:.1f}<br>95%: %{customdata[0]:.0f} to %{customdata[1]:.0f}"
-                      "<extra></extra>",
-    ))
-    fig.update_layout(title="Rank per system: mean and 95% interval (1 = best)",
-                      xaxis={"title": "rank", "range": [len(t) + 0.5, 0.5], "dtick": 1},
-                      yaxis={"title": "system", "type": "category", "dtick": 1, "automargin": True},
-                      height=_height(len(t)))
+    fig = go.Figure(
+        go.Scatter(
+            x=t["rank_mean"],
+            y=labels(t["system"]),
+            mode="markers",
+            error_x=_interval(t, "rank_mean", "rank_low", "rank_high"),
+            customdata=np.c_[t["rank_low"], t["rank_high"]],
+            hovertemplate="%{y}<br>mean rank %{x:.1f}<br>95%: %{customdata[0]:.0f} to %{customdata[1]:.0f}"
+            "<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title="Rank per system: mean and 95% interval (1 = best)",
+        xaxis={"title": "rank", "range": [len(t) + 0.5, 0.5], "dtick": 1},
+        yaxis={"title": "system", "type": "category", "dtick": 1, "automargin": True},
+        height=_height(len(t)),
+    )
     return fig
 
 
@@ -91,15 +104,24 @@ def win_heatmap(wins: pd.DataFrame, order: list[str]) -> go.Figure:
     for a, b, v in wins[["system_a", "system_b", "p_b_better"]].itertuples(index=False):
         p.loc[a, b], p.loc[b, a] = v, 1 - v
     shown = labels(order)
-    fig = go.Figure(go.Heatmap(
-        z=p.to_numpy(), x=shown, y=shown, zmin=0, zmax=1, colorscale="RdBu",
-        colorbar={"title": "P(column better)"},
-        hovertemplate="P(%{x} better than %{y}) = %{z:.2f}<extra></extra>",
-    ))
-    fig.update_layout(title="Win probability: P(column system better than row system)",
-                      xaxis={"title": "system (column)", "type": "category", "tickangle": -45},
-                      yaxis={"title": "system (row)", "type": "category", "autorange": "reversed"},
-                      height=_height(len(order)) + 60)
+    fig = go.Figure(
+        go.Heatmap(
+            z=p.to_numpy(),
+            x=shown,
+            y=shown,
+            zmin=0,
+            zmax=1,
+            colorscale="RdBu",
+            colorbar={"title": "P(column better)"},
+            hovertemplate="P(%{x} better than %{y}) = %{z:.2f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title="Win probability: P(column system better than row system)",
+        xaxis={"title": "system (column)", "type": "category", "tickangle": -45},
+        yaxis={"title": "system (row)", "type": "category", "autorange": "reversed"},
+        height=_height(len(order)) + 60,
+    )
     return fig
 
 
@@ -122,23 +144,50 @@ def irt_vs_bradley_terry(board: pd.DataFrame) -> go.Figure:
     colours = np.where(differs, DIFFERS, SAME)
     y = labels(t["system"])
     ranks = np.c_[irt_rank, bt_rank]
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=("IRT skill (logits)", "Bradley–Terry rating (Elo points)"))
-    fig.add_trace(go.Scatter(
-        x=t["skill_mean"], y=y, mode="markers", marker={"color": colours, "size": 9}, name="IRT",
-        error_x=_interval(t, "skill_mean", "skill_low", "skill_high"), customdata=ranks,
-        hovertemplate="%{y}<br>skill %{x:.2f}<br>IRT rank %{customdata[0]:.0f}, BT rank %{customdata[1]:.0f}"
-                      "<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Scatter(
-        x=t["bt_rating"], y=y, mode="markers", marker={"color": colours, "size": 9, "symbol": "square"},
-        name="Bradley–Terry", error_x=_interval(t, "bt_rating", "bt_low", "bt_high"), customdata=ranks,
-        hovertemplate="%{y}<br>rating %{x:.0f}<br>IRT rank %{customdata[0]:.0f}, BT rank %{customdata[1]:.0f}"
-                      "<extra></extra>"), row=1, col=2)
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        shared_yaxes=True,
+        horizontal_spacing=0.04,
+        subplot_titles=("IRT skill (logits)", "Bradley–Terry rating (Elo points)"),
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=t["skill_mean"],
+            y=y,
+            mode="markers",
+            marker={"color": colours, "size": 9},
+            name="IRT",
+            error_x=_interval(t, "skill_mean", "skill_low", "skill_high"),
+            customdata=ranks,
+            hovertemplate="%{y}<br>skill %{x:.2f}<br>IRT rank %{customdata[0]:.0f}, BT rank %{customdata[1]:.0f}"
+            "<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=t["bt_rating"],
+            y=y,
+            mode="markers",
+            marker={"color": colours, "size": 9, "symbol": "square"},
+            name="Bradley–Terry",
+            error_x=_interval(t, "bt_rating", "bt_low", "bt_high"),
+            customdata=ranks,
+            hovertemplate="%{y}<br>rating %{x:.0f}<br>IRT rank %{customdata[0]:.0f}, BT rank %{customdata[1]:.0f}"
+            "<extra></extra>",
+        ),
+        row=1,
+        col=2,
+    )
     n_diff = int(differs.sum())
     fig.update_layout(
         title=f"IRT vs Bradley–Terry: {n_diff} system{'s' if n_diff != 1 else ''} ranked differently (red)",
-        showlegend=False, height=_height(len(t)),
-        yaxis={"title": "system", "type": "category", "dtick": 1, "automargin": True})
+        showlegend=False,
+        height=_height(len(t)),
+        yaxis={"title": "system", "type": "category", "dtick": 1, "automargin": True},
+    )
     return fig
 
 
@@ -148,7 +197,7 @@ def active_vs_uniform(trace: pd.DataFrame, needed: dict, target: float) -> go.Fi
     Parameters
     ----------
     trace : DataFrame
-        ``rule, n_votes, p_best`` (:class:`lib.ranking.active.ActiveSimulation`).
+        ``rule, n_votes, p_best`` (:class:`lib.ranking.simulate.ActiveSimulation`).
     needed : dict
         ``{rule: votes needed or None}``: marked on each line.
     target : float
@@ -160,6 +209,9 @@ def active_vs_uniform(trace: pd.DataFrame, needed: dict, target: float) -> go.Fi
         if needed.get(rule) is not None:
             fig.add_vline(x=needed[rule], line_dash="dash", annotation_text=f"{rule}: {needed[rule]} votes")
     fig.add_hline(y=target, line_dash="dot")
-    fig.update_layout(title=f"Votes until the true best system has P(best) > {target:g}",
-                      xaxis_title="votes collected", yaxis={"title": "P(best) of the true best", "range": [0, 1]})
+    fig.update_layout(
+        title=f"Votes until the true best system has P(best) > {target:g}",
+        xaxis_title="votes collected",
+        yaxis={"title": "P(best) of the true best", "range": [0, 1]},
+    )
     return fig

@@ -43,25 +43,51 @@ def se_curve(summary: pd.DataFrame, mode: str, target_se: float | None = None) -
     fig = go.Figure()
     for name, part in summary.groupby("strategy", sort=False):
         colour, label = _colour(name), STRATEGIES[name].label
-        fig.add_trace(go.Scatter(
-            x=pd.concat([part["k"], part["k"][::-1]]), y=pd.concat([part["se_hi"], part["se_lo"][::-1]]),
-            fill="toself", fillcolor=_band(colour), line={"width": 0}, hoverinfo="skip",
-            legendgroup=name, showlegend=False, name=f"{label} band",
-        ))
-        fig.add_trace(go.Scatter(
-            x=part["k"], y=part["se_mean"], mode="lines+markers", name=label, legendgroup=name,
-            line={"color": colour}, customdata=part[["se_lo", "se_hi", "abs_err_mean"]],
-            hovertemplate=("k = %{x}<br>mean SE %{y:.3f} (band %{customdata[0]:.3f}-%{customdata[1]:.3f})"
-                           "<br>mean |error| %{customdata[2]:.3f}<extra>" + label + "</extra>"),
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=pd.concat([part["k"], part["k"][::-1]]),
+                y=pd.concat([part["se_hi"], part["se_lo"][::-1]]),
+                fill="toself",
+                fillcolor=_band(colour),
+                line={"width": 0},
+                hoverinfo="skip",
+                legendgroup=name,
+                showlegend=False,
+                name=f"{label} band",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=part["k"],
+                y=part["se_mean"],
+                mode="lines+markers",
+                name=label,
+                legendgroup=name,
+                line={"color": colour},
+                customdata=part[["se_lo", "se_hi", "abs_err_mean"]],
+                hovertemplate=(
+                    "k = %{x}<br>mean SE %{y:.3f} (band %{customdata[0]:.3f}-%{customdata[1]:.3f})"
+                    "<br>mean |error| %{customdata[2]:.3f}<extra>" + label + "</extra>"
+                ),
+            )
+        )
     if target_se is not None:
-        fig.add_hline(y=target_se, line_dash="dash", line_color="grey",
-                      annotation_text=f"target SE {target_se:.3g}", annotation_position="top right")
+        fig.add_hline(
+            y=target_se,
+            line_dash="dash",
+            line_color="grey",
+            annotation_text=f"target SE {target_se:.3g}",
+            annotation_position="top right",
+        )
     fig.update_layout(
-        title={"text": f"SE of the held-out ability vs number of prompts<br><sup>{mode} calibration: {MODES[mode]}"
-                       "; bands: 10-90% over held-out comparisons</sup>"},
-        xaxis_title="number of prompts k", yaxis_title="posterior SD of theta (SE)",
-        legend_title="strategy", hovermode="closest",
+        title={
+            "text": f"SE of the held-out ability vs number of prompts<br><sup>{mode} calibration: {MODES[mode]}"
+            "; bands: 10-90% over held-out comparisons</sup>"
+        },
+        xaxis_title="number of prompts k",
+        yaxis_title="posterior SD of theta (SE)",
+        legend_title="strategy",
+        hovermode="closest",
     )
     return fig
 
@@ -80,35 +106,81 @@ def what_if_chart(result: WhatIf, target_se: float) -> go.Figure:
     -------
     plotly Figure with two rows sharing the x axis (prompts asked).
     """
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=(f"theta estimate and {INTERVAL:.0%} interval", "SE (posterior SD)"))
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        subplot_titles=(f"theta estimate and {INTERVAL:.0%} interval", "SE (posterior SD)"),
+    )
     for name, part in result.path.groupby("order", sort=False):
         colour, label = _colour(name), STRATEGIES[name].label
-        fig.add_trace(go.Scatter(
-            x=pd.concat([part["step"], part["step"][::-1]]),
-            y=pd.concat([part["theta_hi"], part["theta_lo"][::-1]]),
-            fill="toself", fillcolor=_band(colour), line={"width": 0}, hoverinfo="skip",
-            legendgroup=name, showlegend=False,
-        ), row=1, col=1)
-        fig.add_trace(go.Scatter(
-            x=part["step"], y=part["theta_mean"], mode="lines", name=label, legendgroup=name,
-            line={"color": colour}, customdata=list(zip(labels(part["prompt_id"]), part["rating"], strict=True)),
-            hovertemplate="step %{x}: prompt %{customdata[0]}, net rating %{customdata[1]}"
-                          "<br>theta %{y:.2f}<extra>" + label + "</extra>",
-        ), row=1, col=1)
-        fig.add_trace(go.Scatter(x=part["step"], y=part["theta_sd"], mode="lines", legendgroup=name,
-                                 showlegend=False, line={"color": colour}), row=2, col=1)
+        fig.add_trace(
+            go.Scatter(
+                x=pd.concat([part["step"], part["step"][::-1]]),
+                y=pd.concat([part["theta_hi"], part["theta_lo"][::-1]]),
+                fill="toself",
+                fillcolor=_band(colour),
+                line={"width": 0},
+                hoverinfo="skip",
+                legendgroup=name,
+                showlegend=False,
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=part["step"],
+                y=part["theta_mean"],
+                mode="lines",
+                name=label,
+                legendgroup=name,
+                line={"color": colour},
+                customdata=list(zip(labels(part["prompt_id"]), part["rating"], strict=True)),
+                hovertemplate="step %{x}: prompt %{customdata[0]}, net rating %{customdata[1]}"
+                "<br>theta %{y:.2f}<extra>" + label + "</extra>",
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=part["step"],
+                y=part["theta_sd"],
+                mode="lines",
+                legendgroup=name,
+                showlegend=False,
+                line={"color": colour},
+            ),
+            row=2,
+            col=1,
+        )
         stop = result.stop.get(name)
         if stop is not None:
-            fig.add_vline(x=stop, line_dash="dot", line_color=colour, row=2, col=1,
-                          annotation_text=f"stop at {stop}", annotation_position="top")
+            fig.add_vline(
+                x=stop,
+                line_dash="dot",
+                line_color=colour,
+                row=2,
+                col=1,
+                annotation_text=f"stop at {stop}",
+                annotation_position="top",
+            )
     fig.add_hline(y=target_se, line_dash="dash", line_color="grey", row=2, col=1)
     if result.true_theta is not None:
-        fig.add_hline(y=result.true_theta, line_dash="dash", line_color="black", row=1, col=1,
-                      annotation_text="true theta")
+        fig.add_hline(
+            y=result.true_theta, line_dash="dash", line_color="black", row=1, col=1, annotation_text="true theta"
+        )
     else:
-        fig.add_hline(y=result.full_theta, line_dash="dash", line_color="black", row=1, col=1,
-                      annotation_text="estimate with all prompts")
+        fig.add_hline(
+            y=result.full_theta,
+            line_dash="dash",
+            line_color="black",
+            row=1,
+            col=1,
+            annotation_text="estimate with all prompts",
+        )
     fig.update_xaxes(title_text="prompts asked", row=2, col=1)
     fig.update_layout(title="Adaptive what-if: adaptive vs random order", hovermode="closest", height=600)
     return fig

@@ -27,16 +27,12 @@ sharing a system. p stays at its current value (the outcomes are unknown).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
-from scipy.special import expit
 
 from lib.errors import SettingsError
-from lib.formats import DEFAULT_CRITERION
 from lib.irt.readouts import item_information
 
 NEXT_COLUMNS = ["system_a", "system_b", "prompt_id", "score"]
@@ -108,8 +104,10 @@ def next_batch(
     if focus is not None and not 1 <= focus < len(systems):
         raise SettingsError(f"the rank boundary to resolve must be between 1 and {len(systems) - 1}, not {focus}")
     if alpha.shape != (len(prompt_ids),) or cutpoints.ndim != 2 or len(cutpoints) != len(prompt_ids):
-        raise SettingsError(f"prompt parameters for {len(prompt_ids)} prompts expected, got alpha {alpha.shape} "
-                            f"and cutpoints {cutpoints.shape}")
+        raise SettingsError(
+            f"prompt parameters for {len(prompt_ids)} prompts expected, got alpha {alpha.shape} "
+            f"and cutpoints {cutpoints.shape}"
+        )
     ia, ib, weight = undecided_pairs(skills, systems, focus, component)
     if not len(ia):
         return pd.DataFrame(columns=NEXT_COLUMNS).astype({"score": float})
@@ -139,8 +137,9 @@ def next_batch(
     return pd.DataFrame(rows, columns=NEXT_COLUMNS)
 
 
-def undecided_pairs(skills: np.ndarray, systems: Sequence[str], focus: int | None = 1,
-                    component: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def undecided_pairs(
+    skills: np.ndarray, systems: Sequence[str], focus: int | None = 1, component: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pairs whose order at a rank boundary is undecided, with ``w_AB`` of the module docstring.
 
     Parameters
@@ -197,23 +196,24 @@ def _most_informative(d: np.ndarray, alpha: np.ndarray, cutpoints: np.ndarray, k
     at = np.clip(np.rint((d - GRID[0]) / step), 0, len(GRID) - 1).astype(np.int64)  # (S, P) nearest grid point
     n_pairs = d.shape[1]
     # share of each pair's draws at each grid point: (P, G)
-    share = np.bincount((np.arange(n_pairs) * len(GRID) + at).ravel(), minlength=n_pairs * len(GRID))
-    share = share.reshape(n_pairs, len(GRID)) / len(d)
+    counts = np.bincount((np.arange(n_pairs) * len(GRID) + at).ravel(), minlength=n_pairs * len(GRID))
+    share = counts.reshape(n_pairs, len(GRID)) / len(d)
     idx = np.empty((n_pairs, keep), dtype=np.int64)
     val = np.empty((n_pairs, keep))
     rows = max(1, CHUNK // max(1, info_grid.shape[1]))
     for start in range(0, n_pairs, rows):
-        block = share[start:start + rows] @ info_grid  # (rows, J)
+        block = share[start : start + rows] @ info_grid  # (rows, J)
         top = np.argpartition(-block, keep - 1, axis=1)[:, :keep]
         top_val = np.take_along_axis(block, top, axis=1)
         order = np.argsort(-top_val, axis=1, kind="stable")
-        idx[start:start + rows] = np.take_along_axis(top, order, axis=1)
-        val[start:start + rows] = np.take_along_axis(top_val, order, axis=1)
+        idx[start : start + rows] = np.take_along_axis(top, order, axis=1)
+        val[start : start + rows] = np.take_along_axis(top_val, order, axis=1)
     return idx, val
 
 
-def next_from_posterior(idata, n: int = 20, *, focus: int | None = 1,
-                        component: np.ndarray | None = None) -> pd.DataFrame:
+def next_from_posterior(
+    idata, n: int = 20, *, focus: int | None = 1, component: np.ndarray | None = None
+) -> pd.DataFrame:
     """:func:`next_batch` from a fitted ranking model's posterior (posterior means of alpha and b).
 
     Parameters
@@ -239,7 +239,7 @@ def next_from_posterior(idata, n: int = 20, *, focus: int | None = 1,
         The posterior is of the ratings likelihood (it judges one system at a time, so there is no
         pair to ask about), or ``n`` < 1.
     """
-    post = idata.posterior
+    post = idata["posterior"]
     if "alpha" not in post or "b" not in post or "eta" in post:  # eta: the ratings' prompt effect
         raise SettingsError("what to annotate next needs a paired likelihood (votes or cells), not ratings")
     skills = post["skill"].stack(sample=("chain", "draw")).transpose("sample", "system").values
@@ -247,172 +247,13 @@ def next_from_posterior(idata, n: int = 20, *, focus: int | None = 1,
     b = post["b"].mean(("chain", "draw"))
     # The votes share one tie threshold across prompts; the cells have one set per prompt.
     b = b.transpose("prompt", ...).values if "prompt" in b.dims else np.broadcast_to(b.values, (len(prompts), b.size))
-    return next_batch(skills, [str(s) for s in post["system"].values], prompts,
-                      post["alpha"].mean(("chain", "draw")).values, b, n, focus=focus, component=component)
-
-
-def bt_laplace(votes: pd.DataFrame, systems: Sequence[str], *, prior_sd: float = 1.0, draws: int = 500,
-               seed: int = 0) -> np.ndarray:
-    """Fast skill draws for the simulation: Bradley–Terry with a N(0, prior_sd) prior, MAP + Laplace.
-
-    The votes likelihood of the ranking model with alpha_j = 1 and ties as half a win (LMArena's
-    rule), maximised by ``scipy.optimize.minimize`` (trust-exact, exact gradient and Hessian); draws
-    from ``N(mode, H^-1)`` with H the negative Hessian of the log posterior. A stand-in for
-    ``lib.ranking.fit.fit_ranking(..., sampler="laplace")`` that needs no model compilation (about a
-    millisecond for a few systems), so a simulation can refit after every batch.
-
-    Parameters
-    ----------
-    votes : DataFrame
-        Canonical votes: ``system_a``, ``system_b``, ``winner`` in {a, b, tie}.
-    systems : sequence of str
-        Every system (also those without votes yet), the column order of the draws.
-    prior_sd : float
-        SD of the skills' prior (logits).
-    draws : int
-    seed : int
-
-    Returns
-    -------
-    ndarray, shape (draws, K)
-    """
-    index = {s: k for k, s in enumerate(systems)}
-    ia, ib = votes["system_a"].map(index).to_numpy(), votes["system_b"].map(index).to_numpy()
-    o = votes["winner"].map({"a": 1.0, "tie": 0.5, "b": 0.0}).to_numpy()
-    x = np.zeros((len(votes), len(systems)))
-    x[np.arange(len(votes)), ia] += 1.0
-    x[np.arange(len(votes)), ib] -= 1.0
-    prior = np.eye(len(systems)) / prior_sd**2
-
-    def neg_log_post(r):
-        z = x @ r
-        return np.sum(np.logaddexp(0.0, z) - o * z) + 0.5 * r @ prior @ r
-
-    def grad(r):
-        return x.T @ (expit(x @ r) - o) + prior @ r
-
-    def hess(r):
-        p = expit(x @ r)
-        return (x.T * (p * (1.0 - p))) @ x + prior
-
-    mode = minimize(neg_log_post, np.zeros(len(systems)), jac=grad, hess=hess, method="trust-exact").x
-    return np.random.default_rng(seed).multivariate_normal(mode, np.linalg.inv(hess(mode)), draws)
-
-
-@dataclass
-class ActiveSimulation:
-    """Votes each rule needed before the true best system had P(best) above the target.
-
-    Attributes
-    ----------
-    needed : dict
-        ``{"uniform": int or None, "active": int or None}``: votes at the first check where the true
-        best system's P(best) exceeded the target (None: not within the budget).
-    trace : DataFrame
-        ``rule, n_votes, p_best``: the true best system's P(best) at every check.
-    best : str
-        The true best system.
-    """
-
-    needed: dict[str, int | None]
-    trace: pd.DataFrame
-    best: str
-
-
-def simulate_active_vs_uniform(
-    n_systems: int = 6,
-    n_prompts: int = 40,
-    *,
-    fit: Callable[[pd.DataFrame, list[str]], np.ndarray] = bt_laplace,
-    start: int = 30,
-    batch: int = 10,
-    max_votes: int = 2000,
-    target: float = 0.95,
-    tie_rate: float = 0.1,
-    skill_sd: float = 0.5,
-    seed: int = 0,
-) -> ActiveSimulation:
-    """How many votes uniform sampling and :func:`next_batch` need to single out the true best system.
-
-    Votes come from :func:`lib.ranking.simulate.simulate_arena` (its skills, discriminations and
-    tie thresholds are the truth). Both rules start from the same first ``start`` uniform votes and
-    then add ``batch`` votes at a time: *uniform* a random pair on a random prompt (the arena design),
-    *active* the top of :func:`next_batch` for the current draws (prompts scored with alpha = 1 and
-    the tie threshold of the observed tie share, as the rule does not know the truth). After each
-    batch ``fit`` gives skill draws and P(best) of the true best system is recorded.
-
-    Parameters
-    ----------
-    n_systems, n_prompts : int
-        Size of the simulated study.
-    fit : callable
-        ``fit(votes, systems) -> ndarray (S, K)``: skill draws, columns in ``systems`` order, from
-        canonical votes; default :func:`bt_laplace` (fast enough for a page).
-    start, batch, max_votes : int
-        Initial uniform votes, votes added between checks, and the budget per rule.
-    target : float
-        P(best) the true best system must exceed.
-    tie_rate, skill_sd : float
-        Passed to ``simulate_arena``.
-    seed : int
-
-    Returns
-    -------
-    ActiveSimulation
-
-    Raises
-    ------
-    SettingsError
-        Sizes that cannot run (fewer than 2 systems, ``batch`` < 1, ``start`` > ``max_votes``).
-    """
-    from lib.ranking.simulate import simulate_arena
-
-    if n_systems < 2 or batch < 1 or not 0 < start <= max_votes:
-        raise SettingsError("the simulation needs at least 2 systems, a batch of at least 1 vote and "
-                            f"0 < start <= max votes (got {n_systems}, {batch}, {start}, {max_votes})")
-    uniform, truth = simulate_arena(n_systems, n_prompts, max_votes, tie_rate=tie_rate, skill_sd=skill_sd, seed=seed)
-    systems, skill = truth["systems"], truth["skill"]
-    best = int(np.argmax(skill))
-    rng = np.random.default_rng([seed, 1])
-    needed: dict[str, int | None] = {"uniform": None, "active": None}
-    trace = []
-    for rule in needed:
-        votes = uniform.iloc[:start]
-        while True:
-            p_best = float((np.argmax(fit(votes, systems), axis=1) == best).mean())
-            trace.append((rule, len(votes), p_best))
-            if p_best > target:
-                needed[rule] = len(votes)
-                break
-            if len(votes) >= max_votes:
-                break
-            size = min(batch, max_votes - len(votes))
-            if rule == "uniform":
-                votes = uniform.iloc[:len(votes) + size]
-            else:
-                ask = next_batch(fit(votes, systems), systems, truth["prompts"], *_prompt_guess(votes, n_prompts),
-                                 n=size)
-                votes = pd.concat([votes, _answer(ask, truth, rng, len(votes))], ignore_index=True)
-    return ActiveSimulation(needed, pd.DataFrame(trace, columns=["rule", "n_votes", "p_best"]), systems[best])
-
-
-def _prompt_guess(votes: pd.DataFrame, n_prompts: int) -> tuple[np.ndarray, np.ndarray]:
-    """alpha = 1 and the antisymmetric tie threshold ``logit((1 + t) / 2)`` of the observed tie share t."""
-    ties = float(np.clip((votes["winner"] == "tie").mean(), 0.01, 0.9))
-    threshold = np.log((1 + ties) / (1 - ties))  # logit((1 + t) / 2)
-    return np.ones(n_prompts), np.tile([-threshold, threshold], (n_prompts, 1))
-
-
-def _answer(ask: pd.DataFrame, truth: dict, rng: np.random.Generator, first_id: int) -> pd.DataFrame:
-    """Votes on the asked (pair, prompt)s drawn from the true model (``simulate_arena``'s outcome rule)."""
-    index = {s: k for k, s in enumerate(truth["systems"])}
-    prompt = {p: j for j, p in enumerate(truth["prompts"])}
-    location = truth["skill"][ask["system_b"].map(index)] - truth["skill"][ask["system_a"].map(index)]
-    alpha = truth["alpha"][ask["prompt_id"].map(prompt)]
-    u = rng.random(len(ask))
-    p_b, p_not_a = expit(alpha * (location - truth["b"])), expit(alpha * (location + truth["b"]))
-    return pd.DataFrame({
-        "prompt_id": ask["prompt_id"], "system_a": ask["system_a"], "system_b": ask["system_b"],
-        "annotator_id": [f"r{first_id + n}" for n in range(len(ask))],
-        "winner": np.where(u < p_b, "b", np.where(u < p_not_a, "tie", "a")), "criterion": DEFAULT_CRITERION,
-    })
+    return next_batch(
+        skills,
+        [str(s) for s in post["system"].values],
+        prompts,
+        post["alpha"].mean(("chain", "draw")).values,
+        b,
+        n,
+        focus=focus,
+        component=component,
+    )

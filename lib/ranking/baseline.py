@@ -86,24 +86,11 @@ def bradley_terry(
         raise SettingsError(f"the interval level must be between 0 and 1, not {level}")
     if not (scale > 0 and base > 1):
         raise SettingsError(f"the rating scale needs scale > 0 and base > 1, got scale={scale}, base={base}")
-    missing = [c for c in ("system_a", "system_b", "winner", *([cluster] if cluster else [])) if c not in votes.columns]
-    if missing:
-        raise FormatError(f"the votes lack column(s) {', '.join(missing)}", column=missing[0])
-    outcome = votes["winner"].map(OUTCOME)
-    bad = np.flatnonzero(outcome.isna().to_numpy())
-    if bad.size:
-        raise FormatError(f"unknown winner value {votes['winner'].iloc[bad[0]]!r} (allowed: a, b, tie)",
-                          rows=(bad + 1).tolist(), column="winner")
-    codes, systems = pd.factorize(pd.concat([votes["system_a"], votes["system_b"]]).astype(str), sort=True)
+    ia, ib, o, systems = _vote_codes(votes, cluster)
     n, k = len(votes), len(systems)
-    if k < 2:
-        raise DesignError("the Bradley–Terry baseline needs votes between at least two systems")
-    ia, ib, o = codes[:n], codes[n:], outcome.to_numpy(dtype=float)
-    _check_connected(ia, ib, o, systems)
 
     winners = np.select([o == 1.0, o == 0.0], [evalica.Winner.X, evalica.Winner.Y], evalica.Winner.Draw)
-    fit = evalica.bradley_terry(systems[ia], systems[ib], list(winners), index=systems, tolerance=1e-12,
-                                limit=100_000)
+    fit = evalica.bradley_terry(systems[ia], systems[ib], list(winners), index=systems, tolerance=1e-12, limit=100_000)
     r = np.log(fit.scores.reindex(systems).to_numpy())
     r -= r.mean()
 
@@ -119,15 +106,48 @@ def bradley_terry(
 
     points = scale / np.log(base)
     half = norm.ppf(0.5 + level / 2) * sd
-    table = pd.DataFrame({
-        "system": list(systems),
-        "bt_rating": initial + points * r,
-        "bt_low": initial + points * (r - half),
-        "bt_high": initial + points * (r + half),
-    })
+    table = pd.DataFrame(
+        {
+            "system": list(systems),
+            "bt_rating": initial + points * r,
+            "bt_low": initial + points * (r - half),
+            "bt_high": initial + points * (r + half),
+        }
+    )
     if cluster:
         table["bt_design_effect"] = var / var_naive
     return table.sort_values("bt_rating", ascending=False, kind="stable", ignore_index=True)
+
+
+def _vote_codes(votes: pd.DataFrame, cluster: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, pd.Index]:
+    """The votes checked and encoded: system index of side a and of side b (N,), outcome 1 / 0.5 / 0
+    for a win of a / a tie / a win of b (N,), and the systems, sorted.
+
+    Raises
+    ------
+    FormatError
+        A column is missing, or a ``winner`` value is not a, b or tie.
+    DesignError
+        Fewer than two systems, or no finite maximum-likelihood rating.
+    """
+    missing = [c for c in ("system_a", "system_b", "winner", *([cluster] if cluster else [])) if c not in votes.columns]
+    if missing:
+        raise FormatError(f"the votes lack column(s) {', '.join(missing)}", column=missing[0])
+    outcome = votes["winner"].map(OUTCOME)
+    bad = np.flatnonzero(outcome.isna().to_numpy())
+    if bad.size:
+        raise FormatError(
+            f"unknown winner value {votes['winner'].iloc[bad[0]]!r} (allowed: a, b, tie)",
+            rows=(bad + 1).tolist(),
+            column="winner",
+        )
+    codes, systems = pd.factorize(pd.concat([votes["system_a"], votes["system_b"]]).astype(str), sort=True)
+    n, k = len(votes), len(systems)
+    if k < 2:
+        raise DesignError("the Bradley–Terry baseline needs votes between at least two systems")
+    ia, ib, o = codes[:n], codes[n:], outcome.to_numpy(dtype=float)
+    _check_connected(ia, ib, o, systems)
+    return ia, ib, o, systems
 
 
 def _pair_sum(ia: np.ndarray, ib: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
@@ -154,4 +174,5 @@ def _check_connected(ia: np.ndarray, ib: np.ndarray, o: np.ndarray, systems: pd.
         stray = sorted(str(systems[i]) for i in range(k) if sizes[labels[i]] < sizes.max())
         raise DesignError(
             "the Bradley–Terry ratings are infinite: some systems never win (or never lose) against the "
-            f"others, directly or through a chain of votes ({', '.join(stray[:10])}); add votes that link them")
+            f"others, directly or through a chain of votes ({', '.join(stray[:10])}); add votes that link them"
+        )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lib.errors import TooLargeError
+from lib.inference.settings import is_mcmc
 
 MAX_MEMORY_GB = 8.0
 """Default memory limit of one leaderboard fit (GB); ``--max-memory`` on the command line."""
@@ -61,18 +62,37 @@ class CostEstimate:
     parts: dict[str, float] = field(default_factory=dict)
 
     def __str__(self) -> str:
+        """``about 40 s and 1.2 GB of memory`` (minutes from 2 minutes on)."""
         minutes = self.seconds / 60
         when = f"{self.seconds:.0f} s" if minutes < 2 else f"{minutes:.0f} min"
         return f"about {when} and {self.memory_gb:.1f} GB of memory"
 
     @property
     def largest(self) -> str:
-        return max(self.parts, key=self.parts.get)
+        """The name of the largest part of the memory.
+
+        Raises
+        ------
+        ValueError
+            ``parts`` is empty.
+        """
+        return max(self.parts, key=self.parts.__getitem__)
 
 
-def estimate_cost(n_systems: int, n_prompts: int, n_obs: int, *, sampler: str, draws: int, chains: int = 1,
-                  tune: int = 0, locals_per_prompt: int = 1, component_sizes=None, n_next: int = 0,
-                  win_top: int = WIN_MATRIX_TOP) -> CostEstimate:
+def estimate_cost(
+    n_systems: int,
+    n_prompts: int,
+    n_obs: int,
+    *,
+    sampler: str,
+    draws: int,
+    chains: int = 1,
+    tune: int = 0,
+    locals_per_prompt: int = 1,
+    component_sizes=None,
+    n_next: int = 0,
+    win_top: int = WIN_MATRIX_TOP,
+) -> CostEstimate:
     """Peak memory and wall time of a leaderboard fit and its read-outs, from the sizes alone.
 
     Parameters
@@ -80,7 +100,7 @@ def estimate_cost(n_systems: int, n_prompts: int, n_obs: int, *, sampler: str, d
     n_systems, n_prompts, n_obs : int
         K systems, J prompts and N judgments (votes, cells or scores) the likelihood explains.
     sampler : str
-        ``"laplace"`` or a NUTS sampler.
+        A name of the sampler registry: Laplace, or a NUTS sampler (:func:`lib.inference.settings.is_mcmc`).
     draws, chains, tune : int
         Draws (Laplace: in all; NUTS: per chain), chains and tuning iterations.
     locals_per_prompt : int
@@ -97,24 +117,33 @@ def estimate_cost(n_systems: int, n_prompts: int, n_obs: int, *, sampler: str, d
     CostEstimate
     """
     k, j, n = int(n_systems), int(n_prompts), int(n_obs)
-    n_draws = draws * (chains if sampler != "laplace" else 1)
+    mcmc = is_mcmc(sampler)  # else Laplace: independent draws from one mode
+    n_draws = draws * (chains if mcmc else 1)
     sizes = np.asarray(component_sizes if component_sizes is not None else [k], dtype=float)
     n_vars = k + j * locals_per_prompt
-    parts = {"program": _BASE_BYTES / _GB,
-             "posterior draws": _COPIES * n_draws * (k + j * locals_per_prompt) * 8 / _GB,
-             "ranks per draw": _COPIES * n_draws * k * 8 / _GB,
-             "Bradley–Terry": 4 * float((sizes**2).sum()) * 8 / _GB}
-    if sampler == "laplace":
+    parts = {
+        "program": _BASE_BYTES / _GB,
+        "posterior draws": _COPIES * n_draws * (k + j * locals_per_prompt) * 8 / _GB,
+        "ranks per draw": _COPIES * n_draws * k * 8 / _GB,
+        "Bradley–Terry": 4 * float((sizes**2).sum()) * 8 / _GB,
+    }
+    if not mcmc:
         parts["the Hessian at the mode (systems x variables)"] = _DENSE_COPIES * k * n_vars * 8 / _GB
         parts["the judgments' gradients"] = _BYTES_PER_OBS_LAPLACE * n / _GB
-        seconds = (_SECONDS_COMPILE + _SECONDS_PER_OBS_LAPLACE * n + _SECONDS_PER_OBS_GLOBAL * n * k
-                   + (2 * k * (_SECONDS_PER_GRADIENT + 4 * _SECONDS_PER_OBS_GLOBAL * n) if n <= 20_000 else 0.0)
-                   + _SECONDS_SCHUR * j * locals_per_prompt**2 * float(k) ** 2)
+        seconds = (
+            _SECONDS_COMPILE
+            + _SECONDS_PER_OBS_LAPLACE * n
+            + _SECONDS_PER_OBS_GLOBAL * n * k
+            + (2 * k * (_SECONDS_PER_GRADIENT + 4 * _SECONDS_PER_OBS_GLOBAL * n) if n <= 20_000 else 0.0)
+            + _SECONDS_SCHUR * j * locals_per_prompt**2 * float(k) ** 2
+        )
     else:
         parts["the judgments' gradients"] = _BYTES_PER_OBS_NUTS * n * chains / _GB
         steps = min(_MAX_LEAPFROG, _LEAPFROG_STEPS * (n_vars / 200) ** 0.25)
-        seconds = _SECONDS_COMPILE + chains * (tune + draws) * steps * (
-            _SECONDS_PER_GRADIENT / 10 + _SECONDS_PER_OBS_LEAPFROG * n) / 2  # chains share two cores
+        seconds = (
+            _SECONDS_COMPILE
+            + chains * (tune + draws) * steps * (_SECONDS_PER_GRADIENT / 10 + _SECONDS_PER_OBS_LEAPFROG * n) / 2
+        )  # chains share two cores
     pairs = min(win_top, k) ** 2 / 2
     parts["win matrix"] = 8 * pairs * 3 / _GB
     if n_next:
@@ -123,8 +152,13 @@ def estimate_cost(n_systems: int, n_prompts: int, n_obs: int, *, sampler: str, d
     return CostEstimate(float(sum(parts.values())), float(seconds), parts)
 
 
-def check_budget(cost: CostEstimate, max_memory_gb: float = MAX_MEMORY_GB, max_minutes: float = MAX_MINUTES, *,
-                 where: str = "--max-memory GB / --max-minutes M") -> None:
+def check_budget(
+    cost: CostEstimate,
+    max_memory_gb: float = MAX_MEMORY_GB,
+    max_minutes: float = MAX_MINUTES,
+    *,
+    where: str = "--max-memory GB / --max-minutes M",
+) -> None:
     """Refuse a fit whose estimate passes a limit, naming the limit, the largest part and the option.
 
     Parameters
@@ -140,13 +174,15 @@ def check_budget(cost: CostEstimate, max_memory_gb: float = MAX_MEMORY_GB, max_m
     lib.errors.TooLargeError
         The estimated memory or time passes its limit.
     """
-    memory_option, time_option = (where.split(" / ") + [where])[:2]
+    memory_option, time_option = ([*where.split(" / "), where])[:2]
     if cost.memory_gb > max_memory_gb:
         raise TooLargeError(
             f"this leaderboard would need {cost}, above the memory limit of {max_memory_gb:g} GB (the largest part: "
             f"{cost.largest}, {cost.parts[cost.largest]:.1f} GB). Raise the limit with {memory_option} if the "
-            "machine has the memory, or rank fewer systems or judgments (e.g. --filter)")
+            "machine has the memory, or rank fewer systems or judgments (e.g. --filter)"
+        )
     if cost.seconds > 60 * max_minutes:
         raise TooLargeError(
             f"this leaderboard would take {cost}, above the time limit of {max_minutes:g} minutes. Raise the limit "
-            f"with {time_option}, use --sampler laplace, or rank fewer systems or judgments (e.g. --filter)")
+            f"with {time_option}, use --sampler laplace, or rank fewer systems or judgments (e.g. --filter)"
+        )

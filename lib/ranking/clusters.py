@@ -14,10 +14,14 @@ the sandwich covariance matrix", Econometrica 81(5)), for the posterior of the s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit
+
+if TYPE_CHECKING:
+    import arviz as az
 
 DESIGN_EFFECT_WARN = 1.1
 """Votes are called clustered by prompt when the design effect (clustered variance of the skills over
@@ -25,9 +29,11 @@ the per-vote one, averaged over the systems) exceeds this, and exceeds ``1 + 1 /
 prompts: the estimate's own noise under independent votes (its 95th percentile was 1.15, 1.07 and 1.05
 for 40, 100 and 200 prompts in simulations of 10 systems x 50 votes per prompt; with a prompt x system
 effect of SD 0.3 it was 1.17 at the median, ``tests/ranking/test_rank_clusters.py``)."""
-CLUSTER_NOTE = ("votes on the same prompt are dependent: the skills' variance is {de:.2f} times what independent "
-                "votes give (design effect, over {n} prompts; a prompt favours some systems more than their skill "
-                "says).")
+CLUSTER_NOTE = (
+    "votes on the same prompt are dependent: the skills' variance is {de:.2f} times what independent "
+    "votes give (design effect, over {n} prompts; a prompt favours some systems more than their skill "
+    "says)."
+)
 CLUSTER_ADVICE = " Use prompt-clustered intervals."
 CLUSTERED_NOTE = " The intervals are prompt-clustered (cluster-robust sandwich)."
 
@@ -133,8 +139,9 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray]) -> C
     adjusted = sigma + sigma @ excess @ sigma
     varies = np.diag(sigma) > 1e-12 * np.diag(sigma).max()
     design_effect = float(np.mean(np.diag(adjusted)[varies] / np.diag(sigma)[varies]))
-    return Clustering(design_effect, n_prompts, flagged(design_effect, n_prompts),
-                      mean + (skill - mean) @ _transform(sigma, adjusted))
+    return Clustering(
+        design_effect, n_prompts, flagged(design_effect, n_prompts), mean + (skill - mean) @ _transform(sigma, adjusted)
+    )
 
 
 def _transform(sigma: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -147,3 +154,22 @@ def _transform(sigma: np.ndarray, target: np.ndarray) -> np.ndarray:
     wt, vt = np.linalg.eigh(target)
     root = (vt * np.sqrt(np.clip(wt, 0, None))) @ vt.T
     return inv_root @ root
+
+
+def cluster_by_prompt(idata: az.InferenceData, obs, apply: bool, warnings: list[str]) -> None:
+    """Say when the votes are clustered by prompt; with ``apply`` replace the skill draws by the
+    prompt-clustered ones (:func:`prompt_clustering`); ``warnings`` (the fit's) gets the notes."""
+    post = idata["posterior"]
+    skill = post["skill"]
+    draws = skill.stack(sample=("chain", "draw")).transpose("sample", "system").to_numpy().astype(np.float64)
+    means = {n: post[n].mean(("chain", "draw")).to_numpy() for n in ("alpha", "b", "gamma", "delta") if n in post}
+    result = prompt_clustering(draws, obs, means)
+    if result.flagged:
+        warnings.append(
+            CLUSTER_NOTE.format(de=result.design_effect, n=result.n_prompts) + ("" if apply else CLUSTER_ADVICE)
+        )
+    if apply:
+        shape = (skill.sizes["chain"], skill.sizes["draw"], skill.sizes["system"])
+        # the stacked sample order is chain-major, as the reshape expects
+        post["skill"] = skill.copy(data=result.skill_draws.reshape(shape).astype(skill.dtype))
+        warnings.append(f"design effect {result.design_effect:.2f}." + CLUSTERED_NOTE)

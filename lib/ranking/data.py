@@ -19,9 +19,10 @@ LIKELIHOODS = {
     "cells": "net rating per (system pair, prompt), the graded response model of the Abilities page",
     "votes": "one outcome per vote (A better / tie / B better): sparse designs, arenas (default for votes)",
     "ratings": "each score of a system on a prompt, with a prompt effect (and, as an option, the annotator's "
-               "severity): needs no pairing (default for ratings)",
+    "severity): needs no pairing (default for ratings)",
 }
 """The ranking model's likelihoods, name -> help text (:mod:`lib.ranking.model`)."""
+
 
 @dataclass
 class RankingData:
@@ -59,11 +60,14 @@ class RankingData:
     component: pd.Series | None = None
 
     def __post_init__(self) -> None:
+        """Without ``component``, every system is in component 1."""
         if self.component is None:
             self.component = pd.Series(1, index=self.systems, name="component", dtype="int64")
 
     @property
     def n_components(self) -> int:
+        """The number of components of the comparison graph (1 when every system is linked)."""
+        assert self.component is not None  # set by __post_init__
         return int(self.component.max())
 
 
@@ -104,6 +108,58 @@ def comparison_components(systems: list[str], system_a, system_b) -> pd.Series:
     return pd.Series(rank[labels].astype("int64"), index=systems, name="component")
 
 
+def systems_of(data) -> list[str]:
+    """The systems of an analysis input's comparisons (its rating matrix), sorted.
+
+    Parameters
+    ----------
+    data : lib.inputs.AnalysisInput
+        With its rating matrix (``data.matrix`` not None).
+
+    Returns
+    -------
+    list of str
+        Every system named as ``system_a`` or ``system_b`` of a comparison (blank names left out).
+    """
+    c = data.matrix.comparisons
+    return sorted(set(c["system_a"].dropna()) | set(c["system_b"].dropna()))
+
+
+def shows_position(data) -> bool:
+    """Whether the votes say which system was shown first (the pairwise format's ``position`` role),
+    so the ranking model can estimate a position bias.
+
+    Parameters
+    ----------
+    data : lib.inputs.AnalysisInput
+
+    Returns
+    -------
+    bool
+        True when the input has votes with a ``first`` column that is filled in at least one row.
+    """
+    votes = data.judgments.votes if data.judgments is not None else None
+    return votes is not None and "first" in votes and bool((votes["first"] != "").any())
+
+
+def names_annotators(data) -> bool:
+    """Whether the ratings name at least two annotators (the ratings format's ``annotator`` role), so
+    the ranking model can estimate each annotator's severity.
+
+    Parameters
+    ----------
+    data : lib.inputs.AnalysisInput
+
+    Returns
+    -------
+    bool
+        True when the input's ratings have an ``annotator_id`` column with two or more distinct
+        non-blank values.
+    """
+    ids = data.ratings["annotator_id"] if data.ratings is not None and "annotator_id" in data.ratings else None
+    return ids is not None and ids[ids != ""].nunique() >= 2
+
+
 def ranking_data(data, likelihood: str | None = None) -> RankingData:
     """The data of one likelihood of the ranking model from an analysis input.
 
@@ -127,6 +183,37 @@ def ranking_data(data, likelihood: str | None = None) -> RankingData:
         Fewer than two systems, or nothing that tells systems apart (all votes ties, all scores
         equal, no pair judged on a prompt for ``cells``).
     """
+    likelihood = _likelihood(data, likelihood)
+    votes = ratings = matrix = None
+    if data.judgments is not None:
+        votes, systems, counts = _votes(data, likelihood)
+    else:
+        ratings, systems, counts = _ratings(data, likelihood)
+    if len(systems) < 2:
+        raise DesignError(f"only one system ({', '.join(systems) or 'none'}): a leaderboard needs at least two")
+    if likelihood == "cells":
+        matrix = data.matrix
+        if not (matrix.n_votes > 0).any():
+            raise DesignError(
+                "no pair of systems was judged on the same prompt: the cells likelihood has "
+                "nothing to model; use the ratings or votes likelihood"
+            )
+    n_votes = counts.reindex(systems, fill_value=0).astype("int64").rename("n_votes")
+    # Ratings link every system through the prompt effects' shared distribution: one component.
+    component = None
+    if likelihood == "votes":
+        assert votes is not None  # the votes likelihood has votes
+        component = comparison_components(systems, votes["system_a"], votes["system_b"])
+    elif likelihood == "cells":
+        assert matrix is not None  # set above for the cells likelihood
+        judged = matrix.comparisons[(matrix.n_votes > 0).any(axis=1)]
+        component = comparison_components(systems, judged["system_a"], judged["system_b"])
+    return RankingData(systems, likelihood, votes, matrix, ratings, n_votes, component)
+
+
+def _likelihood(data, likelihood: str | None) -> str:
+    """The likelihood asked for (default: ``votes`` for formats with votes, else ``ratings``), checked
+    against the data (see :func:`ranking_data`'s SettingsError)."""
     if data.fmt == "responses":
         raise SettingsError("item-response data (persons x items) has no systems to rank")
     has_votes = data.judgments is not None
@@ -136,42 +223,53 @@ def ranking_data(data, likelihood: str | None = None) -> RankingData:
     if likelihood == "votes" and not has_votes:
         raise SettingsError("the votes likelihood needs pairwise votes; these are ratings: use ratings or cells")
     if likelihood == "ratings" and has_votes:
-        raise SettingsError("the ratings likelihood needs one score per system and prompt; these are votes: "
-                            "use votes or cells")
-    votes = ratings = matrix = None
-    if has_votes:
-        votes = data.judgments.votes
-        if data.criterion is not None:
-            votes = votes[votes["criterion"] == data.criterion]
-        votes = votes.reset_index(drop=True)
-        systems = sorted(set(votes["system_a"]) | set(votes["system_b"]))
-        counts = pd.concat([votes["system_a"], votes["system_b"]]).value_counts()
-        if likelihood == "votes" and (votes["winner"] == "tie").all():
-            raise DesignError("every vote is a tie: the votes cannot tell any system apart")
-    else:
-        table = data.ratings
-        if data.criterion is not None and "criterion" in table:
-            table = table[table["criterion"] == data.criterion]
-        ratings = pd.DataFrame({"system": table["system"].astype(str), "prompt_id": table["prompt_id"].astype(str),
-                                "annotator_id": table["annotator_id"].astype(str),
-                                "score": table["score"].astype("float64")}).reset_index(drop=True)
-        systems = sorted(set(ratings["system"]))
-        counts = ratings["system"].value_counts()
-        if likelihood == "ratings" and ratings["score"].nunique() < 2:
-            raise DesignError("every score is the same: the ratings cannot tell any system apart")
-    if len(systems) < 2:
-        raise DesignError(f"only one system ({', '.join(systems) or 'none'}): a leaderboard needs at least two")
-    if likelihood == "cells":
-        matrix = data.matrix
-        if not (matrix.n_votes > 0).any():
-            raise DesignError("no pair of systems was judged on the same prompt: the cells likelihood has "
-                              "nothing to model; use the ratings or votes likelihood")
-    n_votes = counts.reindex(systems, fill_value=0).astype("int64").rename("n_votes")
-    # Ratings link every system through the prompt effects' shared distribution: one component.
-    component = None
-    if likelihood == "votes":
-        component = comparison_components(systems, votes["system_a"], votes["system_b"])
-    elif likelihood == "cells":
-        judged = matrix.comparisons[(matrix.n_votes > 0).any(axis=1)]
-        component = comparison_components(systems, judged["system_a"], judged["system_b"])
-    return RankingData(systems, likelihood, votes, matrix, ratings, n_votes, component)
+        raise SettingsError(
+            "the ratings likelihood needs one score per system and prompt; these are votes: use votes or cells"
+        )
+    return likelihood
+
+
+def _votes(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]:
+    """The votes of the chosen criterion, their systems (sorted) and votes per system.
+
+    Raises
+    ------
+    DesignError
+        Every vote is a tie (for the votes likelihood).
+    """
+    votes = data.judgments.votes
+    if data.criterion is not None:
+        votes = votes[votes["criterion"] == data.criterion]
+    votes = votes.reset_index(drop=True)
+    systems = sorted(set(votes["system_a"]) | set(votes["system_b"]))
+    counts = pd.concat([votes["system_a"], votes["system_b"]]).value_counts()
+    if likelihood == "votes" and (votes["winner"] == "tie").all():
+        raise DesignError("every vote is a tie: the votes cannot tell any system apart")
+    return votes, systems, counts
+
+
+def _ratings(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]:
+    """The scores of the chosen criterion (``system, prompt_id, annotator_id, score``), their systems
+    (sorted) and scores per system.
+
+    Raises
+    ------
+    DesignError
+        Every score is the same (for the ratings likelihood).
+    """
+    table = data.ratings
+    if data.criterion is not None and "criterion" in table:
+        table = table[table["criterion"] == data.criterion]
+    ratings = pd.DataFrame(
+        {
+            "system": table["system"].astype(str),
+            "prompt_id": table["prompt_id"].astype(str),
+            "annotator_id": table["annotator_id"].astype(str),
+            "score": table["score"].astype("float64"),
+        }
+    ).reset_index(drop=True)
+    systems = sorted(set(ratings["system"]))
+    counts = ratings["system"].value_counts()
+    if likelihood == "ratings" and ratings["score"].nunique() < 2:
+        raise DesignError("every score is the same: the ratings cannot tell any system apart")
+    return ratings, systems, counts

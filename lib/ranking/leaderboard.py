@@ -74,8 +74,11 @@ def centre_components(skills: np.ndarray, component: np.ndarray, baseline: int |
     out = np.array(skills, dtype=float)
     for c in np.unique(component):
         members = component == c
-        anchor = out[:, [baseline]] if baseline is not None and members[baseline] else \
-            out[:, members].mean(axis=1, keepdims=True)
+        anchor = (
+            out[:, [baseline]]
+            if baseline is not None and members[baseline]
+            else out[:, members].mean(axis=1, keepdims=True)
+        )
         out[:, members] -= anchor
     return out
 
@@ -133,20 +136,22 @@ def leaderboard(
     q = [(1 - level) / 2, (1 + level) / 2]
     skill_q = np.quantile(skills, q, axis=0)
     rank_q = np.quantile(ranks, q, axis=0, method="inverted_cdf")
-    table = pd.DataFrame({
-        "system": list(systems),
-        "skill_mean": skills.mean(axis=0),
-        "skill_sd": skills.std(axis=0, ddof=1) if len(skills) > 1 else np.nan,
-        "skill_low": skill_q[0],
-        "skill_high": skill_q[1],
-        "rank_mean": ranks.mean(axis=0),
-        "rank_low": rank_q[0].astype(np.int64),
-        "rank_high": rank_q[1].astype(np.int64),
-        "p_best": (ranks == 1).mean(axis=0),
-        "p_top_k": (ranks <= top_k).mean(axis=0),
-        "n_votes": np.asarray(n_votes, dtype=np.int64),
-        "component": component,
-    })
+    table = pd.DataFrame(
+        {
+            "system": list(systems),
+            "skill_mean": skills.mean(axis=0),
+            "skill_sd": skills.std(axis=0, ddof=1) if len(skills) > 1 else np.nan,
+            "skill_low": skill_q[0],
+            "skill_high": skill_q[1],
+            "rank_mean": ranks.mean(axis=0),
+            "rank_low": rank_q[0].astype(np.int64),
+            "rank_high": rank_q[1].astype(np.int64),
+            "p_best": (ranks == 1).mean(axis=0),
+            "p_top_k": (ranks <= top_k).mean(axis=0),
+            "n_votes": np.asarray(n_votes, dtype=np.int64),
+            "component": component,
+        }
+    )
     return table.sort_values(["component", "skill_mean"], ascending=[True, False], kind="stable", ignore_index=True)
 
 
@@ -154,8 +159,9 @@ WIN_CHUNK = 2_000_000
 """Largest (draws x pairs) block of comparisons held at once (2 MB of booleans)."""
 
 
-def win_matrix(skills: np.ndarray, systems: Sequence[str], component: np.ndarray | None = None,
-               only: Sequence[str] | None = None) -> pd.DataFrame:
+def win_matrix(
+    skills: np.ndarray, systems: Sequence[str], component: np.ndarray | None = None, only: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Posterior probability that system_b is better than system_a, for every pair of systems.
 
     Parameters
@@ -186,16 +192,18 @@ def win_matrix(skills: np.ndarray, systems: Sequence[str], component: np.ndarray
     p = np.empty(len(ia))
     step = max(1, WIN_CHUNK // len(skills))
     for start in range(0, len(ia), step):
-        a, b = ia[start:start + step], ib[start:start + step]
-        p[start:start + step] = (skills[:, b] > skills[:, a]).mean(axis=0)
+        a, b = ia[start : start + step], ib[start : start + step]
+        p[start : start + step] = (skills[:, b] > skills[:, a]).mean(axis=0)
     if component is not None:
         component = np.asarray(component)
         p[component[ia] != component[ib]] = np.nan
-    return pd.DataFrame({
-        "system_a": [systems[i] for i in ia],
-        "system_b": [systems[i] for i in ib],
-        "p_b_better": p,
-    })
+    return pd.DataFrame(
+        {
+            "system_a": [systems[int(i)] for i in ia],
+            "system_b": [systems[int(i)] for i in ib],
+            "p_b_better": p,
+        }
+    )
 
 
 def intransitive_pairs(idata, *, level: float = 0.95) -> pd.DataFrame | None:
@@ -220,7 +228,7 @@ def intransitive_pairs(idata, *, level: float = 0.95) -> pd.DataFrame | None:
         no interval excludes 0; None when the posterior has no ``delta``.
     """
     _check_level(level)
-    post = idata.posterior
+    post = idata["posterior"]
     if "delta" not in post:
         return None
     delta = post["delta"].stack(sample=("chain", "draw")).transpose("pair", "sample").values
@@ -228,16 +236,20 @@ def intransitive_pairs(idata, *, level: float = 0.95) -> pd.DataFrame | None:
     by_label = {f"{b} vs {a}": (a, b) for a in systems for b in systems if a != b}
     pairs = [by_label[str(label)] for label in post["pair"].values]
     low, high = np.quantile(delta, [(1 - level) / 2, (1 + level) / 2], axis=1)
-    table = pd.DataFrame({
-        "system_a": [a for a, _ in pairs],
-        "system_b": [b for _, b in pairs],
-        "delta_mean": delta.mean(axis=1),
-        "delta_low": low,
-        "delta_high": high,
-    })
+    table = pd.DataFrame(
+        {
+            "system_a": [a for a, _ in pairs],
+            "system_b": [b for _, b in pairs],
+            "delta_mean": delta.mean(axis=1),
+            "delta_low": low,
+            "delta_high": high,
+        }
+    )
     table = table[(table["delta_low"] > 0) | (table["delta_high"] < 0)]
-    table["note"] = [INTRANSITIVE_NOTE.format(a=b, b=a) if m > 0 else INTRANSITIVE_NOTE.format(a=a, b=b)
-                     for a, b, m in zip(table["system_a"], table["system_b"], table["delta_mean"], strict=True)]
+    table["note"] = [
+        INTRANSITIVE_NOTE.format(a=b, b=a) if m > 0 else INTRANSITIVE_NOTE.format(a=a, b=b)
+        for a, b, m in zip(table["system_a"], table["system_b"], table["delta_mean"], strict=True)
+    ]
     return table.sort_values("delta_mean", key=np.abs, ascending=False, kind="stable", ignore_index=True)
 
 
@@ -258,9 +270,9 @@ def position_bias(idata, *, level: float = 0.95) -> pd.DataFrame | None:
         None when the posterior has no ``gamma``.
     """
     _check_level(level)
-    if "gamma" not in idata.posterior:
+    if "gamma" not in idata["posterior"]:
         return None
-    gamma = idata.posterior["gamma"].values.reshape(-1)
+    gamma = idata["posterior"]["gamma"].values.reshape(-1)
     low, high = np.quantile(gamma, [(1 - level) / 2, (1 + level) / 2])
     sd = gamma.std(ddof=1) if gamma.size > 1 else np.nan
     return pd.DataFrame({"parameter": ["gamma"], "mean": [gamma.mean()], "sd": [sd], "low": [low], "high": [high]})
@@ -270,8 +282,9 @@ SEVERITY_COLUMNS = ["annotator_id", "severity_mean", "severity_low", "severity_h
 """Columns of the per-annotator severity table (``annotators.csv``)."""
 
 
-def annotator_severity(idata, n_scores: pd.Series | None = None, *,
-                       level: float = 0.95) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+def annotator_severity(
+    idata, n_scores: pd.Series | None = None, *, level: float = 0.95
+) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     """Annotator severities zeta_r and their scale sigma_zeta (ratings likelihood with the option).
 
     In the ratings likelihood a score of system k on prompt j by annotator r has location
@@ -300,18 +313,31 @@ def annotator_severity(idata, n_scores: pd.Series | None = None, *,
         ``level`` outside (0, 1).
     """
     _check_level(level)
-    post = idata.posterior
+    post = idata["posterior"]
     if "zeta" not in post:
         return None
     q = [(1 - level) / 2, (1 + level) / 2]
     sigma = post["sigma_zeta"].values.reshape(-1)
-    scale = pd.DataFrame({"parameter": ["sigma_zeta"], "mean": [sigma.mean()],
-                          "sd": [sigma.std(ddof=1) if sigma.size > 1 else np.nan],
-                          "low": [np.quantile(sigma, q[0])], "high": [np.quantile(sigma, q[1])]})
+    scale = pd.DataFrame(
+        {
+            "parameter": ["sigma_zeta"],
+            "mean": [sigma.mean()],
+            "sd": [sigma.std(ddof=1) if sigma.size > 1 else np.nan],
+            "low": [np.quantile(sigma, q[0])],
+            "high": [np.quantile(sigma, q[1])],
+        }
+    )
     zeta = post["zeta"].stack(sample=("chain", "draw")).transpose("annotator", "sample").values
     ids = [str(a) for a in post["annotator"].values]
     low, high = np.quantile(zeta, q, axis=1)
     counts = (n_scores if n_scores is not None else pd.Series(dtype="int64")).reindex(ids, fill_value=0)
-    table = pd.DataFrame({"annotator_id": ids, "severity_mean": zeta.mean(axis=1), "severity_low": low,
-                          "severity_high": high, "n_scores": counts.to_numpy(dtype=np.int64)})
+    table = pd.DataFrame(
+        {
+            "annotator_id": ids,
+            "severity_mean": zeta.mean(axis=1),
+            "severity_low": low,
+            "severity_high": high,
+            "n_scores": counts.to_numpy(dtype=np.int64),
+        }
+    )
     return scale, table.sort_values("severity_mean", ascending=False, kind="stable", ignore_index=True)

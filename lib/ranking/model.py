@@ -102,6 +102,7 @@ class Observations:
 
     @property
     def paired(self) -> bool:
+        """Whether every observation is a pair of systems (a vote), none a single system's rating."""
         return bool((self.system_a >= 0).all())
 
 
@@ -115,17 +116,31 @@ def observations(rd: RankingData) -> Observations:
     """
     if rd.likelihood == "ratings":
         r = rd.ratings
-        categories = np.sort(r["score"].unique())
+        assert r is not None  # the ratings likelihood has its table
+        scores = np.sort(r["score"].unique())
         prompts, prompt = np.unique(r["prompt_id"].to_numpy(dtype=str), return_inverse=True)
         n = len(r)
         system = pd.Categorical(r["system"], categories=rd.systems).codes.astype(np.int64)
-        code = np.searchsorted(categories, r["score"].to_numpy()).astype(np.int64)
+        rank = np.searchsorted(scores, r["score"].to_numpy()).astype(np.int64)
         annotators, annotator = np.unique(r["annotator_id"].to_numpy(dtype=str), return_inverse=True)
-        return Observations(np.full(n, -1), system, prompt.astype(np.int64), code, np.zeros(n), np.full(n, -1),
-                            list(rd.systems), prompts.tolist(), pd.DataFrame(columns=["system_a", "system_b"]),
-                            [f"{c:g}" for c in categories], "score", annotator.astype(np.int64), annotators.tolist())
+        return Observations(
+            np.full(n, -1),
+            system,
+            prompt.astype(np.int64),
+            rank,
+            np.zeros(n),
+            np.full(n, -1),
+            list(rd.systems),
+            prompts.tolist(),
+            pd.DataFrame(columns=["system_a", "system_b"]),
+            [f"{c:g}" for c in scores],
+            "score",
+            annotator.astype(np.int64),
+            annotators.tolist(),
+        )
     if rd.likelihood == "cells":
         rm = rd.matrix
+        assert rm is not None  # the cells likelihood has its matrix
         i, j = np.nonzero(rm.codes() >= 0)
         comp = rm.comparisons.iloc[i]
         a, b = comp["system_a"].to_numpy(dtype=str), comp["system_b"].to_numpy(dtype=str)
@@ -146,10 +161,17 @@ def observations(rd: RankingData) -> Observations:
     pairs, pair = np.unique(ia * len(rd.systems) + ib, return_inverse=True)
     names = np.asarray(rd.systems)
     return Observations(
-        ia, ib, np.asarray(j, dtype=np.int64), np.asarray(code, dtype=np.int64), side, pair.astype(np.int64),
-        list(rd.systems), [str(p) for p in prompt_ids],
+        ia,
+        ib,
+        np.asarray(j, dtype=np.int64),
+        np.asarray(code, dtype=np.int64),
+        side,
+        pair.astype(np.int64),
+        list(rd.systems),
+        [str(p) for p in prompt_ids],
         pd.DataFrame({"system_a": names[pairs // len(names)], "system_b": names[pairs % len(names)]}),
-        categories, "cell" if rd.likelihood == "cells" else "vote",
+        categories,
+        "cell" if rd.likelihood == "cells" else "vote",
     )
 
 
@@ -193,21 +215,15 @@ def build_ranking(
         severity for paired judgments or with fewer than two annotators; a net rating scale with an
         even number of categories.
     """
-    from lib.errors import SettingsError
-
-    n_systems, n_prompts, n_categories = len(obs.systems), len(obs.prompts), len(obs.categories)
-    if baseline is not None and baseline not in obs.systems:
-        raise SettingsError(f"baseline '{baseline}' is not one of the systems")
-    if not obs.paired and (intransitivity or position_bias):
-        raise SettingsError("intransitivity and position bias need paired judgments (votes or cells), not ratings")
-    if annotator_effect and obs.paired:
-        raise SettingsError("annotator severity is part of the ratings likelihood (scores of one system by one "
-                            "annotator); paired judgments (votes or cells) compare systems within an annotator")
-    named = [a for a in obs.annotators if a]  # "": the file has no annotator column
-    if annotator_effect and len(named) < 2:
-        raise SettingsError("annotator severity needs scores from at least two annotators: map the file's "
-                            f"annotator column (these scores name {len(named)})")
-    coords = {"system": obs.systems, "prompt": obs.prompts, "threshold": np.arange(1, n_categories)}
+    _check_effects(
+        obs,
+        baseline=baseline,
+        intransitivity=intransitivity,
+        position_bias=position_bias,
+        annotator_effect=annotator_effect,
+    )
+    n_systems, n_prompts = len(obs.systems), len(obs.prompts)
+    coords = {"system": obs.systems, "prompt": obs.prompts, "threshold": np.arange(1, len(obs.categories))}
     if obs.paired:
         coords["pair"] = (obs.pairs["system_b"] + " vs " + obs.pairs["system_a"]).tolist()
     if annotator_effect:
@@ -226,36 +242,82 @@ def build_ranking(
             alpha = pm.Deterministic("alpha", pt.exp(log_alpha), dims="prompt")
         prompt, code = pt.as_tensor(obs.prompt), pt.as_tensor(obs.code)
         if obs.paired:
-            location = skill[obs.system_b] - skill[obs.system_a]
-            if intransitivity:
-                tau = pm.HalfNormal("tau", TAU_PRIOR_SD)
-                z = pm.Normal("delta_z", 0.0, 1.0, dims="pair")
-                location = location + pm.Deterministic("delta", tau * z, dims="pair")[obs.pair]
-            if position_bias:
-                location = location + pm.Normal("gamma", 0.0, GAMMA_PRIOR_SD) * obs.side
-            # votes share one set of thresholds (a prompt has too few votes to place its own, and
-            # their broad prior drags alpha down and spreads the skills); cells keep the GRM's own
-            shared = obs.unit == "vote"
-            if n_categories == 2:  # no ties: the single threshold is 0 (Bradley-Terry)
-                cut = pt.zeros((1, 1))
-            else:
-                check_cutpoints("antisymmetric", n_categories)
-                cut = antisymmetric_cutpoints(1 if shared else n_prompts, (n_categories - 1) // 2)
-            pm.Deterministic("b", cut[0] if shared else cut, dims=("threshold",) if shared else ("prompt", "threshold"))
-            rows = pt.zeros_like(prompt) if shared else prompt
+            location, cut, rows = _paired_terms(
+                obs, skill, prompt, intransitivity=intransitivity, position_bias=position_bias
+            )
         else:
-            sigma_eta = pm.HalfNormal("sigma_eta", SIGMA_ETA_PRIOR_SD)
-            eta = pm.Deterministic("eta", sigma_eta * pm.Normal("eta_z", 0.0, 1.0, dims="prompt"), dims="prompt")
-            location = skill[obs.system_b] + eta[prompt]
-            if annotator_effect:
-                sigma_zeta = pm.HalfNormal("sigma_zeta", SIGMA_ZETA_PRIOR_SD)
-                z = pm.Normal("zeta_z", 0.0, 1.0, dims="annotator")
-                location = location - pm.Deterministic("zeta", sigma_zeta * z, dims="annotator")[obs.annotator]
-            cut = pm.Normal("b", 0.0, B_PRIOR_SD, dims="threshold", transform=transforms.ordered,
-                            initval=np.linspace(-1.5, 1.5, n_categories - 1))[None, :]
-            rows = pt.zeros_like(prompt)
+            location, cut, rows = _ratings_terms(obs, skill, prompt, annotator_effect=annotator_effect)
         pm.Potential("loglik", pt.sum(ordinal_logp(alpha[prompt], location, cut, rows, code)))
     return model
+
+
+def _check_effects(
+    obs: Observations, *, baseline: str | None, intransitivity: bool, position_bias: bool, annotator_effect: bool
+) -> None:
+    """Refuse effects the data cannot carry (see :func:`build_ranking`'s Raises)."""
+    from lib.errors import SettingsError
+
+    if baseline is not None and baseline not in obs.systems:
+        raise SettingsError(f"baseline '{baseline}' is not one of the systems")
+    if not obs.paired and (intransitivity or position_bias):
+        raise SettingsError("intransitivity and position bias need paired judgments (votes or cells), not ratings")
+    if annotator_effect and obs.paired:
+        raise SettingsError(
+            "annotator severity is part of the ratings likelihood (scores of one system by one "
+            "annotator); paired judgments (votes or cells) compare systems within an annotator"
+        )
+    named = [a for a in obs.annotators if a]  # "": the file has no annotator column
+    if annotator_effect and len(named) < 2:
+        raise SettingsError(
+            "annotator severity needs scores from at least two annotators: map the file's "
+            f"annotator column (these scores name {len(named)})"
+        )
+
+
+def _paired_terms(obs: Observations, skill, prompt, *, intransitivity: bool, position_bias: bool):
+    """Votes or cells (inside the model's context): the location ``skill_b - skill_a`` (+ ``delta``,
+    + ``gamma`` as asked), the antisymmetric thresholds ``b`` and the row of ``b`` of each observation."""
+    n_prompts, n_categories = len(obs.prompts), len(obs.categories)
+    location = skill[obs.system_b] - skill[obs.system_a]
+    if intransitivity:
+        tau = pm.HalfNormal("tau", TAU_PRIOR_SD)
+        z = pm.Normal("delta_z", 0.0, 1.0, dims="pair")
+        location = location + pm.Deterministic("delta", tau * z, dims="pair")[obs.pair]
+    if position_bias:
+        location = location + pm.Normal("gamma", 0.0, GAMMA_PRIOR_SD) * obs.side
+    # votes share one set of thresholds (a prompt has too few votes to place its own, and
+    # their broad prior drags alpha down and spreads the skills); cells keep the GRM's own
+    shared = obs.unit == "vote"
+    if n_categories == 2:  # no ties: the single threshold is 0 (Bradley-Terry)
+        cut = pt.zeros((1, 1))
+    else:
+        check_cutpoints("antisymmetric", n_categories)
+        cut = antisymmetric_cutpoints(1 if shared else n_prompts, (n_categories - 1) // 2)
+    pm.Deterministic("b", cut[0] if shared else cut, dims=("threshold",) if shared else ("prompt", "threshold"))
+    rows = pt.zeros_like(prompt) if shared else prompt
+    return location, cut, rows
+
+
+def _ratings_terms(obs: Observations, skill, prompt, *, annotator_effect: bool):
+    """Ratings (inside the model's context): the location ``skill + eta`` (- ``zeta`` as asked), one
+    ordered set of thresholds ``b`` and its row (0) for every score."""
+    sigma_eta = pm.HalfNormal("sigma_eta", SIGMA_ETA_PRIOR_SD)
+    eta = pm.Deterministic("eta", sigma_eta * pm.Normal("eta_z", 0.0, 1.0, dims="prompt"), dims="prompt")
+    location = skill[obs.system_b] + eta[prompt]
+    if annotator_effect:
+        sigma_zeta = pm.HalfNormal("sigma_zeta", SIGMA_ZETA_PRIOR_SD)
+        z = pm.Normal("zeta_z", 0.0, 1.0, dims="annotator")
+        location = location - pm.Deterministic("zeta", sigma_zeta * z, dims="annotator")[obs.annotator]
+    cut = pm.Normal(
+        "b",
+        0.0,
+        B_PRIOR_SD,
+        dims="threshold",
+        transform=transforms.ordered,
+        initval=np.linspace(-1.5, 1.5, len(obs.categories) - 1),
+    )[None, :]
+    rows = pt.zeros_like(prompt)
+    return location, cut, rows
 
 
 def posterior_names(model: pm.Model) -> list[str]:

@@ -14,7 +14,6 @@ import pandas as pd
 
 from lib.errors import DesignError, SettingsError
 from lib.inputs import AnalysisInput
-from lib.irt.settings import SAMPLERS as IRT_SAMPLERS
 from lib.ranking.active import MIN_SHARE, next_from_posterior
 from lib.ranking.baseline import bradley_terry
 from lib.ranking.budget import (
@@ -26,7 +25,7 @@ from lib.ranking.budget import (
     estimate_cost,
 )
 from lib.ranking.data import ranking_data
-from lib.ranking.fit import LAPLACE, LAPLACE_HELP, RankingFit, RankSettings, fit_ranking
+from lib.ranking.fit import RankingFit, RankSettings, fit_ranking
 from lib.ranking.leaderboard import (
     annotator_severity,
     centre_components,
@@ -36,34 +35,54 @@ from lib.ranking.leaderboard import (
     win_matrix,
 )
 
-LEADERBOARD_COLUMNS = ["system", "skill_mean", "skill_sd", "skill_low", "skill_high", "rank_mean", "rank_low",
-                       "rank_high", "p_best", "n_votes", "bt_rating", "bt_low", "bt_high"]
+LEADERBOARD_COLUMNS = [
+    "system",
+    "skill_mean",
+    "skill_sd",
+    "skill_low",
+    "skill_high",
+    "rank_mean",
+    "rank_low",
+    "rank_high",
+    "p_best",
+    "n_votes",
+    "bt_rating",
+    "bt_low",
+    "bt_high",
+]
 """Columns of ``leaderboard.csv`` in this order (``p_top_k`` and ``component`` follow them)."""
 
 
-SAMPLERS = {LAPLACE: LAPLACE_HELP, **{s.name: s.help for s in IRT_SAMPLERS.values() if s.posterior}}
-"""Samplers of a leaderboard, name -> help: Laplace first, then NUTS (default: ``lib.ranking.fit.DEFAULT_SAMPLER``)."""
-
 NEXT_TEXT_COLUMNS = ["prompt_text", "response_a", "response_b"]
 """Added to ``next_batch.csv`` when the data hold the prompts' texts or the systems' responses."""
-SETTLED_NOTE = ("The ranking is settled: every pair of neighbours in it has the same order in at least {:.0%} of "
-                "the draws, so no judgment is expected to change it; there is no next batch to annotate.")
-TOP_SETTLED_NOTE = ("Who is best is settled (the same system is first in at least {:.0%} of the draws): the next "
-                    "batch aims at the neighbours further down whose order is still undecided.")
+SETTLED_NOTE = (
+    "The ranking is settled: every pair of neighbours in it has the same order in at least {:.0%} of "
+    "the draws, so no judgment is expected to change it; there is no next batch to annotate."
+)
+TOP_SETTLED_NOTE = (
+    "Who is best is settled (the same system is first in at least {:.0%} of the draws): the next "
+    "batch aims at the neighbours further down whose order is still undecided."
+)
 
-NO_PAIRS_NOTE = ("What to annotate next scores pairwise judgments: the ratings likelihood has none, so there "
-                 "is no next batch.")
+NO_PAIRS_NOTE = (
+    "What to annotate next scores pairwise judgments: the ratings likelihood has none, so there is no next batch."
+)
 SHOWN_GROUPS = 5
 """At most this many groups of systems are named in the warning."""
-WIN_TOP_NOTE = ("The win matrix holds the pairs of the top {k} of the {n} systems (--win-matrix-top K, or the "
-                "page's setting, for more): every pair would be {n} x {n}.")
+WIN_TOP_NOTE = (
+    "The win matrix holds the pairs of the top {k} of the {n} systems (--win-matrix-top K, or the "
+    "page's setting, for more): every pair would be {n} x {n}."
+)
 COMPONENTS_WARNING = (
     "The systems fall into {n} groups that no judgment links, directly or through other systems: {groups}. "
     "Each group is ranked on its own (column 'component'; its skills sum to zero{baseline}): ranks, P(best) and "
     "win probabilities are within a group, and the win matrix leaves pairs of different groups empty, since "
-    "the prior alone would place one group against another. Judge pairs across the groups to link them.")
-NO_VOTES_NOTE = ("The Bradley–Terry baseline needs pairwise votes: the ratings likelihood has none, so "
-                 "bt_rating, bt_low and bt_high are empty.")
+    "the prior alone would place one group against another. Judge pairs across the groups to link them."
+)
+NO_VOTES_NOTE = (
+    "The Bradley–Terry baseline needs pairwise votes: the ratings likelihood has none, so "
+    "bt_rating, bt_low and bt_high are empty."
+)
 
 
 @dataclass
@@ -177,6 +196,7 @@ def rank_systems(
     notes: list[str] = []
     fit = fit_ranking(rd, settings, progress=progress)
     skills = fit.skill_draws()
+    assert rd.component is not None  # set by RankingData.__post_init__
     component = rd.component.to_numpy()
     if rd.n_components > 1:
         base = rd.systems.index(settings.baseline) if settings.baseline in rd.systems else None
@@ -184,16 +204,27 @@ def rank_systems(
         fit.diagnostics.warnings = [*fit.diagnostics.warnings, components_warning(rd, settings.baseline)]
     board = leaderboard(skills, rd.systems, rd.n_votes, top_k=min(top_k, len(rd.systems)), component=component)
     board = board.merge(_bradley_terry(rd, notes), on="system", how="left")[
-        [*LEADERBOARD_COLUMNS, "p_top_k", "component"]]
+        [*LEADERBOARD_COLUMNS, "p_top_k", "component"]
+    ]
     shown = list(board["system"][:win_top])
     if len(board) > win_top:
         notes.append(WIN_TOP_NOTE.format(k=win_top, n=len(board)))
-    result = RankingResult(fit, board, win_matrix(skills, rd.systems, component, only=shown), notes=notes,
-                           intransitive=intransitive_pairs(fit.idata), position=position_bias(fit.idata), cost=cost)
+    result = RankingResult(
+        fit,
+        board,
+        win_matrix(skills, rd.systems, component, only=shown),
+        notes=notes,
+        intransitive=intransitive_pairs(fit.idata),
+        position=position_bias(fit.idata),
+        cost=cost,
+    )
     if result.intransitive is not None:
-        result.tau = float(fit.idata.posterior["tau"].mean())
-    if (severity := annotator_severity(fit.idata, rd.ratings["annotator_id"].value_counts()
-                                       if rd.ratings is not None else None)) is not None:
+        result.tau = float(fit.idata["posterior"]["tau"].mean())
+    if (
+        severity := annotator_severity(
+            fit.idata, rd.ratings["annotator_id"].value_counts() if rd.ratings is not None else None
+        )
+    ) is not None:
         result.severity_scale, result.severity = severity
     if n_next and rd.likelihood == "ratings":
         notes.append(NO_PAIRS_NOTE)
@@ -250,9 +281,19 @@ def ranking_cost(rd, settings: RankSettings, *, n_next: int = 0, win_top: int = 
         local = 1 + (len(rd.matrix.categories) - 1) // 2
     else:
         n_obs, n_prompts, local = len(rd.ratings), rd.ratings["prompt_id"].nunique(), 2
-    return estimate_cost(len(rd.systems), n_prompts, n_obs, sampler=settings.sampler, draws=settings.draws,
-                         chains=settings.chains, tune=settings.tune, locals_per_prompt=local,
-                         component_sizes=rd.component.value_counts().to_numpy(), n_next=n_next, win_top=win_top)
+    return estimate_cost(
+        len(rd.systems),
+        n_prompts,
+        n_obs,
+        sampler=settings.sampler,
+        draws=settings.draws,
+        chains=settings.chains,
+        tune=settings.tune,
+        locals_per_prompt=local,
+        component_sizes=rd.component.value_counts().to_numpy(),
+        n_next=n_next,
+        win_top=win_top,
+    )
 
 
 def components_warning(rd, baseline: str | None) -> str:
@@ -264,8 +305,11 @@ def components_warning(rd, baseline: str | None) -> str:
         groups.append(f"{c}: {', '.join(names[:3])}{more} ({len(names)} systems)")
     if rd.n_components > SHOWN_GROUPS:
         groups.append(f"... ({rd.n_components - SHOWN_GROUPS} more groups)")
-    return COMPONENTS_WARNING.format(n=rd.n_components, groups="; ".join(groups),
-                                     baseline=f"; in the group of {baseline}, its skill is 0" if baseline else "")
+    return COMPONENTS_WARNING.format(
+        n=rd.n_components,
+        groups="; ".join(groups),
+        baseline=f"; in the group of {baseline}, its skill is 0" if baseline else "",
+    )
 
 
 def _bradley_terry(rd, notes: list[str]) -> pd.DataFrame:
@@ -284,6 +328,8 @@ def _bradley_terry(rd, notes: list[str]) -> pd.DataFrame:
     if failed and rd.n_components == 1:
         notes.append(f"No Bradley–Terry baseline: {failed[0][1]}")
     elif failed:
-        notes.append(f"No Bradley–Terry baseline in {len(failed)} of the {rd.n_components} groups (group "
-                     f"{failed[0][0]}: {failed[0][1]})")
+        notes.append(
+            f"No Bradley–Terry baseline in {len(failed)} of the {rd.n_components} groups (group "
+            f"{failed[0][0]}: {failed[0][1]})"
+        )
     return pd.concat([bt, *parts], ignore_index=True) if parts else bt

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -33,6 +33,11 @@ from lib.paths import cache_dir
 from lib.revision.credentials import check_base_url
 from lib.revision.prompts import PromptTemplate, build_messages
 from lib.revision.schema import RevisionEdit, RevisionEdits
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+    from openai.types.chat.completion_create_params import ResponseFormat
+    from openai.types.shared_params import ResponseFormatJSONSchema
 
 TEMPERATURE = 0
 """Sampling temperature of every request (the most reproducible answer)."""
@@ -81,10 +86,11 @@ class DraftFailed(Exception):
     """A draft got no usable answer; the message says why."""
 
 
-def _response_format() -> dict[str, Any]:
-    return {"type": "json_schema",
-            "json_schema": {"name": "revision_edits", "strict": True,
-                            "schema": RevisionEdits.model_json_schema()}}
+def _response_format() -> ResponseFormatJSONSchema:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "revision_edits", "strict": True, "schema": RevisionEdits.model_json_schema()},
+    }
 
 
 class EditProposer:
@@ -108,8 +114,15 @@ class EditProposer:
         Passed to the SDK (tests use ``httpx2.MockTransport``).
     """
 
-    def __init__(self, settings: LLMSettings, template: PromptTemplate, *, cache: Path | None = None,
-                 use_cache: bool = True, http_client: Any = None) -> None:
+    def __init__(
+        self,
+        settings: LLMSettings,
+        template: PromptTemplate,
+        *,
+        cache: Path | None = None,
+        use_cache: bool = True,
+        http_client: Any = None,
+    ) -> None:
         import openai
 
         if settings.base_url is not None:  # before the SDK, whose HTTP client fails with InvalidURL
@@ -117,9 +130,13 @@ class EditProposer:
         self.settings = settings
         self.template = template
         self.cache = (cache or cache_dir("revision")) if use_cache else None
-        self._client = openai.OpenAI(api_key=settings.api_key or "not-needed", base_url=settings.base_url,
-                                     max_retries=settings.max_retries, timeout=settings.timeout,
-                                     http_client=http_client)
+        self._client = openai.OpenAI(
+            api_key=settings.api_key or "not-needed",
+            base_url=settings.base_url,
+            max_retries=settings.max_retries,
+            timeout=settings.timeout,
+            http_client=http_client,
+        )
         self._schema_ok = True  # off for the rest of the run once JSON mode worked where a schema failed
 
     def cache_key(self, task: DraftTask) -> str:
@@ -128,13 +145,27 @@ class EditProposer:
         the answer schema, the draft and the reference. The API key is not part of it (the same server
         and model answer the same), and is never stored."""
         t = self.template
-        raw = json.dumps([str(self._client.base_url), self.settings.model, t.name, t.version, t.system, t.user,
-                          TEMPERATURE, RevisionEdits.model_json_schema(), task.draft, task.reference])
+        raw = json.dumps(
+            [
+                str(self._client.base_url),
+                self.settings.model,
+                t.name,
+                t.version,
+                t.system,
+                t.user,
+                TEMPERATURE,
+                RevisionEdits.model_json_schema(),
+                task.draft,
+                task.reference,
+            ]
+        )
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
     def _not_json(self, status: int, text: str) -> str:
-        return (f"the server at {self._client.base_url} did not answer with JSON (HTTP {status}, "
-                f"first 200 characters: {text[:200]!r})")
+        return (
+            f"the server at {self._client.base_url} did not answer with JSON (HTTP {status}, "
+            f"first 200 characters: {text[:200]!r})"
+        )
 
     def _describe(self, err: Exception) -> str:
         """The reason a draft failed, in words (the SDK's own messages for the rest)."""
@@ -143,8 +174,10 @@ class EditProposer:
         if isinstance(err, DraftFailed):
             return str(err)
         if isinstance(err, openai.APITimeoutError):
-            return (f"no answer from the server at {self._client.base_url} within {self.settings.timeout:g} s "
-                    f"({1 + self.settings.max_retries} attempts)")
+            return (
+                f"no answer from the server at {self._client.base_url} within {self.settings.timeout:g} s "
+                f"({1 + self.settings.max_retries} attempts)"
+            )
         if isinstance(err, openai.APIConnectionError):
             return f"cannot reach the server at {self._client.base_url} ({err.__cause__ or err})"
         if isinstance(err, openai.APIStatusError):
@@ -154,19 +187,23 @@ class EditProposer:
                 return self._not_json(err.status_code, err.response.text)
         return f"{type(err).__name__}: {err}"
 
-    def _ask(self, messages: list[dict[str, str]], mode: str) -> str:
-        fmt = _response_format() if mode == "json_schema" else {"type": "json_object"}
+    def _ask(self, messages: list[ChatCompletionMessageParam], mode: str) -> str:
+        fmt: ResponseFormat = _response_format() if mode == "json_schema" else {"type": "json_object"}
         raw = self._client.chat.completions.with_raw_response.create(
-            model=self.settings.model, messages=messages, temperature=TEMPERATURE, response_format=fmt)
-        try:
-            completion = raw.parse()  # the text itself when the body is not declared JSON
+            model=self.settings.model, messages=messages, temperature=TEMPERATURE, response_format=fmt
+        )
+        completion: ChatCompletion | str | None
+        try:  # the SDK's type says a completion: it is the text itself when the body is not declared JSON
+            completion = cast("ChatCompletion | str", raw.parse())
         except ValueError:  # declared JSON but is not
             completion = None
         if completion is None or isinstance(completion, str):
             raise DraftFailed(self._not_json(raw.status_code, raw.text))
         if not getattr(completion, "choices", None):
-            raise DraftFailed(f"the server at {self._client.base_url} answered JSON that is not a chat "
-                              f"completion (HTTP {raw.status_code}, first 200 characters: {raw.text[:200]!r})")
+            raise DraftFailed(
+                f"the server at {self._client.base_url} answered JSON that is not a chat "
+                f"completion (HTTP {raw.status_code}, first 200 characters: {raw.text[:200]!r})"
+            )
         choice = completion.choices[0]
         if choice.finish_reason == "length":
             raise DraftFailed("answer truncated at the token limit (finish_reason=length)")
@@ -195,10 +232,15 @@ class EditProposer:
         except ValidationError as err:
             problem = err.errors()[0]
             detail = f"{problem['msg']} at {'/'.join(str(p) for p in problem['loc']) or 'top level'}"
-        reask = messages + [
+        reask: list[ChatCompletionMessageParam] = [
+            *messages,
             {"role": "assistant", "content": content},
-            {"role": "user", "content": f"That answer is not valid ({detail}). Reply again with only the "
-                                        "JSON object, following the schema exactly."}]
+            {
+                "role": "user",
+                "content": f"That answer is not valid ({detail}). Reply again with only the "
+                "JSON object, following the schema exactly.",
+            },
+        ]
         content = self._ask(reask, mode)
         try:
             return RevisionEdits.model_validate_json(content).edits, mode + "+reask"
@@ -208,6 +250,7 @@ class EditProposer:
     def _load(self, path: Path, key: str) -> tuple[list[RevisionEdit], str] | None:
         """A cached answer, or None: an unreadable entry, or one stored for another request (key), is a
         miss and is removed (:func:`lib.cache.load`)."""
+
         def parse(raw: bytes) -> tuple[list[RevisionEdit], str]:
             stored = json.loads(raw.decode("utf-8"))
             if stored["key"] != key:
@@ -218,8 +261,15 @@ class EditProposer:
 
     def _store(self, path: Path, key: str, edits: list[RevisionEdit], used: str) -> None:
         """Write atomically; a cache that cannot be written only warns (:func:`lib.cache.store`)."""
-        text = json.dumps({"key": key, "model": self.settings.model, "prompt_version": self.template.version,
-                           "path": used, "edits": [e.model_dump() for e in edits]})
+        text = json.dumps(
+            {
+                "key": key,
+                "model": self.settings.model,
+                "prompt_version": self.template.version,
+                "path": used,
+                "edits": [e.model_dump() for e in edits],
+            }
+        )
         store(path, text.encode("utf-8"), "revision")
 
     def propose(self, task: DraftTask) -> DraftResult:
@@ -231,14 +281,13 @@ class EditProposer:
             return DraftResult(task.text_id, task.system, hit[0], hit[1], cached=True)
         try:
             edits, used = self._edits(task)
-        except Exception as err:  # noqa: BLE001 - every failure is reported per draft
+        except Exception as err:  # every failure is reported per draft
             return DraftResult(task.text_id, task.system, None, error=self._describe(err))
         if path is not None:
             self._store(path, key, edits, used)
         return DraftResult(task.text_id, task.system, edits, used)
 
-    def run(self, tasks: Sequence[DraftTask],
-            progress: Callable[[int, int], None] | None = None) -> list[DraftResult]:
+    def run(self, tasks: Sequence[DraftTask], progress: Callable[[int, int], None] | None = None) -> list[DraftResult]:
         """Edits for all drafts on at most ``settings.concurrency`` threads, in input order.
 
         ``progress(done, total)`` is called from the calling thread after each draft.
@@ -265,10 +314,21 @@ def results_to_tables(results: Sequence[DraftResult], editor: str) -> tuple[Any,
 
     from lib.revision.schema import EDIT_COLUMNS
 
-    rows = [{"text_id": r.text_id, "system": r.system, "editor": editor, "edit_index": k,
-             **e.model_dump(), "path": r.path + (" (cached)" if r.cached else "")}
-            for r in results if r.edits is not None for k, e in enumerate(r.edits)]
+    rows = [
+        {
+            "text_id": r.text_id,
+            "system": r.system,
+            "editor": editor,
+            "edit_index": k,
+            **e.model_dump(),
+            "path": r.path + (" (cached)" if r.cached else ""),
+        }
+        for r in results
+        if r.edits is not None
+        for k, e in enumerate(r.edits)
+    ]
     edits = pd.DataFrame(rows, columns=[*EDIT_COLUMNS, "path"])
-    failures = pd.DataFrame([(r.text_id, r.system, r.error) for r in results if r.edits is None],
-                            columns=["text_id", "system", "error"])
+    failures = pd.DataFrame(
+        [(r.text_id, r.system, r.error) for r in results if r.edits is None], columns=["text_id", "system", "error"]
+    )
     return edits, failures

@@ -35,24 +35,32 @@ def check_base_url(url: str) -> str:
     url = url.strip()
     bad = next((c for c in url if c.isspace() or not c.isprintable()), None)
     if bad is not None:
-        raise SettingsError(f"the Base URL {url!r} contains {bad!r} at position {url.index(bad) + 1}: "
-                            "type it without blanks or control characters")
+        raise SettingsError(
+            f"the Base URL {url!r} contains {bad!r} at position {url.index(bad) + 1}: "
+            "type it without blanks or control characters"
+        )
     parts = _split(url)
     try:
         parts.port  # noqa: B018 - raises on a port that is not a number from 0 to 65535
     except ValueError:
         raise SettingsError(f"the Base URL {url!r} has an invalid port") from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise SettingsError(f"the Base URL {url!r} must start with http:// or https:// and name a server, "
-                            "e.g. https://api.openai.com/v1")
+        raise SettingsError(
+            f"the Base URL {url!r} must start with http:// or https:// and name a server, "
+            "e.g. https://api.openai.com/v1"
+        )
     return url
 
 
 def _same_server(a: str, b: str) -> bool:
     """Equal scheme, host (with port and any user part) and path, ignoring case of the host and a final '/'."""
     x, y = _split(a), _split(b)
-    return ((x.scheme.lower(), x.netloc.lower(), x.path.rstrip("/"), x.query)
-            == (y.scheme.lower(), y.netloc.lower(), y.path.rstrip("/"), y.query))
+    return (x.scheme.lower(), x.netloc.lower(), x.path.rstrip("/"), x.query) == (
+        y.scheme.lower(),
+        y.netloc.lower(),
+        y.path.rstrip("/"),
+        y.query,
+    )
 
 
 def choose_key(typed_url: str, typed_key: str, env: Mapping[str, str]) -> tuple[str, str]:
@@ -88,6 +96,8 @@ def choose_key(typed_url: str, typed_key: str, env: Mapping[str, str]) -> tuple[
     if _same_server(url, configured):
         return url, server_key
     if server_key:
-        raise SettingsError(f"the Base URL '{url}' is not the server this app is configured for: type an API "
-                            "key for it (the app's own key is only sent to its configured server)")
+        raise SettingsError(
+            f"the Base URL '{url}' is not the server this app is configured for: type an API "
+            "key for it (the app's own key is only sent to its configured server)"
+        )
     return url, ""

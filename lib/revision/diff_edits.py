@@ -45,7 +45,7 @@ def _repeated(text: str, snippet: str) -> bool:
 
 
 def _slice(text: str, toks: list[tuple[int, int]], i: int, k: int) -> str:
-    return text[toks[i][0]:toks[k - 1][1]] if k > i else ""
+    return text[toks[i][0] : toks[k - 1][1]] if k > i else ""
 
 
 def diff_edits(draft: str, reference: str, *, gap: int = 1, sentence_share: float = 0.5) -> list[dict]:
@@ -70,14 +70,35 @@ def diff_edits(draft: str, reference: str, *, gap: int = 1, sentence_share: floa
     FormatError
         More than :data:`MAX_WORD_PAIRS` draft-by-reference word pairs (checked before aligning).
     """
-    from rapidfuzz.distance import Indel
-
     ta, tb = _tokens(draft), _tokens(reference)
     if len(ta) * len(tb) > MAX_WORD_PAIRS:
-        raise FormatError(f"draft ({len(ta):,} words) and reference ({len(tb):,} words) are too long to align: "
-                          f"their product may be at most {MAX_WORD_PAIRS:,}")
+        raise FormatError(
+            f"draft ({len(ta):,} words) and reference ({len(tb):,} words) are too long to align: "
+            f"their product may be at most {MAX_WORD_PAIRS:,}"
+        )
     wa = [draft[s:e] for s, e in ta]
     wb = [reference[s:e] for s, e in tb]
+    groups = _changed_runs(wa, wb, gap)
+    ranges = _draft_ranges(groups, *_sentences(wa), sentence_share)
+    edits = []
+    for i1, i2, j1, j2, sentence, removed, added in _with_context(draft, ta, groups, ranges):
+        original, revised = _slice(draft, ta, i1, i2), _slice(reference, tb, j1, j2)
+        action = "insert" if not removed else "delete" if not added else "replace"
+        edits.append(
+            {
+                "action_name": action,
+                "revision_description": f"Diff-based: {action} towards the reference (-{removed}/+{added} words)",
+                "revision_level": "sentence" if sentence else revision_level(original),
+                "revision_intention": "diff-based (no intention)",
+                "original_snippet": original,
+                "revised_snippet": revised,
+            }
+        )
+    return edits
+
+
+def _sentences(wa: list[str]) -> tuple[list[int], list[int], list[int]]:
+    """Sentence index of every draft word, and the first and last word of each sentence."""
     sid, n = [], 0
     first, last = [0], []  # first and last draft token of each sentence
     for t, w in enumerate(wa):
@@ -87,17 +108,35 @@ def diff_edits(draft: str, reference: str, *, gap: int = 1, sentence_share: floa
             first.append(t + 1)
             n += 1
     last.append(len(wa) - 1)
+    return sid, first, last
+
+
+def _changed_runs(wa: list[str], wb: list[str], gap: int) -> list[list[int]]:
+    """Changed runs ``[i1, i2, j1, j2]`` (draft, reference words) of the alignment, runs at most ``gap``
+    equal words apart within one sentence joined."""
+    from rapidfuzz.distance import Indel
+
     groups: list[list[int]] = []  # changed runs [i1, i2, j1, j2] (draft, reference tokens)
     for op in Indel.opcodes(wa, wb):
         if op.tag == "equal":
             continue
         prev = groups[-1] if groups else None
-        if prev and op.src_start - prev[1] <= gap and not any(
-                _SENTENCE_END.search(wa[t]) for t in range(max(prev[1] - 1, 0), op.src_start)):
+        if (
+            prev
+            and op.src_start - prev[1] <= gap
+            and not any(_SENTENCE_END.search(wa[t]) for t in range(max(prev[1] - 1, 0), op.src_start))
+        ):
             prev[1], prev[3] = op.src_end, op.dest_end
         else:
             groups.append([op.src_start, op.src_end, op.dest_start, op.dest_end])
+    return groups
 
+
+def _draft_ranges(
+    groups: list[list[int]], sid: list[int], first: list[int], last: list[int], sentence_share: float
+) -> list[list[int]]:
+    """The draft words ``[lo, hi, is_sentence]`` each edit rewrites: a run widened to its sentences when it
+    crosses a sentence end or rewrites ``sentence_share`` of them, overlapping ranges merged."""
     ranges: list[list[int]] = []  # [lo, hi, is_sentence] over draft tokens
     for i1, i2, *_ in groups:
         lo, hi, sentence = i1, i2, 0
@@ -110,7 +149,14 @@ def diff_edits(draft: str, reference: str, *, gap: int = 1, sentence_share: floa
             prev[1], prev[2] = max(prev[1], hi), prev[2] | sentence
         else:
             ranges.append([lo, hi, sentence])
+    return ranges
 
+
+def _with_context(
+    draft: str, ta: list[tuple[int, int]], groups: list[list[int]], ranges: list[list[int]]
+) -> list[list[int]]:
+    """Each range with its reference words and the context that makes its snippet unique in the draft:
+    ``[i1, i2, j1, j2, is_sentence, words removed, words added]``."""
     ends = [g[1] for g in groups]  # non-decreasing: a bisection finds the last run ending by p
 
     def to_ref(p: int, inclusive: bool) -> int:
@@ -120,9 +166,11 @@ def diff_edits(draft: str, reference: str, *, gap: int = 1, sentence_share: floa
             k -= 1
         return groups[k][3] + p - groups[k][1] if k >= 0 else p
 
-    # an insertion at a shared boundary belongs to the earlier range (see the merge above)
-    widened = [[lo, hi, to_ref(lo, k > 0 and ranges[k - 1][1] == lo), to_ref(hi, True), sentence]
-               for k, (lo, hi, sentence) in enumerate(ranges)]
+    # an insertion at a shared boundary belongs to the earlier range (see the merge in _draft_ranges)
+    widened = [
+        [lo, hi, to_ref(lo, k > 0 and ranges[k - 1][1] == lo), to_ref(hi, True), sentence]
+        for k, (lo, hi, sentence) in enumerate(ranges)
+    ]
     final: list[list[int]] = []
     lo_lim = 0  # context may not reach into the previous edit (as extended) or the next one
     for k, (i1, i2, j1, j2, sentence) in enumerate(widened):
@@ -143,19 +191,7 @@ def diff_edits(draft: str, reference: str, *, gap: int = 1, sentence_share: floa
             final[-1][1], final[-1][3], final[-1][6] = i2, j2, final[-1][6] + core[1]
         else:
             final.append([i1, i2, j1, j2, sentence, *core])
-    edits = []
-    for i1, i2, j1, j2, sentence, removed, added in final:
-        original, revised = _slice(draft, ta, i1, i2), _slice(reference, tb, j1, j2)
-        action = "insert" if not removed else "delete" if not added else "replace"
-        edits.append({
-            "action_name": action,
-            "revision_description": f"Diff-based: {action} towards the reference (-{removed}/+{added} words)",
-            "revision_level": "sentence" if sentence else revision_level(original),
-            "revision_intention": "diff-based (no intention)",
-            "original_snippet": original,
-            "revised_snippet": revised,
-        })
-    return edits
+    return final
 
 
 def diff_edits_table(drafts: pd.DataFrame) -> pd.DataFrame:
@@ -178,13 +214,15 @@ def diff_edits_table(drafts: pd.DataFrame) -> pd.DataFrame:
         too long to align (:func:`diff_edits`), naming the draft.
     """
     rows = []
-    for text_id, system, draft, reference in drafts[["text_id", "system", "draft", "reference"]].astype(str).itertuples(
-            index=False):
+    for text_id, system, draft, reference in (
+        drafts[["text_id", "system", "draft", "reference"]].astype(str).itertuples(index=False)
+    ):
         where = f"text_id '{text_id}', system '{system}'"
         for what, text in (("draft", draft), ("reference", reference)):
             if len(text) > MAX_TEXT_CHARS:
-                raise FormatError(f"{where}: the {what} is {len(text):,} characters long; at most "
-                                  f"{MAX_TEXT_CHARS:,} are accepted")
+                raise FormatError(
+                    f"{where}: the {what} is {len(text):,} characters long; at most {MAX_TEXT_CHARS:,} are accepted"
+                )
         try:
             found = diff_edits(draft, reference)
         except FormatError as err:

@@ -2,8 +2,9 @@
 
 Both readers map the file's columns onto roles (:data:`DRAFT_REQUIRED`, :data:`EDIT_REQUIRED`,
 ...) with :func:`lib.columns.resolve_roles`: the user's ``{role: column}`` wins over the guesses of
-:func:`guess_roles`. The page reads a file once with :func:`read_table`, shows the mapping
-drop-downs, then builds the table with :func:`drafts_from_table` or :func:`edits_from_table`.
+:func:`lib.tables.guess_roles` (:func:`column_roles`). The page reads a file once with
+:func:`read_table`, shows the mapping drop-downs, then builds the table with
+:func:`drafts_from_table` or :func:`edits_from_table`.
 Rows are named as in the file (:func:`lib.tables.row_numbers`): CSV data rows (header = row 0),
 or the lines of a JSON lines file.
 """
@@ -26,8 +27,13 @@ DRAFT_REQUIRED: tuple[str, ...] = ("text_id", "system", "draft")
 DRAFT_OPTIONAL: tuple[str, ...] = ("reference",)
 DRAFT_ROLES: tuple[str, ...] = (*DRAFT_REQUIRED, *DRAFT_OPTIONAL)
 EDIT_REQUIRED: tuple[str, ...] = ("text_id", "system", "original_snippet", "revised_snippet")
-EDIT_OPTIONAL: tuple[str, ...] = ("editor", "action_name", "revision_description", "revision_level",
-                                  "revision_intention")
+EDIT_OPTIONAL: tuple[str, ...] = (
+    "editor",
+    "action_name",
+    "revision_description",
+    "revision_level",
+    "revision_intention",
+)
 """Only the draft and the two snippets are needed to locate and count an edit; the descriptive
 fields of the schema are blank when a file has none."""
 UPLOADED_EDITOR = "uploaded"
@@ -47,13 +53,21 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 
-def guess_roles(columns: Sequence[str], roles: Sequence[str]) -> dict[str, str]:
-    """``{role: column}`` for roles whose name (or a usual synonym) is a column's name.
+def column_roles(roles: Sequence[str]) -> tables.ColumnRoles:
+    """Revision roles (of drafts or edits) with the column names each is guessed from.
 
-    Case, blanks and punctuation are ignored (``Model Name`` = ``model_name`` = ``ModelName``); a
-    column is guessed for one role at most (:func:`lib.tables.guess_roles`).
+    Parameters
+    ----------
+    roles : sequence of str
+        The roles, in order of priority (e.g. ``(*EDIT_REQUIRED, *EDIT_OPTIONAL)``).
+
+    Returns
+    -------
+    lib.tables.ColumnRoles
+        For :func:`lib.tables.guess_roles`, which ignores case, blanks and punctuation
+        (``Model Name`` = ``model_name`` = ``ModelName``) and guesses a column for one role at most.
     """
-    return tables.guess_roles(columns, roles, _SYNONYMS)
+    return tables.ColumnRoles(tuple(roles), _SYNONYMS)
 
 
 def read_table(source: str | Path | IO[bytes], name: str | None = None) -> pd.DataFrame:
@@ -100,13 +114,19 @@ def read_table(source: str | Path | IO[bytes], name: str | None = None) -> pd.Da
     return frame
 
 
-def _select(frame: pd.DataFrame, columns: Mapping[str, str] | None, required: Sequence[str],
-            optional: Sequence[str], name: str, what: str) -> tuple[pd.DataFrame, dict[str, str]]:
+def _select(
+    frame: pd.DataFrame,
+    columns: Mapping[str, str] | None,
+    required: Sequence[str],
+    optional: Sequence[str],
+    name: str,
+    what: str,
+) -> tuple[pd.DataFrame, dict[str, str]]:
     """The mapped columns renamed to their roles, and the mapping ``{role: file column}``."""
     file_columns = [str(c) for c in frame.columns]
     frame = frame.set_axis(file_columns, axis=1)
-    mapping = resolve_roles(file_columns, required, optional, guess_roles(file_columns, [*required, *optional]),
-                            columns, file=name, what=what)
+    guesses = tables.guess_roles(file_columns, column_roles([*required, *optional]))
+    mapping = resolve_roles(file_columns, required, optional, guesses, columns, file=name, what=what)
     return pd.DataFrame({role: frame[col] for role, col in mapping.items()}), mapping
 
 
@@ -124,11 +144,15 @@ def _check_text(frame: pd.DataFrame, cols: Sequence[str], mapping: Mapping[str, 
             raise FormatError(
                 f"{col} of text_id '{frame['text_id'].iloc[k]}' is {len(str(frame[col].iloc[k])):,} characters "
                 f"long; at most {MAX_TEXT_CHARS:,} are accepted (split the text)",
-                file=name, rows=rows[long], column=mapping[col])
+                file=name,
+                rows=rows[long],
+                column=mapping[col],
+            )
 
 
-def drafts_from_table(frame: pd.DataFrame, name: str, *, columns: Mapping[str, str] | None = None,
-                      need_reference: bool = False) -> pd.DataFrame:
+def drafts_from_table(
+    frame: pd.DataFrame, name: str, *, columns: Mapping[str, str] | None = None, need_reference: bool = False
+) -> pd.DataFrame:
     """Drafts from a table read by :func:`read_table`; see :func:`read_drafts`."""
     required = (*DRAFT_REQUIRED, "reference") if need_reference else DRAFT_REQUIRED
     optional = () if need_reference else DRAFT_OPTIONAL
@@ -143,8 +167,13 @@ def drafts_from_table(frame: pd.DataFrame, name: str, *, columns: Mapping[str, s
     return frame.reset_index(drop=True)
 
 
-def read_drafts(source: str | Path | IO[bytes], name: str | None = None, *,
-                columns: Mapping[str, str] | None = None, need_reference: bool = False) -> pd.DataFrame:
+def read_drafts(
+    source: str | Path | IO[bytes],
+    name: str | None = None,
+    *,
+    columns: Mapping[str, str] | None = None,
+    need_reference: bool = False,
+) -> pd.DataFrame:
     """Drafts CSV with columns ``text_id, system, draft`` and optionally ``reference``.
 
     Parameters
@@ -154,7 +183,7 @@ def read_drafts(source: str | Path | IO[bytes], name: str | None = None, *,
         File name used in error messages (default: the path).
     columns : mapping, optional
         ``{role: file_column}`` for files whose column names differ (``--columns``); roles left out
-        are guessed by name (:func:`guess_roles`), ``""`` unsets a role.
+        are guessed by name (:func:`column_roles`), ``""`` unsets a role.
     need_reference : bool
         Require a non-empty ``reference`` in every row (diff-based engine).
 
@@ -186,8 +215,9 @@ def edits_from_table(frame: pd.DataFrame, name: str, *, columns: Mapping[str, st
     return frame[list(EDIT_COLUMNS)].reset_index(drop=True)
 
 
-def read_edits(source: str | Path | IO[bytes], name: str | None = None, *,
-               columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+def read_edits(
+    source: str | Path | IO[bytes], name: str | None = None, *, columns: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """Edits from another tool: JSON lines (one edit per line) or CSV.
 
     Required per edit: :data:`EDIT_REQUIRED` (``text_id, system, original_snippet,

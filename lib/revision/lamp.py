@@ -86,9 +86,20 @@ def load_lamp(directory: Path = LAMP_DIR) -> LampData:
                     original, revised = e["originalText"], e["editedText"]
                     category = normalize_category(e["categorization"])
                     action = "delete" if not revised.strip() else "replace"
-                    edits.append((text_id, system, writer, k, action,
-                                  f"Human edit by {writer} (LAMP category: {category})",
-                                  revision_level(original), category, original, revised))
+                    edits.append(
+                        (
+                            text_id,
+                            system,
+                            writer,
+                            k,
+                            action,
+                            f"Human edit by {writer} (LAMP category: {category})",
+                            revision_level(original),
+                            category,
+                            original,
+                            revised,
+                        )
+                    )
             except KeyError as err:
                 raise FormatError(f"paragraph lacks the field {err}", file=path.name, rows=[row]) from err
             except (TypeError, AttributeError) as err:  # a number or list where an object or text belongs
@@ -107,9 +118,13 @@ if __name__ == "__main__":  # python -m lib.revision.lamp: how well the human ed
     lamp = load_lamp()
     located = locate_edits(lamp.edits, lamp.drafts)
     rep = postedit_reproduction(located, lamp.evaluated)
-    print(f"{len(rep)} paragraphs, {len(located)} edits, {int((~located['located']).sum())} unlocated, "
-          f"{int((~located['applied'] & located['located']).sum())} not applied (overlap)")
-    print(f"mean similarity to postedit: {rep['similarity'].mean():.4f} "
-          f"(unedited preedit: {rep['baseline'].mean():.4f})")
-    print(f"exact reproduction (whitespace-normalised): {rep['exact'].mean():.3f} "
-          f"({int(rep['exact'].sum())}/{len(rep)})")
+    print(
+        f"{len(rep)} paragraphs, {len(located)} edits, {int((~located['located']).sum())} unlocated, "
+        f"{int((~located['applied'] & located['located']).sum())} not applied (overlap)"
+    )
+    print(
+        f"mean similarity to postedit: {rep['similarity'].mean():.4f} (unedited preedit: {rep['baseline'].mean():.4f})"
+    )
+    print(
+        f"exact reproduction (whitespace-normalised): {rep['exact'].mean():.3f} ({int(rep['exact'].sum())}/{len(rep)})"
+    )

@@ -19,8 +19,9 @@ from lib.errors import InputError
 FUZZY_THRESHOLD = 85.0
 """Least rapidfuzz partial-ratio score (0-100) for a fuzzy location."""
 
-_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
-                       "\u2013": "-", "\u2014": "-", "\u00a0": " "})
+_FOLD = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-", "\u00a0": " "}
+)
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,7 @@ def _normalize(text: str) -> tuple[str, list[int]]:
     return "".join(out), index
 
 
-def locate(draft: str, snippet: str, *, after: int = 0,
-           fuzzy_threshold: float = FUZZY_THRESHOLD) -> Location | None:
+def locate(draft: str, snippet: str, *, after: int = 0, fuzzy_threshold: float = FUZZY_THRESHOLD) -> Location | None:
     """Locate ``snippet`` in ``draft``: exact, then normalised, then fuzzy.
 
     Parameters
@@ -100,8 +100,9 @@ def locate(draft: str, snippet: str, *, after: int = 0,
     return Location(index[s], index[e - 1] + 1, "fuzzy", float(hit.score))
 
 
-def locate_all(draft: str, snippets: Sequence[str], *,
-               fuzzy_threshold: float = FUZZY_THRESHOLD) -> list[Location | None]:
+def locate_all(
+    draft: str, snippets: Sequence[str], *, fuzzy_threshold: float = FUZZY_THRESHOLD
+) -> list[Location | None]:
     """Locate every snippet of one draft in order (each search starts after the previous hit)."""
     found: list[Location | None] = []
     after = 0
@@ -142,24 +143,25 @@ def apply_edits(draft: str, spans: Sequence[tuple[int, int, str] | None]) -> App
         An edit overlapping an edit earlier in the sequence is not applied (``applied`` False)
         rather than mangling both; unlocated edits are not applied either.
     """
+    located = {k: span for k, span in enumerate(spans) if span is not None}
     accepted: list[int] = []
-    for k, span in enumerate(spans):
-        if span is not None and not any(_overlap(span[:2], spans[j][:2]) for j in accepted):
+    for k, span in located.items():
+        if not any(_overlap(span[:2], located[j][:2]) for j in accepted):
             accepted.append(k)
     text = draft
     inserted: dict[int, tuple[int, int]] = {}
-    for k in sorted(accepted, key=lambda k: (spans[k][0], spans[k][1], k), reverse=True):
-        start, end, revised = spans[k]
+    for k in sorted(accepted, key=lambda k: (located[k][0], located[k][1], k), reverse=True):
+        start, end, revised = located[k]
         text = text[:start] + revised + text[end:]
         shift = len(revised) - (end - start)
         inserted = {j: (a + shift, b + shift) for j, (a, b) in inserted.items()}
         inserted[k] = (start, start + len(revised))
-    return Applied(text, [k in inserted for k in range(len(spans))],
-                   [inserted.get(k) for k in range(len(spans))])
+    return Applied(text, [k in inserted for k in range(len(spans))], [inserted.get(k) for k in range(len(spans))])
 
 
-def locate_edits(edits: pd.DataFrame, drafts: pd.DataFrame, *,
-                 fuzzy_threshold: float = FUZZY_THRESHOLD) -> pd.DataFrame:
+def locate_edits(
+    edits: pd.DataFrame, drafts: pd.DataFrame, *, fuzzy_threshold: float = FUZZY_THRESHOLD
+) -> pd.DataFrame:
     """Add location columns to a tidy edits table.
 
     Parameters
@@ -187,8 +189,9 @@ def locate_edits(edits: pd.DataFrame, drafts: pd.DataFrame, *,
     keys = list(zip(out["text_id"].astype(str), out["system"].astype(str), strict=True))
     missing = [i + 1 for i, k in enumerate(keys) if k not in text]
     if missing:
-        raise InputError("edit for a draft (text_id, system) that is not among the drafts",
-                         rows=missing, column="text_id")
+        raise InputError(
+            "edit for a draft (text_id, system) that is not among the drafts", rows=missing, column="text_id"
+        )
     start = pd.array([pd.NA] * len(out), dtype="Int64")
     end = start.copy()
     match = ["unlocated"] * len(out)
@@ -199,16 +202,20 @@ def locate_edits(edits: pd.DataFrame, drafts: pd.DataFrame, *,
         rows = group.sort_values("edit_index").index.to_list()
         draft = text[keys[rows[0]]]
         locs = locate_all(draft, out.loc[rows, "original_snippet"].tolist(), fuzzy_threshold=fuzzy_threshold)
-        spans = [None if loc is None else (loc.start, loc.end, out.at[r, "revised_snippet"])
-                 for r, loc in zip(rows, locs, strict=True)]
+        spans = [
+            None if loc is None else (loc.start, loc.end, out.at[r, "revised_snippet"])
+            for r, loc in zip(rows, locs, strict=True)
+        ]
         result = apply_edits(draft, spans)
         for k, (r, loc) in enumerate(zip(rows, locs, strict=True)):
             if loc is None:
                 continue
             start[r], end[r], match[r], score[r] = loc.start, loc.end, loc.match, loc.score
             applied[r] = result.applied[k]
-            overlaps[r] = any(j != k and spans[j] is not None and _overlap(spans[k][:2], spans[j][:2])
-                              for j in range(len(spans)))
+            overlaps[r] = any(
+                j != k and other is not None and _overlap((loc.start, loc.end), other[:2])
+                for j, other in enumerate(spans)
+            )
     out["start"], out["end"], out["match"], out["score"] = start, end, match, score
     out["located"] = out["match"] != "unlocated"
     out["overlaps"], out["applied"] = overlaps, applied
@@ -221,13 +228,17 @@ def revised_text(draft: str, located: pd.DataFrame) -> str:
 
 
 def _spans(located: pd.DataFrame) -> list[tuple[int, int, str] | None]:
-    return [None if not row.located else (int(row.start), int(row.end), row.revised_snippet)
-            for row in located.itertuples(index=False)]
+    return [
+        None if not row.located else (int(row.start), int(row.end), row.revised_snippet)
+        for row in located.itertuples(index=False)
+    ]
 
 
 def _tooltip(rows: Sequence) -> str:
-    return "\n".join(f"#{r.edit_index + 1} {r.action_name} · {r.revision_level} · "
-                     f"{r.revision_intention}: {r.revision_description}" for r in rows)
+    return "\n".join(
+        f"#{r.edit_index + 1} {r.action_name} · {r.revision_level} · {r.revision_intention}: {r.revision_description}"
+        for r in rows
+    )
 
 
 _MARK = "background:{bg};border-bottom:2px solid {line};padding:0 1px;"
@@ -240,11 +251,16 @@ _STYLE = {
 
 
 def _mark(text: str, rows: Sequence, selected: int | None, tag: str = "mark") -> str:
-    kind = "selected" if selected is not None and any(r.edit_index == selected for r in rows) else (
-        "ins" if tag == "ins" else "overlap" if len(rows) > 1 else "edit")
+    kind = (
+        "selected"
+        if selected is not None and any(r.edit_index == selected for r in rows)
+        else ("ins" if tag == "ins" else "overlap" if len(rows) > 1 else "edit")
+    )
     ids = " ".join(str(r.edit_index + 1) for r in rows)
-    return (f'<{tag} class="rev-{kind}" data-edits="{ids}" style="{_STYLE[kind]}" '
-            f'title="{html.escape(_tooltip(rows), quote=True)}">{html.escape(text)}</{tag}>')
+    return (
+        f'<{tag} class="rev-{kind}" data-edits="{ids}" style="{_STYLE[kind]}" '
+        f'title="{html.escape(_tooltip(rows), quote=True)}">{html.escape(text)}</{tag}>'
+    )
 
 
 def render_side_by_side(draft: str, located: pd.DataFrame, selected: int | None = None) -> tuple[str, str]:
@@ -271,7 +287,7 @@ def render_side_by_side(draft: str, located: pd.DataFrame, selected: int | None 
     spans = [(int(r.start), int(r.end)) for r in rows]
     cuts = sorted({0, len(draft), *(p for s in spans for p in s)})
     left: list[str] = []
-    for a, b in zip(cuts, cuts[1:] + [None], strict=True):
+    for a, b in zip(cuts, [*cuts[1:], None], strict=True):
         for r, (s, e) in zip(rows, spans, strict=True):
             if s == e == a:
                 left.append(_mark("‸", [r], selected))
@@ -282,9 +298,10 @@ def render_side_by_side(draft: str, located: pd.DataFrame, selected: int | None 
         left.append(_mark(piece, cover, selected) if cover else html.escape(piece))
     ordered = located.sort_values("edit_index")
     applied = apply_edits(draft, _spans(ordered))
-    inserts = sorted(((span, r) for span, r in zip(applied.inserted, ordered.itertuples(index=False), strict=True)
-                      if span),
-                     key=lambda pair: pair[0])
+    inserts = sorted(
+        ((span, r) for span, r in zip(applied.inserted, ordered.itertuples(index=False), strict=True) if span),
+        key=lambda pair: pair[0],
+    )
     right: list[str] = []
     pos = 0
     for (s, e), r in inserts:
@@ -309,5 +326,6 @@ def render_edit_list(located: pd.DataFrame, selected: int | None = None) -> str:
         items.append(
             f'<li value="{int(r.edit_index) + 1}"{style}><b>{html.escape(str(r.action_name))}</b> · '
             f"{html.escape(str(r.revision_level))} · <i>{html.escape(str(r.revision_intention))}</i> "
-            f"({where}): <span class=\"rev-description\">{html.escape(str(r.revision_description))}</span></li>")
+            f'({where}): <span class="rev-description">{html.escape(str(r.revision_description))}</span></li>'
+        )
     return f'<ol class="rev-edits">{"".join(items)}</ol>'

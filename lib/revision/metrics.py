@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -52,14 +53,25 @@ def revision_distance(located: pd.DataFrame, evaluated: pd.DataFrame) -> pd.Data
             rows.append((text_id, system, editor, 0, 0, 0, len(draft.split())))
             continue
         revised = revised_text(draft, g.sort_values("edit_index"))
-        rows.append((text_id, system, editor, len(g), int((~g["located"]).sum()),
-                     token_edit_distance(draft, revised), len(draft.split())))
-    return pd.DataFrame(rows, columns=[*RUN_KEYS, "revision_distance", "unlocated",
-                                       "token_edit_distance", "draft_words"])
+        rows.append(
+            (
+                text_id,
+                system,
+                editor,
+                len(g),
+                int((~g["located"]).sum()),
+                token_edit_distance(draft, revised),
+                len(draft.split()),
+            )
+        )
+    return pd.DataFrame(
+        rows, columns=[*RUN_KEYS, "revision_distance", "unlocated", "token_edit_distance", "draft_words"]
+    )
 
 
-def summarize(per_draft: pd.DataFrame, by: Sequence[str], value: str = "revision_distance",
-              level: float = 0.95) -> pd.DataFrame:
+def summarize(
+    per_draft: pd.DataFrame, by: Sequence[str], value: str = "revision_distance", level: float = 0.95
+) -> pd.DataFrame:
     """Mean of ``value`` per group with a Student-t confidence interval over drafts.
 
     Returns
@@ -94,8 +106,24 @@ def _change_of_means(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray
     return (a.mean(axis) - mb) / mb * 100.0
 
 
-def compare_models(per_draft: pd.DataFrame, model_a: str, model_b: str, *, n_boot: int = 2000,
-                   level: float = 0.95, seed: int = 0) -> dict[str, float]:
+class ModelComparison(TypedDict):
+    """A Table 2 row of :func:`compare_models`: the means in edits per draft, ``change_pct`` (B to A,
+    percent) with its bootstrap interval ``ci_low`` to ``ci_high`` (NaN without one), the draft counts."""
+
+    model_a: str
+    model_b: str
+    mean_a: float
+    mean_b: float
+    change_pct: float
+    ci_low: float
+    ci_high: float
+    n_a: int
+    n_b: int
+
+
+def compare_models(
+    per_draft: pd.DataFrame, model_a: str, model_b: str, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0
+) -> ModelComparison:
     """Table 2 row for Revision Distance: both means and the relative change with a bootstrap interval.
 
     Drafts are resampled with replacement within each model: the percentile interval of
@@ -121,20 +149,36 @@ def compare_models(per_draft: pd.DataFrame, model_a: str, model_b: str, *, n_boo
     if min(a.size, b.size) >= 2:
         with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # non-finite resamples: handled below
-            res = stats.bootstrap((a, b), _change_of_means, n_resamples=n_boot, confidence_level=level,
-                                  method="percentile", rng=np.random.default_rng(seed), vectorized=True)
+            res = stats.bootstrap(
+                (a, b),
+                _change_of_means,
+                n_resamples=n_boot,
+                confidence_level=level,
+                method="percentile",
+                rng=np.random.default_rng(seed),
+                vectorized=True,
+            )
         low, high = res.confidence_interval
         if not np.isfinite(res.bootstrap_distribution).all():
             boot = res.bootstrap_distribution[np.isfinite(res.bootstrap_distribution)]
             tail = (1 - level) / 2 * 100
             low, high = np.percentile(boot, [tail, 100 - tail]) if boot.size else (np.nan, np.nan)
-    return {"model_a": model_a, "model_b": model_b, "mean_a": float(a.mean()), "mean_b": float(b.mean()),
-            "change_pct": relative_change(float(a.mean()), float(b.mean())),
-            "ci_low": float(low), "ci_high": float(high), "n_a": int(a.size), "n_b": int(b.size)}
+    return {
+        "model_a": model_a,
+        "model_b": model_b,
+        "mean_a": float(a.mean()),
+        "mean_b": float(b.mean()),
+        "change_pct": relative_change(float(a.mean()), float(b.mean())),
+        "ci_low": float(low),
+        "ci_high": float(high),
+        "n_a": int(a.size),
+        "n_b": int(b.size),
+    }
 
 
-def category_table(located: pd.DataFrame, per_draft: pd.DataFrame, by: str = "system",
-                   category: str = "revision_intention") -> pd.DataFrame:
+def category_table(
+    located: pd.DataFrame, per_draft: pd.DataFrame, by: str = "system", category: str = "revision_intention"
+) -> pd.DataFrame:
     """Mean number of edits per draft in each category, per group, as in Ma et al.'s Table 3.
 
     Parameters
@@ -163,12 +207,15 @@ def category_table(located: pd.DataFrame, per_draft: pd.DataFrame, by: str = "sy
 
 def _spans(g: pd.DataFrame) -> list[tuple[int, int, str]]:
     # zero-width (insertion) spans cover one character so that they can overlap
-    return [(int(s), max(int(e), int(s) + 1), str(c).casefold())
-            for s, e, c in g.loc[g["located"], ["start", "end", "revision_intention"]].itertuples(index=False)]
+    return [
+        (int(s), max(int(e), int(s) + 1), str(c).casefold())
+        for s, e, c in g.loc[g["located"], ["start", "end", "revision_intention"]].itertuples(index=False)
+    ]
 
 
-def span_agreement(located: pd.DataFrame, evaluated: pd.DataFrame, candidate: str,
-                   references: Sequence[str]) -> pd.DataFrame:
+def span_agreement(
+    located: pd.DataFrame, evaluated: pd.DataFrame, candidate: str, references: Sequence[str]
+) -> pd.DataFrame:
     """Span-overlap precision, recall, F1 and category agreement of one editor against others.
 
     A candidate edit is correct when its located span overlaps a reference edit's span
@@ -207,8 +254,7 @@ def span_agreement(located: pd.DataFrame, evaluated: pd.DataFrame, candidate: st
             if editor != ref or (text_id, system, candidate) not in revised:
                 continue
             c, r = spans.get((text_id, system, candidate), []), spans.get((text_id, system, ref), [])
-            hit_c = [[(min(ce, re) - max(cs, rs), rc) for rs, re, rc in r if cs < re and rs < ce]
-                     for cs, ce, _ in c]
+            hit_c = [[(min(ce, re) - max(cs, rs), rc) for rs, re, rc in r if cs < re and rs < ce] for cs, ce, _ in c]
             found_r = sum(any(cs < re and rs < ce for cs, ce, _ in c) for rs, re, _ in r)
             matched = [(max(h)[1] == cc) for h, (_, _, cc) in zip(hit_c, c, strict=True) if h]
             row = np.array([1, len(c), len(r), len(matched), found_r, sum(matched)])
@@ -220,8 +266,21 @@ def span_agreement(located: pd.DataFrame, evaluated: pd.DataFrame, candidate: st
             rec = fr / nr if nr else np.nan
             f1 = 2 * p * rec / (p + rec) if p + rec > 0 else 0.0 if p == rec == 0 else np.nan
             rows.append((ref, system, n, nc, nr, p, rec, f1, mc, agree / mc if mc else np.nan))
-    return pd.DataFrame(rows, columns=["reference", "system", "drafts", "candidate_edits", "reference_edits",
-                                       "precision", "recall", "f1", "matched", "category_agreement"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "reference",
+            "system",
+            "drafts",
+            "candidate_edits",
+            "reference_edits",
+            "precision",
+            "recall",
+            "f1",
+            "matched",
+            "category_agreement",
+        ],
+    )
 
 
 def postedit_reproduction(located: pd.DataFrame, evaluated: pd.DataFrame) -> pd.DataFrame:
@@ -247,6 +306,7 @@ def postedit_reproduction(located: pd.DataFrame, evaluated: pd.DataFrame) -> pd.
         g = groups.get((text_id, system, editor))
         revised = draft if g is None else revised_text(draft, g.sort_values("edit_index"))
         rev, post_n, draft_n = (" ".join(t.split()) for t in (revised, post, draft))
-        rows.append((text_id, system, editor, fuzz.ratio(rev, post_n) / 100, rev == post_n,
-                     fuzz.ratio(draft_n, post_n) / 100))
+        rows.append(
+            (text_id, system, editor, fuzz.ratio(rev, post_n) / 100, rev == post_n, fuzz.ratio(draft_n, post_n) / 100)
+        )
     return pd.DataFrame(rows, columns=[*RUN_KEYS, "similarity", "exact", "baseline"])

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lib.errors import SettingsError
 from lib.revision.schema import RevisionEdits
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 CATEGORIES: tuple[str, ...] = (
     "Awkward Word Choice and Phrasing",
@@ -50,9 +54,11 @@ class PromptTemplate:
 REFERENCE_BASED = PromptTemplate(
     name="reference-based",
     version="rd-reference-based-v1",
-    system=("You are the user of an AI writing assistant. You revise the AI-generated text so that it "
-            "matches the human-written text in content, structure and style, the way a careful human "
-            "editor would, and report each revision as a structured edit.\n" + _RULES),
+    system=(
+        "You are the user of an AI writing assistant. You revise the AI-generated text so that it "
+        "matches the human-written text in content, structure and style, the way a careful human "
+        "editor would, and report each revision as a structured edit.\n" + _RULES
+    ),
     user="###Human-written Text: {reference}\n\n###AI-generated Text: {draft}",
     needs_reference=True,
 )
@@ -60,9 +66,11 @@ REFERENCE_BASED = PromptTemplate(
 REFERENCE_FREE = PromptTemplate(
     name="reference-free",
     version="rd-reference-free-v1",
-    system=("You are the user of an AI writing assistant. You revise the AI-generated text towards the "
-            "ideal text you would have wanted for this purpose (do not write that text out), the way a "
-            "careful human editor would, and report each revision as a structured edit.\n" + _RULES),
+    system=(
+        "You are the user of an AI writing assistant. You revise the AI-generated text towards the "
+        "ideal text you would have wanted for this purpose (do not write that text out), the way a "
+        "careful human editor would, and report each revision as a structured edit.\n" + _RULES
+    ),
     user="###AI-generated Text: {draft}",
     needs_reference=False,
 )
@@ -84,8 +92,9 @@ def prompt_template(name: str) -> PromptTemplate:
         raise SettingsError(f"unknown prompt '{name}'; the prompts are {', '.join(PROMPTS)}") from None
 
 
-def build_messages(template: PromptTemplate, draft: str, reference: str | None = None, *,
-                   json_mode: bool = False) -> list[dict[str, str]]:
+def build_messages(
+    template: PromptTemplate, draft: str, reference: str | None = None, *, json_mode: bool = False
+) -> list[ChatCompletionMessageParam]:
     """Chat messages for one draft.
 
     Parameters
@@ -102,7 +111,10 @@ def build_messages(template: PromptTemplate, draft: str, reference: str | None =
         raise SettingsError(f"the {template.name} prompt needs a reference text")
     system = template.system.format(categories="; ".join(CATEGORIES))
     if json_mode:
-        system += ("\nAnswer with the JSON object only, valid against this JSON schema:\n"
-                   + json.dumps(RevisionEdits.model_json_schema()))
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": template.user.format(draft=draft, reference=reference or "")}]
+        system += "\nAnswer with the JSON object only, valid against this JSON schema:\n" + json.dumps(
+            RevisionEdits.model_json_schema()
+        )
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": template.user.format(draft=draft, reference=reference or "")},
+    ]

@@ -4,6 +4,7 @@ located edits and Revision Distance per draft (Ma et al. 2024), and the edits as
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,8 +73,38 @@ def diff_revision(drafts: pd.DataFrame) -> Revision:
     return _revision(drafts, DIFF_EDITOR, diff_edits_table(drafts), pd.DataFrame(columns=FAILURE_COLUMNS))
 
 
-def llm_revision(drafts: pd.DataFrame, settings: LLMSettings, template: PromptTemplate, *,
-                 progress: Callable[[int, int], None] | None = None) -> Revision:
+def llm_run_key(
+    drafts: pd.DataFrame, base_url: str | None, model: str, template: PromptTemplate
+) -> tuple[str | None, str, str, str]:
+    """What an LLM revision run's result belongs to: the server, the model, the prompt and these exact
+    drafts and references (another LAMP writer's reference text is a new run).
+
+    Parameters
+    ----------
+    drafts : DataFrame
+        ``text_id, system, draft, reference`` (``reference`` may be None), as given to
+        :func:`llm_revision`.
+    base_url, model : str
+        The LLM server (None: the client's default) and model.
+    template : PromptTemplate
+
+    Returns
+    -------
+    tuple
+        ``(base_url, model, template.version, sha256)``, the last the hex SHA-256 of the four
+        columns' row hashes (:func:`pandas.util.hash_pandas_object`, index left out).
+    """
+    texts = pd.util.hash_pandas_object(drafts[["text_id", "system", "draft", "reference"]], index=False)
+    return base_url, model, template.version, hashlib.sha256(texts.to_numpy().tobytes()).hexdigest()
+
+
+def llm_revision(
+    drafts: pd.DataFrame,
+    settings: LLMSettings,
+    template: PromptTemplate,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> Revision:
     """Edits an LLM proposes for every draft (:class:`lib.revision.client.EditProposer`).
 
     Parameters
@@ -91,8 +122,10 @@ def llm_revision(drafts: pd.DataFrame, settings: LLMSettings, template: PromptTe
     Revision
         Drafts that failed are in ``failures`` with their reason, the others are kept.
     """
-    tasks = [DraftTask(r.text_id, r.system, r.draft, r.reference if template.needs_reference else None)
-             for r in drafts.assign(reference=drafts.get("reference")).itertuples(index=False)]
+    tasks = [
+        DraftTask(r.text_id, r.system, r.draft, r.reference if template.needs_reference else None)
+        for r in drafts.assign(reference=drafts.get("reference")).itertuples(index=False)
+    ]
     editor = llm_editor(settings.model)
     edits, failures = results_to_tables(EditProposer(settings, template).run(tasks, progress=progress), editor)
     return _revision(drafts, editor, edits, failures)
@@ -136,5 +169,7 @@ def edits_jsonl(located: pd.DataFrame, *, editor: bool = True) -> str:
         Include the ``editor`` column (the command's ``edits.jsonl`` has one editor and leaves it out).
     """
     columns = [*RUN_KEYS[:2], *(["editor"] if editor else []), *EDIT_FIELDS, "located"]
-    return "".join(json.dumps({**r, "located": bool(r["located"])}, ensure_ascii=False) + "\n"
-                   for r in located[columns].to_dict("records"))
+    return "".join(
+        json.dumps({**r, "located": bool(r["located"])}, ensure_ascii=False) + "\n"
+        for r in located[columns].to_dict("records")
+    )

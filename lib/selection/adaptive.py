@@ -210,16 +210,20 @@ def what_if(
     for strategy in (STRATEGIES[rule], Random()):
         path = cat_path(strategy, loglik, params, available, n_steps, grid=grid, rng=rng)
         lo, hi = _interval(path.post, grid)
-        frames.append(pd.DataFrame({
-            "order": strategy.name,
-            "step": np.arange(1, len(path.order) + 1),
-            "prompt_id": np.asarray(prompt_ids)[path.order],
-            "rating": np.asarray(categories)[codes_row[path.order]],
-            "theta_mean": path.mean,
-            "theta_sd": path.sd,
-            "theta_lo": lo,
-            "theta_hi": hi,
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "order": strategy.name,
+                    "step": np.arange(1, len(path.order) + 1),
+                    "prompt_id": np.asarray(prompt_ids)[path.order],
+                    "rating": np.asarray(categories)[codes_row[path.order]],
+                    "theta_mean": path.mean,
+                    "theta_sd": path.sd,
+                    "theta_lo": lo,
+                    "theta_hi": hi,
+                }
+            )
+        )
         reached = np.flatnonzero(path.sd <= target_se)
         stop[strategy.name] = int(reached[0]) + 1 if len(reached) else None
     full = posterior_on_grid(loglik.sum(axis=1), grid, params.log_weights)

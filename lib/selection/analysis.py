@@ -47,8 +47,9 @@ class SelectionRun:
         """Prompts needed per strategy for ``target_se`` (:func:`lib.selection.curve.prompts_needed`)."""
         return prompts_needed(self.curve.summary, target_se)
 
-    def subset(self, strategy: str, needed: pd.DataFrame,
-               texts: pd.DataFrame | None = None) -> tuple[pd.DataFrame | None, str | None]:
+    def subset(
+        self, strategy: str, needed: pd.DataFrame, texts: pd.DataFrame | None = None
+    ) -> tuple[pd.DataFrame | None, str | None]:
         """The prompts a static strategy selects, k = its prompts needed (all prompts when the
         target is not reached), with a note when there is no subset or it lists all prompts.
 
@@ -74,17 +75,28 @@ class SelectionRun:
         rm = self.matrix
         note = None
         if pd.isna(row["k_needed"]):
-            note = (f"{strategy} does not reach SE {row['target_se']:.3g} (best {row['se_best']:.3g}); "
-                    "its subset lists all prompts")
+            note = (
+                f"{strategy} does not reach SE {row['target_se']:.3g} (best {row['se_best']:.3g}); "
+                "its subset lists all prompts"
+            )
         k = rm.shape[1] if note else int(row["k_needed"])
         try:
-            return select_subset(self.calibration, strategy, k, prompt_ids=rm.prompt_ids, groups=rm.groups,
-                                 texts=texts, theta0=self.theta0, seed=self.seed), note
+            return select_subset(
+                self.calibration,
+                strategy,
+                k,
+                prompt_ids=rm.prompt_ids,
+                groups=rm.groups,
+                texts=texts,
+                theta0=self.theta0,
+                seed=self.seed,
+            ), note
         except SettingsError as err:
             return None, f"no subset for {strategy}: {err}"
 
-    def subsets(self, needed: pd.DataFrame,
-                texts: pd.DataFrame | None = None) -> Iterator[tuple[str, pd.DataFrame | None, str | None]]:
+    def subsets(
+        self, needed: pd.DataFrame, texts: pd.DataFrame | None = None
+    ) -> Iterator[tuple[str, pd.DataFrame | None, str | None]]:
         """``(strategy, subset, note)`` of :meth:`subset` for every strategy of ``needed``."""
         for strategy in needed["strategy"]:
             yield strategy, *self.subset(strategy, needed, texts)
@@ -147,10 +159,20 @@ def run(
     elif isinstance(k_grid, str):
         k_grid = parse_k_grid(k_grid, rm.shape[1])
     cal = make_calibration(rm, mode, settings, progress=progress)
-    curve = loo_curve(rm.codes(), cal, strategies, k_grid, n_random=n_random, theta0=theta0, seed=seed,
-                      progress=progress, engine=engine)
+    curve = loo_curve(
+        rm.codes(),
+        cal,
+        strategies,
+        k_grid,
+        n_random=n_random,
+        theta0=theta0,
+        seed=seed,
+        progress=progress,
+        engine=engine,
+    )
     if curve.khat_max is not None and curve.khat_max > PSIS_KHAT_LIMIT:
-        warnings.append(f"Pareto k-hat up to {curve.khat_max:.2f} (> {PSIS_KHAT_LIMIT}): some leave-one-out "
-                        "weights are unreliable; compare with the fast mode or use more draws")
+        warnings.append(
+            f"Pareto k-hat up to {curve.khat_max:.2f} (> {PSIS_KHAT_LIMIT}): some leave-one-out "
+            "weights are unreliable; compare with the fast mode or use more draws"
+        )
     return SelectionRun(rm, cal, curve, warnings, float(theta0), int(seed))
-

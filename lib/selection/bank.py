@@ -46,6 +46,7 @@ class ItemParams:
 
     @property
     def n_draws(self) -> int:
+        """S, the number of draws (1 for a point estimate)."""
         return self.alpha.shape[0]
 
     def mean(self) -> tuple[np.ndarray, np.ndarray]:
@@ -70,7 +71,9 @@ class ItemParams:
         Missing prompts (code -1) contribute 0. See :func:`lib.irt.readouts.item_loglik`.
         """
         step = max(1, _CHUNK // (len(grid) * self.alpha.shape[1]))
-        return np.concatenate([
-            item_loglik(codes_row, self.alpha[s:s + step], self.b[s:s + step], grid)
-            for s in range(0, self.n_draws, step)
-        ])
+        return np.concatenate(
+            [
+                item_loglik(codes_row, self.alpha[s : s + step], self.b[s : s + step], grid)
+                for s in range(0, self.n_draws, step)
+            ]
+        )

@@ -5,7 +5,7 @@ leave-one-out design, Sedoc & Ungar 2020 sec. 6.2), and the ``group`` strategy r
 within i's group of systems.
 
 ``fast``
-    One MAP fit per held-out comparison (``lib.irt.fit.fit_map`` with i's weight 0). Joint MAP
+    One MAP fit per held-out comparison (``lib.irt.map.fit_map`` with i's weight 0). Joint MAP
     shrinks or stretches the theta scale, which makes posterior SDs over-confident, so the fit is
     put back on the prior's scale: thetas of the calibration comparisons get root-mean-square 1
     (antisymmetric cutpoints keep 0 = no preference) or mean 0 and SD 1 (free cutpoints), and
@@ -39,8 +39,9 @@ from scipy.special import logsumexp
 from threadpoolctl import threadpool_limits
 
 from lib.errors import DesignError, SettingsError
+from lib.inference.settings import gives_posterior, posterior_samplers
 from lib.irt.readouts import DEFAULT_GRID
-from lib.irt.settings import FULL_MODE_SETTINGS, FitSettings, check_cutpoints, gives_posterior, posterior_samplers
+from lib.irt.settings import FULL_MODE_SETTINGS, FitSettings, check_cutpoints
 from lib.selection.bank import ItemParams
 from lib.selection.settings import check_mode
 
@@ -70,26 +71,29 @@ def check_selection_data(rm) -> list[str]:
     -------
     list of str
         A warning when fewer than :data:`FEW_COMPARISONS` comparisons have ratings (the design
-        warnings of :func:`lib.design.check_design` are the Data page's).
+        warnings of :func:`lib.data_checks.check_design` are the Data page's).
 
     Raises
     ------
     DesignError
-        When :func:`lib.design.check_design` finds the data cannot support a fit, or fewer than
+        When :func:`lib.data_checks.check_design` finds the data cannot support a fit, or fewer than
         :data:`MIN_COMPARISONS` comparisons have ratings.
     """
-    from lib.design import check_design
+    from lib.data_checks import check_design
 
     check_design(rm)
     n_comp = int((rm.codes() >= 0).any(axis=1).sum())
     if n_comp < MIN_COMPARISONS:
-        raise DesignError(f"leave-one-out selection needs at least {MIN_COMPARISONS} comparisons with ratings; "
-                          f"the data has {n_comp}")
+        raise DesignError(
+            f"leave-one-out selection needs at least {MIN_COMPARISONS} comparisons with ratings; the data has {n_comp}"
+        )
     if n_comp >= FEW_COMPARISONS:
         return []
-    return [f"only {n_comp} comparisons: each leave-one-out calibration estimates the prompts' alpha and b "
-            f"from {n_comp - 1} of them, so they are mostly prior; SEs and prompt rankings need "
-            f"{FEW_COMPARISONS} or more comparisons to mean much"]
+    return [
+        f"only {n_comp} comparisons: each leave-one-out calibration estimates the prompts' alpha and b "
+        f"from {n_comp - 1} of them, so they are mostly prior; SEs and prompt rankings need "
+        f"{FEW_COMPARISONS} or more comparisons to mean much"
+    ]
 
 
 def _scale_to(theta: np.ndarray, target: np.ndarray | None, centred: bool) -> tuple[float, float]:
@@ -117,15 +121,19 @@ def system_groups(comparisons: pd.DataFrame, theta: np.ndarray) -> pd.Series:
     -------
     Series of object, length I.
     """
-    signed = pd.concat([
-        pd.DataFrame({"system": comparisons["system_b"].to_numpy(), "ability": theta}),
-        pd.DataFrame({"system": comparisons["system_a"].to_numpy(), "ability": -np.asarray(theta)}),
-    ])
+    signed = pd.concat(
+        [
+            pd.DataFrame({"system": comparisons["system_b"].to_numpy(), "ability": theta}),
+            pd.DataFrame({"system": comparisons["system_a"].to_numpy(), "ability": -np.asarray(theta)}),
+        ]
+    )
     means = signed.groupby("system")["ability"].mean().sort_values(ascending=False)
     better = set(means.index[: (len(means) + 1) // 2])
     a_better = comparisons["system_a"].isin(better).to_numpy()
     b_better = comparisons["system_b"].isin(better).to_numpy()
-    out = np.where(a_better & b_better, "better", np.where(~a_better & ~b_better, "weaker", None))
+    out = np.full(len(comparisons), None, dtype=object)
+    out[a_better & b_better] = "better"
+    out[~a_better & ~b_better] = "weaker"
     return pd.Series(out, index=comparisons.index, dtype=object)
 
 
@@ -182,14 +190,14 @@ class FastCalibration:
     cutpoints : {"antisymmetric", "free"}
     fit : callable, optional
         ``fit(codes, n_categories, cutpoints=..., weights=...) -> GRMPoint``;
-        ``lib.irt.fit.fit_map`` by default.
+        ``lib.irt.map.fit_map`` by default.
     """
 
     mode = "fast"
 
     def __init__(self, codes, n_categories, comparisons=None, *, cutpoints="antisymmetric", fit=None):
         if fit is None:
-            from lib.irt.fit import fit_map as fit
+            from lib.irt.map import fit_map as fit
         self.codes = np.asarray(codes, dtype=np.int64)
         self.n_categories = int(n_categories)
         self.cutpoints = cutpoints
@@ -310,7 +318,9 @@ class FullCalibration:
                 if len(rows) < 3:
                     continue
                 sub = dataclasses.replace(
-                    rm, u=rm.u[rows], comparisons=rm.comparisons.iloc[rows].reset_index(drop=True),
+                    rm,
+                    u=rm.u[rows],
+                    comparisons=rm.comparisons.iloc[rows].reset_index(drop=True),
                     n_votes=rm.n_votes[rows],
                 )
                 g_alpha, g_b, g_theta = sample(sub)
@@ -337,6 +347,7 @@ class FullCalibration:
         return params.reweighted(lw)
 
     def khat_max(self) -> float | None:
+        """The largest Pareto k-hat of the leave-one-out weights computed so far (None before any)."""
         return max(self.khat.values()) if self.khat else None
 
 
@@ -347,7 +358,7 @@ def posterior_sampler(settings: FitSettings, *, max_draws: int = 200, progress=N
     def sample(rm):
         from lib.irt.fit import fit_grm
 
-        post = fit_grm(rm, settings, progress=progress).idata.posterior
+        post = fit_grm(rm, settings, progress=progress).idata["posterior"]
         alpha = post["alpha"].stack(s=("chain", "draw")).transpose("s", "prompt").to_numpy()
         b = post["b"].stack(s=("chain", "draw")).transpose("s", "prompt", "threshold").to_numpy()
         keep = np.linspace(0, len(alpha) - 1, min(max_draws, len(alpha))).round().astype(int)
@@ -388,6 +399,5 @@ def make_calibration(rm, mode: str = "fast", settings: FitSettings | None = None
     if mode == "fast":
         return FastCalibration(rm.codes(), len(rm.categories), rm.comparisons, cutpoints=settings.cutpoints)
     if not gives_posterior(settings.sampler):
-        raise SettingsError(f"the full mode needs posterior draws: use {posterior_samplers()}, "
-                            f"not {settings.sampler}")
+        raise SettingsError(f"the full mode needs posterior draws: use {posterior_samplers()}, not {settings.sampler}")
     return FullCalibration(rm, posterior_sampler(settings, progress=progress), cutpoints=settings.cutpoints)

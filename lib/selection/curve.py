@@ -54,7 +54,7 @@ def check_k_grid(k_grid, n_prompts: int) -> np.ndarray:
 
 
 def parse_k_grid(text: str, n_prompts: int) -> np.ndarray:
-    """k values typed as comma-separated whole numbers (e.g. ``"5, 10, 25"``), sorted and unique.
+    """The k values typed as comma-separated whole numbers (e.g. ``"5, 10, 25"``), sorted and unique.
 
     Raises
     ------
@@ -78,7 +78,7 @@ def _subset_moments(loglik: np.ndarray, log_weights: np.ndarray, orders: np.ndar
     step = max(1, _MASK_CELLS // (n_draws * n_grid))
     means, sds = [], []
     for start in range(0, len(masks), step):
-        summed = (masks[start:start + step] @ flat).reshape(-1, n_draws, n_grid)
+        summed = (masks[start : start + step] @ flat).reshape(-1, n_draws, n_grid)
         m, s = grid_moments(posterior_on_grid(summed, grid, log_weights), grid)
         means.append(m)
         sds.append(s)
@@ -114,12 +114,16 @@ def summarize(estimates: pd.DataFrame) -> pd.DataFrame:
     mean absolute distance of the EAP to the reference."""
     est = estimates.assign(abs_err=(estimates["theta_mean"] - estimates["reference"]).abs())
     order = {name: n for n, name in enumerate(STRATEGIES)}
-    out = est.groupby(["strategy", "k"], sort=False).agg(
-        se_mean=("theta_sd", "mean"),
-        se_lo=("theta_sd", lambda s: s.quantile(BAND[0])),
-        se_hi=("theta_sd", lambda s: s.quantile(BAND[1])),
-        abs_err_mean=("abs_err", "mean"),
-    ).reset_index()
+    out = (
+        est.groupby(["strategy", "k"], sort=False)
+        .agg(
+            se_mean=("theta_sd", "mean"),
+            se_lo=("theta_sd", lambda s: s.quantile(BAND[0])),
+            se_hi=("theta_sd", lambda s: s.quantile(BAND[1])),
+            abs_err_mean=("abs_err", "mean"),
+        )
+        .reset_index()
+    )
     out = out.sort_values(["strategy", "k"], key=lambda c: c.map(order) if c.name == "strategy" else c)
     return out[SUMMARY_COLUMNS].reset_index(drop=True)
 
@@ -142,18 +146,21 @@ def _held_out(i, codes, calibration, strategies, ks_all, n_random, theta0, grid,
         else:
             own = strategy.items(calibration, i)
             use, use_ll = (params, loglik) if own is None else (own, own.loglik(codes[i], grid))
-            orders = strategy.select(Ask(*use.mean(), available, theta0, rng, n_random))
+            alpha, b = use.mean()
+            orders = strategy.select(Ask(alpha, b, available, theta0, rng, n_random))
             mean, sd = _subset_moments(use_ll, use.log_weights, orders, ks, grid)
         n_draw, n_k = mean.shape
-        rows.append({
-            "strategy": np.full(n_draw * n_k, strategy.name, dtype=object),
-            "k": np.tile(ks_all, n_draw),
-            "comparison": np.full(n_draw * n_k, i),
-            "draw": np.repeat(np.arange(n_draw), n_k),
-            "theta_mean": mean.ravel(),
-            "theta_sd": sd.ravel(),
-            "reference": np.full(n_draw * n_k, reference),
-        })
+        rows.append(
+            {
+                "strategy": np.full(n_draw * n_k, strategy.name, dtype=object),
+                "k": np.tile(ks_all, n_draw),
+                "comparison": np.full(n_draw * n_k, i),
+                "draw": np.repeat(np.arange(n_draw), n_k),
+                "theta_mean": mean.ravel(),
+                "theta_sd": sd.ravel(),
+                "reference": np.full(n_draw * n_k, reference),
+            }
+        )
     return rows
 
 
@@ -229,7 +236,7 @@ def loo_curve(
     SettingsError
         Unknown strategy, bad k values, fewer than 2 comparisons, n_random < 1.
     """
-    strategies = [STRATEGIES[name] for name in check_strategies(list(strategies))]
+    chosen = [STRATEGIES[name] for name in check_strategies(list(strategies))]
     codes = np.asarray(codes, dtype=np.int64)
     n_comp, n_prompts = codes.shape
     ks_all = check_k_grid(k_grid, n_prompts)
@@ -237,9 +244,17 @@ def loo_curve(
         raise SettingsError("leave-one-out needs at least 2 comparisons")
     if n_random < 1:
         raise SettingsError("draw at least one random order")
-    rngs = _generators(codes, calibration, strategies, n_random, theta0, np.random.default_rng(seed))
-    task = partial(_held_out_task, codes=codes, calibration=calibration, strategies=strategies, ks_all=ks_all,
-                   n_random=n_random, theta0=theta0, grid=grid)
+    rngs = _generators(codes, calibration, chosen, n_random, theta0, np.random.default_rng(seed))
+    task = partial(
+        _held_out_task,
+        codes=codes,
+        calibration=calibration,
+        strategies=chosen,
+        ks_all=ks_all,
+        n_random=n_random,
+        theta0=theta0,
+        grid=grid,
+    )
 
     def report(done: int, total: int) -> None:
         if progress is not None:
@@ -256,8 +271,8 @@ def loo_curve(
     for i in range(n_comp):
         part, khat = results[i]
         rows.extend(part)
-        if khat:
-            calibration.khat.update(khat)
+        if khat:  # only a calibration that keeps k-hats (``FullCalibration.khat``) made some
+            getattr(calibration, "khat", {}).update(khat)
     if not rows:
         raise SettingsError("no comparison has ratings to hold out")
     estimates = pd.DataFrame({col: np.concatenate([r[col] for r in rows]) for col in rows[0]})
@@ -289,9 +304,14 @@ def prompts_needed(summary: pd.DataFrame, target_se: float) -> pd.DataFrame:
     rows = []
     for name, part in summary.groupby("strategy", sort=False):
         reached = part.loc[part["se_mean"] <= target_se, "k"]
-        rows.append({"strategy": name, "target_se": float(target_se),
-                     "k_needed": int(reached.min()) if len(reached) else pd.NA,
-                     "se_best": float(part["se_mean"].min())})
+        rows.append(
+            {
+                "strategy": name,
+                "target_se": float(target_se),
+                "k_needed": int(reached.min()) if len(reached) else pd.NA,
+                "se_best": float(part["se_mean"].min()),
+            }
+        )
     out = pd.DataFrame(rows, columns=["strategy", "target_se", "k_needed", "se_best"])
     out["k_needed"] = out["k_needed"].astype("Int64")
     return out

@@ -17,15 +17,15 @@ MODES = {
 
 THETA_SCALE = {
     "fast": "Theta here is on the calibration's scale, not the Abilities page's: the fast calibration is "
-            "rescaled so that the other comparisons' thetas have root-mean-square 1 (the prior's scale, so "
-            "that the target SE means the same on every data set), and the estimate starts from theta's "
-            "N(0, 1) prior. The Abilities page gives the NUTS fit's theta in logits, where comparisons "
-            "spread more (clearly different systems reach 4-6): divide its theta by the root-mean-square of "
-            "its comparisons' thetas to compare. Signs and order agree.",
+    "rescaled so that the other comparisons' thetas have root-mean-square 1 (the prior's scale, so "
+    "that the target SE means the same on every data set), and the estimate starts from theta's "
+    "N(0, 1) prior. The Abilities page gives the NUTS fit's theta in logits, where comparisons "
+    "spread more (clearly different systems reach 4-6): divide its theta by the root-mean-square of "
+    "its comparisons' thetas to compare. Signs and order agree.",
     "full": "Theta here is in the posterior fit's logits, as on the Abilities page, but this comparison is "
-            "left out of the calibration and its estimate starts from theta's N(0, 1) prior again, prompt by "
-            "prompt: for clearly different systems it is pulled towards 0 until many prompts are in, while the "
-            "Abilities page's theta uses every prompt at once. Signs and order agree.",
+    "left out of the calibration and its estimate starts from theta's N(0, 1) prior again, prompt by "
+    "prompt: for clearly different systems it is pulled towards 0 until many prompts are in, while the "
+    "Abilities page's theta uses every prompt at once. Signs and order agree.",
 }
 """Why the adaptive what-if's theta differs from the Abilities page's, per calibration mode (issue 16;
 shown under the what-if and in docs/selection.md)."""

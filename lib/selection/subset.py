@@ -17,12 +17,14 @@ def _ranked(params: ItemParams, strategy: Strategy, k: int, prompt_ids, theta0: 
     ask = Ask(alpha, b, np.ones(len(alpha), dtype=bool), theta0, np.random.default_rng(seed))
     order = strategy.select(ask)[0, :k]
     info = item_information(np.array([theta0]), alpha, b)[0]
-    return pd.DataFrame({
-        "rank": np.arange(1, len(order) + 1),
-        "prompt_id": np.asarray(prompt_ids)[order],
-        "alpha": alpha[order],
-        "information": info[order],
-    })
+    return pd.DataFrame(
+        {
+            "rank": np.arange(1, len(order) + 1),
+            "prompt_id": np.asarray(prompt_ids)[order],
+            "alpha": alpha[order],
+            "information": info[order],
+        }
+    )
 
 
 def select_subset(

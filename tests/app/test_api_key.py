@@ -6,6 +6,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -16,17 +17,35 @@ PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "revision.py")
 class _Recorder(BaseHTTPRequestHandler):
     """Chat-completions endpoint that records each request's Authorization header."""
 
-    auth: list[str | None] = []
+    auth: ClassVar[list[str | None]] = []
 
-    def do_POST(self):  # noqa: N802 - http.server API
+    def do_POST(self):  # http.server API
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).auth.append(self.headers.get("Authorization"))
         draft = body["messages"][-1]["content"].split("###AI-generated Text: ", 1)[1]
-        edit = {"action_name": "delete", "revision_description": "d", "revision_level": "word",
-                "revision_intention": "Cliche", "original_snippet": draft.split()[0], "revised_snippet": ""}
-        payload = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [
-            {"index": 0, "finish_reason": "stop",
-             "message": {"role": "assistant", "content": json.dumps({"edits": [edit]})}}]}).encode()
+        edit = {
+            "action_name": "delete",
+            "revision_description": "d",
+            "revision_level": "word",
+            "revision_intention": "Cliche",
+            "original_snippet": draft.split()[0],
+            "revised_snippet": "",
+        }
+        payload = json.dumps(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": json.dumps({"edits": [edit]})},
+                    }
+                ],
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))

@@ -36,7 +36,7 @@ def _run() -> AppTest:
 
 
 def test_page_opens_on_example_without_upload(expected):
-    study, res = expected
+    _study, res = expected
     at = _run()
     assert not at.exception
     assert not at.error

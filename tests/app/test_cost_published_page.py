@@ -12,9 +12,12 @@ PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "cost.py")
 
 def test_the_published_shape_loads_with_its_rule_said_and_no_session_covariate():
     rows = ["Condition,Participant,Session,Task,Instance,Usefulness,Prompt time (s),Extraction time (s),Age"]
-    rows += [f"{'GPT-3' if p < 3 else 'no model'},P{p},{p % 2 + 1},numbers,{h},{(p + h) % 5 + 1},"
-             f"{(30 if p < 3 else 200) + 10 * h + p},{5 + h if p < 3 else ''},{20 + 3 * p}"
-             for p in range(6) for h in (1, 2, 3)]
+    rows += [
+        f"{'GPT-3' if p < 3 else 'no model'},P{p},{p % 2 + 1},numbers,{h},{(p + h) % 5 + 1},"
+        f"{(30 if p < 3 else 200) + 10 * h + p},{5 + h if p < 3 else ''},{20 + 3 * p}"
+        for p in range(6)
+        for h in (1, 2, 3)
+    ]
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     at.radio(key="cost_source").set_value("Upload a CSV").run()
     at.file_uploader(key="cost_upload").set_value(("published.csv", "\n".join(rows).encode(), "text/csv")).run()

@@ -28,8 +28,11 @@ def test_two_columns_combined_into_the_prompt(at):
 
 
 RANKED = "item,annotator,condition,rank\n" + "".join(
-    f"i{i},{w},{c},{r}\n" for i in range(4) for w in ("w1", "w2")
-    for c, r in zip(("AI", "edited", "human"), (1, 2, 3), strict=True))
+    f"i{i},{w},{c},{r}\n"
+    for i in range(4)
+    for w in ("w1", "w2")
+    for c, r in zip(("AI", "edited", "human"), (1, 2, 3), strict=True)
+)
 
 
 def test_after_a_new_upload_the_browser_is_told_every_format_and_role_value(at):
@@ -57,6 +60,7 @@ def test_no_page_script_holds_a_bare_string_that_streamlit_would_show(at):
     import ast
 
     from lib.paths import ROOT
+    from ui.navigation import SECTIONS
 
     assert not any("Prefix of the widget keys" in m.value for m in at.markdown)
     shown = []
@@ -66,13 +70,17 @@ def test_no_page_script_holds_a_bare_string_that_streamlit_would_show(at):
             if not isinstance(body, list):
                 continue
             for i, stmt in enumerate(body):
-                docstring = i == 0 and isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef,
-                                                         ast.ClassDef))
-                if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
-                        and isinstance(stmt.value.value, str) and not docstring):
+                docstring = i == 0 and isinstance(
+                    node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+                )
+                if (
+                    isinstance(stmt, ast.Expr)
+                    and isinstance(stmt.value, ast.Constant)
+                    and isinstance(stmt.value.value, str)
+                    and not docstring
+                ):
                     shown.append(f"{path.name}:{stmt.lineno}")
-    # pages/common.py, entry.py, engine.py and mapping.py are imported (no magic): their attribute
-    # docstrings are fine. Every file listed in app.py's navigation runs as a page script.
-    pages = {line.split('"')[1].split("/")[-1] for line in (ROOT / "app.py").read_text().splitlines()
-             if "st.Page(" in line and '"pages/' in line}
-    assert pages and not [s for s in shown if s.split(":")[0] in pages]
+    # pages/ holds only page scripts: every one is listed in app.py's navigation and runs as a page.
+    listed = {path.split("/")[-1] for pages in SECTIONS.values() for path, _, _ in pages}
+    assert listed == {path.name for path in (ROOT / "pages").glob("*.py")}
+    assert not shown

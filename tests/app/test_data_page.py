@@ -7,13 +7,14 @@ import re
 
 from streamlit.testing.v1 import AppTest
 
-from pages.text import escape_markdown
+from ui.text import escape_markdown
 
 # Two writers rank three conditions on four items; the passage id is the same for every system of
 # an item, so reading it as a rank makes every pair a tie.
 RANKING = "passage_id,item,annotator,condition,{rank}\n" + "".join(
     f"{100 + i},i{i},{w},{c},{r}\n"
-    for i in range(4) for w in ("w1", "w2")
+    for i in range(4)
+    for w in ("w1", "w2")
     for c, r in zip(("AI", "edited", "human"), ((1, 2, 3) if (i + (w == "w2")) % 2 else (3, 1, 2)), strict=True)
 )
 
@@ -24,11 +25,11 @@ def ratings_csv() -> str:
     for crit in ("fluency", "style"):
         for p in range(4):
             for s, base in (("x", 1), ("y", 3), ("z", 4)):
-                score = ("" if (crit, p, s) in {("style", 0, "y"), ("style", 3, "y")}
-                         else (base + p * (s != "x")) % 5 + 1)
+                score = (
+                    "" if (crit, p, s) in {("style", 0, "y"), ("style", 3, "y")} else (base + p * (s != "x")) % 5 + 1
+                )
                 rows.append(f"p{p},{s},{crit},{score},{'turn' if p < 2 else 'dialog'}")
     return "\n".join(rows) + "\n"
-
 
 
 def upload(at: AppTest, text: str, name: str = "study.csv") -> AppTest:
@@ -103,7 +104,8 @@ UNESCAPED = re.compile(r"(?<!\\)(!\[|\$|\]\()")
 
 def test_file_names_and_quoted_values_render_as_text(new_session):
     votes = "prompt,system_a,system_b,annotator,choice\n" + "".join(
-        f"p{p},{EVIL_SYSTEM},b,r{r},{'AB'[p % 2] if r else 'A'}\n" for p in range(3) for r in range(2))
+        f"p{p},{EVIL_SYSTEM},b,r{r},{'AB'[p % 2] if r else 'A'}\n" for p in range(3) for r in range(2)
+    )
     # The upload as the session keeps it, so that the first run draws the sidebar with it (AppTest
     # reruns only the page script of an st.navigation app, not app.py's sidebar).
     at = new_session()
@@ -122,7 +124,7 @@ def test_file_names_and_quoted_values_render_as_text(new_session):
 
 
 def test_upload_caches_are_bounded(monkeypatch):
-    import pages.common as common
+    import ui.common as common
 
     calls = []
     real = common.read_csv

@@ -19,8 +19,7 @@ PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "diagnostics.py")
 def default_matrix():
     """The matrix the pages analyse by default (first criterion, redundant prompts merged)."""
     criteria = DATASETS[DEFAULT_DATASET].criteria
-    return bundled_input(DEFAULT_DATASET, criteria[0] if len(criteria) > 1 else None,
-                         merge_redundant=True).matrix
+    return bundled_input(DEFAULT_DATASET, criteria[0] if len(criteria) > 1 else None, merge_redundant=True).matrix
 
 
 @pytest.fixture(scope="module")

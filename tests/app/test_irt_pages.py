@@ -39,8 +39,11 @@ def test_abilities_page_fits_map_and_shows_the_forest_plot(at):
     fit_map(at)
     assert not at.exception and not at.error
     table = at.dataframe[0].value
-    assert list(table["comparison"]) == ["AI-generated vs AI-edited", "Human-edited vs AI-edited",
-                                         "Human-edited vs AI-generated"]
+    assert list(table["comparison"]) == [
+        "AI-generated vs AI-edited",
+        "Human-edited vs AI-edited",
+        "Human-edited vs AI-generated",
+    ]
     # Writers preferred human-edited text over AI-generated text in LAMP.
     assert table.set_index("comparison").loc["Human-edited vs AI-generated", "theta_mean"] > 0
     assert any("MAP" in w.value for w in at.warning)
@@ -101,8 +104,18 @@ def pairwise_input(systems=("*star*", "[x](http://e.com)"), votes=("B", "A", "B"
 
     from lib.inputs import analysis_input
 
-    rows = [{"prompt": f"q{p}", "prompt_text": f"question {p}", "system_a": systems[0], "system_b": systems[1],
-             "annotator": f"r{r}", "choice": votes[(p + r) % len(votes)]} for p in range(6) for r in range(3)]
+    rows = [
+        {
+            "prompt": f"q{p}",
+            "prompt_text": f"question {p}",
+            "system_a": systems[0],
+            "system_b": systems[1],
+            "annotator": f"r{r}",
+            "choice": votes[(p + r) % len(votes)],
+        }
+        for p in range(6)
+        for r in range(3)
+    ]
     return analysis_input(pd.DataFrame(rows), "pairwise", file="t.csv", merge_redundant=False)
 
 

@@ -69,10 +69,12 @@ def test_page_works_on_every_bundled_data_set(at, key):
 
 
 def test_page_ranks_an_upload_and_escapes_its_system_names(at):
-    rows = [{"prompt": f"q{p}", "system_a": a, "system_b": b, "annotator": f"r{r}",
-             "choice": "B" if (p + r) % 3 else "A"}
-            for p in range(8) for r in range(3)
-            for a, b in [("*star*", "[x](http://e.com)"), ("*star*", "plain"), ("[x](http://e.com)", "plain")]]
+    rows = [
+        {"prompt": f"q{p}", "system_a": a, "system_b": b, "annotator": f"r{r}", "choice": "B" if (p + r) % 3 else "A"}
+        for p in range(8)
+        for r in range(3)
+        for a, b in [("*star*", "[x](http://e.com)"), ("*star*", "plain"), ("[x](http://e.com)", "plain")]
+    ]
     data = analysis_input(pd.DataFrame(rows), "pairwise", file="<b>t</b>.csv", merge_redundant=False)
     at.session_state["view_dataset"] = "upload"
     at.session_state["analysis_input"] = data
@@ -102,11 +104,20 @@ def test_page_estimates_the_position_bias_when_the_votes_say_what_was_shown_firs
     from lib.ranking.simulate import simulate_arena
 
     votes, _ = simulate_arena(5, 30, 500, position_bias=1.0, seed=3)
-    table = pd.DataFrame({"prompt": votes["prompt_id"], "system_a": votes["system_a"], "system_b": votes["system_b"],
-                          "annotator": votes["annotator_id"], "choice": votes["winner"], "left": votes["first"]})
+    table = pd.DataFrame(
+        {
+            "prompt": votes["prompt_id"],
+            "system_a": votes["system_a"],
+            "system_b": votes["system_b"],
+            "annotator": votes["annotator_id"],
+            "choice": votes["winner"],
+            "left": votes["first"],
+        }
+    )
     at.session_state["view_dataset"] = "upload"
-    at.session_state["analysis_input"] = analysis_input(table, "pairwise", {"position": "left"}, file="arena.csv",
-                                                        merge_redundant=False)
+    at.session_state["analysis_input"] = analysis_input(
+        table, "pairwise", {"position": "left"}, file="arena.csv", merge_redundant=False
+    )
     at.run()
     assert not at.exception and not at.error
     assert at.checkbox(key="lb_position").value

@@ -86,7 +86,8 @@ def test_bad_grid_is_a_message_and_the_pilot_is_summarised(at):
     at.text_input(key="planner_prompts").set_value("5, many").run()
     assert not at.exception
     assert [unescaped(e.value) for e in at.error] == [
-        "Prompts per comparison must be whole numbers separated by commas (got '5, many')"]
+        "Prompts per comparison must be whole numbers separated by commas (got '5, many')"
+    ]
     at.text_input(key="planner_prompts").set_value("5000").run()
     assert any("5000 prompts asked but the prompt bank holds" in e.value for e in at.error)
 
@@ -118,6 +119,8 @@ def test_the_pilot_is_checked_before_any_power_and_the_binding_pair_is_named(at)
     """Issue 16 items 2, 3, 5: the simulator check comes first, power per pair, the binding pair named."""
     assert not at.exception and not at.error
     assert any("a simulated annotator gives one judgment" in unescaped(c.value) for c in at.caption)
+    at.number_input(key="planner_item_sd").set_value(0.0)  # the nominal tests: no calibration under the null
+    at.number_input(key="planner_annotator_sd").set_value(0.0)
     at.number_input(key="planner_effect").set_value(0.05)
     at.text_input(key="planner_prompts").set_value("5, 10")
     at.text_input(key="planner_annotators").set_value("1")
@@ -147,5 +150,34 @@ def test_a_reload_plans_from_the_same_data(monkeypatch, tmp_path):
     reloaded.query_params.update(dict(first.query_params))
     reloaded.run()
     assert not reloaded.exception
-    assert any("Planning from the pilot" in m.value and "pandalm" in unescaped(m.value).lower()
-               for m in reloaded.markdown)
+    assert any(
+        "Planning from the pilot" in m.value and "pandalm" in unescaped(m.value).lower() for m in reloaded.markdown
+    )
+
+
+def test_a_preset_brings_card_et_al_components_and_calibrates_every_analysis(at):
+    """Issue 16 item 7: Card et al.'s high-variance setting on the page: the mixed model offered by default,
+    every analysis calibrated under the null (the annotators have an effect of their own)."""
+    at.radio(key="planner_source").set_value("Typed in").run()
+    at.selectbox(key="planner_preset").set_value("card2020_high").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="planner_response").disabled
+    assert any("Preset card2020_high: normal response model" in c.value for c in at.caption)
+    assert "lmm" in at.multiselect(key="planner_analyses").value
+    at.text_input(key="planner_prompts").set_value("10")
+    at.text_input(key="planner_annotators").set_value("3")
+    at.multiselect(key="planner_strategies").set_value(["random"])
+    at.multiselect(key="planner_analyses").set_value(["t_test", "lmm"])
+    at.number_input(key="planner_replicates").set_value(6)
+    at.run()
+    at.button(key="planner_run").click().run()
+    assert not at.exception and not at.error
+    notes = [c.value for c in at.caption if "calibrated by simulation under the null" in c.value]
+    assert len(notes) == 2 and all("annotators have an effect of their own" in n for n in notes)
+
+
+def test_the_pilots_variance_components_are_shown_and_can_be_stated(at):
+    assert any("variance components from the pilot" in unescaped(c.value) for c in at.caption)
+    at.number_input(key="planner_annotator_sd").set_value(0.5).run()
+    assert not at.exception and not at.error
+    assert any("and 0.50 (annotator x comparison)" in unescaped(c.value) for c in at.caption)

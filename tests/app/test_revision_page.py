@@ -59,19 +59,27 @@ def test_diff_based_edits_and_agreement_with_writers(at):
 
 def test_uploaded_edits_are_escaped_and_unknown_drafts_are_an_error(at):
     at.radio(key="revision_source").set_value("Uploaded edits").run()
-    edit = {"text_id": "lamp-01", "system": "gpt4o", "action_name": "<b>bold</b>",
-            "revision_description": "<script>alert(1)</script>", "revision_level": "word",
-            "revision_intention": "Cliche", "original_snippet": "Maria's evenings",
-            "revised_snippet": "<img src=x onerror=alert(2)>"}
+    edit = {
+        "text_id": "lamp-01",
+        "system": "gpt4o",
+        "action_name": "<b>bold</b>",
+        "revision_description": "<script>alert(1)</script>",
+        "revision_level": "word",
+        "revision_intention": "Cliche",
+        "original_snippet": "Maria's evenings",
+        "revised_snippet": "<img src=x onerror=alert(2)>",
+    }
     at.file_uploader(key="revision_edits_file").set_value(
-        ("e.jsonl", json.dumps(edit).encode(), "application/json")).run()
+        ("e.jsonl", json.dumps(edit).encode(), "application/json")
+    ).run()
     assert not at.exception and not at.error
     left, right = at.html[0].proto.body, at.html[1].proto.body
     assert "<script" not in left + right and "<img" not in right
     assert "&lt;img src=x onerror=alert(2)&gt;" in right and "&lt;script&gt;" in left
     wrong = dict(edit, text_id="nope")
     at.file_uploader(key="revision_edits_file").set_value(
-        ("e.jsonl", (json.dumps(edit) + "\n" + json.dumps(wrong)).encode(), "application/json")).run()
+        ("e.jsonl", (json.dumps(edit) + "\n" + json.dumps(wrong)).encode(), "application/json")
+    ).run()
     message = at.error[0].value.replace("\\", "")  # Markdown escapes
     assert not at.exception and "row 2" in message and "text_id" in message
 
@@ -89,19 +97,40 @@ def test_llm_run_keeps_finished_drafts_and_compares_with_writers(at, monkeypatch
         draft = json.loads(request.content)["messages"][-1]["content"].split("###AI-generated Text: ", 1)[1]
         if draft.startswith(first_draft):
             return httpx2.Response(400, json={"error": {"message": "context length exceeded"}})
-        edit = {"action_name": "delete", "revision_description": "d", "revision_level": "phrase",
-                "revision_intention": "Cliche", "original_snippet": " ".join(draft.split()[:3]),
-                "revised_snippet": ""}
-        return httpx2.Response(200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                                          "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                              "role": "assistant", "content": json.dumps({"edits": [edit]})}}]})
+        edit = {
+            "action_name": "delete",
+            "revision_description": "d",
+            "revision_level": "phrase",
+            "revision_intention": "Cliche",
+            "original_snippet": " ".join(draft.split()[:3]),
+            "revised_snippet": "",
+        }
+        return httpx2.Response(
+            200,
+            json={
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": json.dumps({"edits": [edit]})},
+                    }
+                ],
+            },
+        )
 
     from lib.revision.lamp import load_lamp
 
     first_draft = load_lamp().drafts["draft"].iloc[0]
     real = openai.OpenAI
-    monkeypatch.setattr(openai, "OpenAI", lambda **kw: real(**{**kw, "http_client": httpx2.Client(
-        transport=httpx2.MockTransport(handler))}))
+    monkeypatch.setattr(
+        openai,
+        "OpenAI",
+        lambda **kw: real(**{**kw, "http_client": httpx2.Client(transport=httpx2.MockTransport(handler))}),
+    )
     at.text_input(key="revision_model").input("m").run()
     at.radio(key="revision_source").set_value("LLM (OpenAI-compatible)").run()
     at.radio(key="revision_prompt").set_value("reference-free").run()
@@ -148,8 +177,9 @@ def test_a_1_mb_draft_is_an_error_on_the_page_fast(at):
     import pandas as pd
 
     big = "word " * 200_000
-    csv = pd.DataFrame({"text_id": ["small", "huge"], "system": ["A", "A"], "draft": ["a b", big],
-                        "reference": ["a", big]}).to_csv(index=False)
+    csv = pd.DataFrame(
+        {"text_id": ["small", "huge"], "system": ["A", "A"], "draft": ["a b", big], "reference": ["a", big]}
+    ).to_csv(index=False)
     at.radio(key="revision_drafts_source").set_value("Upload a drafts CSV").run()
     start = time.perf_counter()
     at.file_uploader(key="revision_drafts_file").set_value(("big.csv", csv.encode(), "text/csv")).run()
@@ -166,7 +196,7 @@ def test_user_text_in_markdown_elements_is_escaped(at):
     at.radio(key="revision_source").set_value("Diff-based (towards a reference)").run()
     assert not at.exception and not at.error
     label = at.metric[0].label
-    assert image not in label and label.replace("\\", "") .startswith(image)
+    assert image not in label and label.replace("\\", "").startswith(image)
     # a file name and a value quoted in an error are escaped too
     bad = f"text_id,system,draft\n1,A,x\n1,A,{image}\n"
     at.file_uploader(key="revision_drafts_file").set_value((f"{image}.csv", bad.encode(), "text/csv")).run()

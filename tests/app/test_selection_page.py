@@ -89,8 +89,7 @@ def test_hanna_means_informed_strategies_need_few_prompts_at_the_default_target(
     assert any("55 comparisons" in unescaped(m.value) for m in at.markdown)
     assert not any("mostly prior" in w.value for w in at.warning)
     needed = needed_table(at).set_index("strategy")["k_needed"]
-    assert list(needed.index) == ["Random", "Prompt weighted (top alpha)",
-                                  "Adaptive: min expected posterior variance"]
+    assert list(needed.index) == ["Random", "Prompt weighted (top alpha)", "Adaptive: min expected posterior variance"]
     # a target taken from the curve's end needed all 96 prompts for every strategy
     assert int(needed["Prompt weighted (top alpha)"]) < 96
     assert int(needed["Adaptive: min expected posterior variance"]) < 96

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from pages.text import escape_markdown
+from ui.text import escape_markdown
 
 VOTES = "item,system_a,system_b,annotator,choice\n" + "".join(
-    f"q{p},x,y,r{r},{'AB'[(p * r) % 2]}\n" for p in range(4) for r in range(3))
-
+    f"q{p},x,y,r{r},{'AB'[(p * r) % 2]}\n" for p in range(4) for r in range(3)
+)
 
 
 def away_and_back(at: AppTest) -> AppTest:

@@ -7,8 +7,11 @@ file stayed on screen while the page asked for the format, and choosing that for
 from __future__ import annotations
 
 RANKED = "item,annotator,condition,{rank}\n" + "".join(
-    f"i{i},{w},{c},{r}\n" for i in range(4) for w in ("w1", "w2")
-    for c, r in zip(("AI", "edited", "human"), (1, 2, 3), strict=True))
+    f"i{i},{w},{c},{r}\n"
+    for i in range(4)
+    for w in ("w1", "w2")
+    for c, r in zip(("AI", "edited", "human"), (1, 2, 3), strict=True)
+)
 
 
 def shown_format(page) -> str:

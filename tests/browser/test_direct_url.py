@@ -1,7 +1,8 @@
 """A page opened by its URL on a fresh server is served by app.py: its navigation, not the pages/ files.
 
-Until some run of app.py calls ``st.navigation``, Streamlit serves a ``pages/`` folder in its first
-multipage mode: the page runs without app.py and every module of the folder is listed as a page.
+Until some session calls ``st.navigation``, Streamlit serves a ``pages/`` folder in its legacy
+multipage mode: the page runs without app.py and every file of the folder is listed as a page
+(``ui.navigation.serve_through_app`` hands such a run over to app.py).
 """
 
 from __future__ import annotations

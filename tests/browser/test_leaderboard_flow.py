@@ -25,7 +25,8 @@ def test_unpaired_ratings_go_from_upload_to_leaderboard(page, app_url, tmp_path)
     page.get_by_text("Upload a CSV").click()
     page.locator("input[type='file']").set_input_files(str(path))
     page.locator("[data-testid='stAlert']").filter(has_text="no prompt was rated for two systems").wait_for(
-        timeout=60_000)
+        timeout=60_000
+    )
     page.locator("[data-testid='stSidebarNav']").get_by_text("Abilities").click()
     note = page.locator("[data-testid='stAlert']").filter(has_text="holds unpaired ratings")
     note.wait_for(timeout=60_000)

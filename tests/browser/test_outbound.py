@@ -14,8 +14,14 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-PAGES = {"Abilities": None, "Prompts": "Category response curves", "Leaderboard": "4 systems",
-         "Diagnostics": None, "Prompt selection": None, "Study planner": None}
+PAGES = {
+    "Abilities": None,
+    "Prompts": "Category response curves",
+    "Leaderboard": "4 systems",
+    "Diagnostics": None,
+    "Prompt selection": None,
+    "Study planner": None,
+}
 """Sidebar entry -> text that shows once the names are drawn (None: the heading is enough). The
 Leaderboard's figures (escaped since issue 9) are checked in the report, not waited for here: its
 fit takes a minute on a busy machine."""
@@ -31,7 +37,7 @@ def listener():
     hits: list[str] = []
 
     class Record(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server API
+        def do_GET(self):  # http.server API
             hits.append(self.path)
             self.send_response(204)
             self.end_headers()
@@ -49,12 +55,21 @@ def listener():
 def hostile_votes(port: int) -> pd.DataFrame:
     """Pairwise votes of four systems (three with markup names) on six prompts (one with a markup id)."""
     at = f"http://127.0.0.1:{port}"
-    systems = [f'<span style="fill:url({at}/x.svg#x)">span</span>', f"<a href={at}/y>link</a>",
-               f"<img src={at}/z.png>", "plain"]
+    systems = [
+        f'<span style="fill:url({at}/x.svg#x)">span</span>',
+        f"<a href={at}/y>link</a>",
+        f"<img src={at}/z.png>",
+        "plain",
+    ]
     prompts = [f"<a href={at}/p>p0</a>", *(f"p{j}" for j in range(1, 6))]
     rng = np.random.default_rng(0)
-    rows = [(p, systems[a], systems[b], f"r{k}", rng.choice(["A", "B", "tie"], p=[0.6, 0.3, 0.1]))
-            for p in prompts for a in range(4) for b in range(a + 1, 4) for k in range(3)]
+    rows = [
+        (p, systems[a], systems[b], f"r{k}", rng.choice(["A", "B", "tie"], p=[0.6, 0.3, 0.1]))
+        for p in prompts
+        for a in range(4)
+        for b in range(a + 1, 4)
+        for k in range(3)
+    ]
     return pd.DataFrame(rows, columns=["prompt", "system_a", "system_b", "annotator", "choice"])
 
 
@@ -98,7 +113,8 @@ def test_the_offline_report_with_markup_names_fetches_nothing(browser, listener,
     import arviz as az
 
     from lib.inputs import analysis_input
-    from lib.irt.fit import FitSettings, GRMFit, diagnose
+    from lib.irt.fit import GRMFit, diagnose
+    from lib.irt.settings import FitSettings
     from lib.irt.summary import ability_table, prompt_table
     from lib.plots.irt import ability_density, ability_forest, net_rating_heatmap
     from lib.plots.ranking import irt_vs_bradley_terry, rank_intervals, skill_forest, win_heatmap
@@ -107,36 +123,64 @@ def test_the_offline_report_with_markup_names_fetches_nothing(browser, listener,
 
     port, hits = listener
     votes = hostile_votes(port)
-    data = analysis_input(read_csv(votes.to_csv(index=False).encode(), "votes.csv"), "pairwise", {},
-                          file="votes.csv", merge_redundant=False)
+    data = analysis_input(
+        read_csv(votes.to_csv(index=False).encode(), "votes.csv"),
+        "pairwise",
+        {},
+        file="votes.csv",
+        merge_redundant=False,
+    )
     rm = data.matrix
     # posterior draws of the right shape stand in for a fit: the report's figures are under test, not the sampler
     rng = np.random.default_rng(1)
     n_comp, n_prompts, n_thresholds = len(rm.comparisons), len(rm.prompt_ids), len(rm.categories) - 1
     idata = az.from_dict(
-        posterior={"theta": rng.normal(size=(2, 50, n_comp)), "alpha": rng.lognormal(size=(2, 50, n_prompts)),
-                   "b": np.sort(rng.normal(size=(2, 50, n_prompts, n_thresholds)), axis=-1)},
+        posterior={
+            "theta": rng.normal(size=(2, 50, n_comp)),
+            "alpha": rng.lognormal(size=(2, 50, n_prompts)),
+            "b": np.sort(rng.normal(size=(2, 50, n_prompts, n_thresholds)), axis=-1),
+        },
         coords={"comparison": rm.comparisons["comparison"].to_numpy(), "prompt": rm.prompt_ids},
-        dims={"theta": ["comparison"], "alpha": ["prompt"], "b": ["prompt", "threshold"]})
+        dims={"theta": ["comparison"], "alpha": ["prompt"], "b": ["prompt", "threshold"]},
+    )
     settings = FitSettings(chains=2, draws=50)
     fit = GRMFit(idata=idata, diagnostics=diagnose(idata, settings, 0.0), settings=settings, cache_key="")
     abilities = ability_table(fit, rm)
     systems = sorted(set(votes["system_a"]) | set(votes["system_b"]))
-    board = pd.DataFrame({"system": systems, "skill_mean": [0.3, -0.1, 0.5, -0.7], "skill_low": -1.0,
-                          "skill_high": 1.0, "p_best": 0.25, "rank_mean": [2.0, 3.0, 1.0, 4.0], "rank_low": 1.0,
-                          "rank_high": 4.0, "bt_rating": [1010.0, 990.0, 1020.0, 980.0], "bt_low": 950.0,
-                          "bt_high": 1050.0})
-    wins = pd.DataFrame([(a, b, 0.6) for i, a in enumerate(systems) for b in systems[i + 1:]],
-                        columns=["system_a", "system_b", "p_b_better"])
+    board = pd.DataFrame(
+        {
+            "system": systems,
+            "skill_mean": [0.3, -0.1, 0.5, -0.7],
+            "skill_low": -1.0,
+            "skill_high": 1.0,
+            "p_best": 0.25,
+            "rank_mean": [2.0, 3.0, 1.0, 4.0],
+            "rank_low": 1.0,
+            "rank_high": 4.0,
+            "bt_rating": [1010.0, 990.0, 1020.0, 980.0],
+            "bt_low": 950.0,
+            "bt_high": 1050.0,
+        }
+    )
+    wins = pd.DataFrame(
+        [(a, b, 0.6) for i, a in enumerate(systems) for b in systems[i + 1 :]],
+        columns=["system_a", "system_b", "p_b_better"],
+    )
     draws = idata.posterior["theta"].to_numpy().reshape(-1, n_comp)
-    figures = {"Net ratings": net_rating_heatmap(rm.u, list(rm.comparisons["comparison"]), list(rm.prompt_ids)),
-               "Density": ability_density(draws, list(abilities["comparison"])),
-               "Forest": ability_forest(abilities), "Skills": skill_forest(board),
-               "Ranks": rank_intervals(board), "Wins": win_heatmap(wins, systems), "BT": irt_vs_bradley_terry(board)}
+    figures = {
+        "Net ratings": net_rating_heatmap(rm.u, list(rm.comparisons["comparison"]), list(rm.prompt_ids)),
+        "Density": ability_density(draws, list(abilities["comparison"])),
+        "Forest": ability_forest(abilities),
+        "Skills": skill_forest(board),
+        "Ranks": rank_intervals(board),
+        "Wins": win_heatmap(wins, systems),
+        "BT": irt_vs_bradley_terry(board),
+    }
     report = tmp_path / "report.html"
-    report.write_text(build_report({"source": systems[0]}, fit, {"Abilities": abilities,
-                                                                  "Prompts": prompt_table(fit, rm)}, figures),
-                      encoding="utf-8")
+    report.write_text(
+        build_report({"source": systems[0]}, fit, {"Abilities": abilities, "Prompts": prompt_table(fit, rm)}, figures),
+        encoding="utf-8",
+    )
 
     context = browser.new_context()
     seen: list[str] = []

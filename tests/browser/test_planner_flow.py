@@ -9,8 +9,11 @@ def test_planner_runs_a_small_plan_and_shows_the_power_curve(page, app_url):
     page.get_by_role("heading", name="Study planner").wait_for(timeout=120_000)
     page.get_by_text("Typed in", exact=True).click()
     page.get_by_label("Systems", exact=True).wait_for()
-    for label, value in (("Prompts per comparison", "5, 10"), ("Annotators per item", "1"),
-                         ("Simulated studies per design", "4")):
+    for label, value in (
+        ("Prompts per comparison", "5, 10"),
+        ("Annotators per item", "1"),
+        ("Simulated studies per design", "4"),
+    ):
         field = page.get_by_label(label, exact=True)
         field.fill(value)
         field.press("Enter")

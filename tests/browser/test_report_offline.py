@@ -6,8 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from lib.irt.fit import FitSettings, fit_grm
+from lib.irt.fit import fit_grm
 from lib.irt.ppc import posterior_predictive
+from lib.irt.settings import FitSettings
 from lib.irt.simulate import simulate_grm
 from lib.irt.summary import ability_table, prompt_table
 from lib.plots.diagnostics import ppc_plot, rank_plot, trace_plot
@@ -35,8 +36,11 @@ def test_the_report_opens_offline_with_every_figure_drawn(browser, tmp_path):
         "Posterior predictive check, one prompt": ppc_plot(check, "p3"),
         "Abilities": ability_forest(ability_table(fit, rm)),
     }
-    tables = {"Abilities": ability_table(fit, rm), "Prompts": prompt_table(fit, rm),
-              "Convergence": convergence_table(fit.idata)}
+    tables = {
+        "Abilities": ability_table(fit, rm),
+        "Prompts": prompt_table(fit, rm),
+        "Convergence": convergence_table(fit.idata),
+    }
     report = tmp_path / "report.html"
     report.write_text(build_report({"source": XSS}, fit, tables, figures), encoding="utf-8")
 

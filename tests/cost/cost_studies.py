@@ -18,8 +18,9 @@ def task_rows(task, with_s, without_s, n_inst=3, **times):
     out = []
     for cond, scores in (("gpt", with_s), ("human", without_s)):
         for k, s in enumerate(scores):
-            row = dict(condition=cond, participant=f"{cond}{k // n_inst}", task=task, instance=k % n_inst + 1,
-                       usefulness=s)
+            row = dict(
+                condition=cond, participant=f"{cond}{k // n_inst}", task=task, instance=k % n_inst + 1, usefulness=s
+            )
             for role, (w_values, wo_values) in times.items():
                 values = w_values if cond == "gpt" else wo_values
                 row[role] = values[k] if values is not None else np.nan

@@ -19,10 +19,37 @@ def test_files_name_every_table_once_and_are_what_the_command_writes(effort_stud
     assert all(isinstance(t, pd.DataFrame) for t in files.values())
     assert files["loss_by_difficulty.csv"] is res.difficulty and files["cost_curve.csv"] is res.cost_curve
     rows = [{**r, "participant": str(r["participant"])} for r in effort_study.data.to_dict("records")]
-    pd.DataFrame(rows)[["condition", "participant", "task", "instance", "usefulness", "prompt_time_s",
-                        "unwrap_time_s", "validate_time_s", "solve_time_s"]].to_csv(tmp_path / "s.csv", index=False)
-    assert main(["cost", "--input", str(tmp_path / "s.csv"), "--covariates", "", "--weights", "1,0.5,1,1",
-                 "--n-max", "5", "--out", str(tmp_path / "out")]) == 0
+    pd.DataFrame(rows)[
+        [
+            "condition",
+            "participant",
+            "task",
+            "instance",
+            "usefulness",
+            "prompt_time_s",
+            "unwrap_time_s",
+            "validate_time_s",
+            "solve_time_s",
+        ]
+    ].to_csv(tmp_path / "s.csv", index=False)
+    assert (
+        main(
+            [
+                "cost",
+                "--input",
+                str(tmp_path / "s.csv"),
+                "--covariates",
+                "",
+                "--weights",
+                "1,0.5,1,1",
+                "--n-max",
+                "5",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(FILES.values())
     assert (tmp_path / "out" / "cost_curve.csv").read_text() == csv_text(res.cost_curve)
 

@@ -22,8 +22,25 @@ def test_cli_writes_the_four_tables(tmp_path):
     renamed = pd.read_csv(EXAMPLE).rename(columns={"usefulness": "likert_s", "condition": "arm"})
     renamed.to_csv(csv_path, index=False)
     out = tmp_path / "out"
-    assert _cli(["--input", str(csv_path), "--columns", "usefulness=likert_s,condition=arm",
-                 "--with-label", "with_model", "--weights", "1,0.5,1,1", "--n-max", "5", "--out", str(out)]) == 0
+    assert (
+        _cli(
+            [
+                "--input",
+                str(csv_path),
+                "--columns",
+                "usefulness=likert_s,condition=arm",
+                "--with-label",
+                "with_model",
+                "--weights",
+                "1,0.5,1,1",
+                "--n-max",
+                "5",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     loss = pd.read_csv(out / "loss_table.csv")
     assert list(loss.columns) == ["task", "condition", "mean_loss", "n", "test", "p_value", "p_holm"]
     assert list(pd.read_csv(out / "effort_medians.csv").columns) == ["task", "condition", "component", "median_s"]

@@ -17,8 +17,13 @@ def test_holm_correction_by_hand():
 
 
 def test_compare_by_task_keeps_task_order_and_names_an_empty_group():
-    data = pd.DataFrame({"task": ["b"] * 6 + ["a"] * 3, "with_model": [True, True, True, False, False, False] * 1
-                         + [True] * 3, "v": [1.0, 2.0, 3.0, 10.0, 20.0, 30.0, 5.0, 6.0, 7.0]})
+    data = pd.DataFrame(
+        {
+            "task": ["b"] * 6 + ["a"] * 3,
+            "with_model": [True, True, True, False, False, False] * 1 + [True] * 3,
+            "v": [1.0, 2.0, 3.0, 10.0, 20.0, 30.0, 5.0, 6.0, 7.0],
+        }
+    )
     out = compare_by_task(data, "v", ["b", "a"], mann_whitney_only=True)
     assert out.task.tolist() == ["b", "a"] and out.n_with.tolist() == [3, 3] and out.n_without.tolist() == [3, 0]
     assert out.median_with.tolist() == [2.0, 6.0] and out.median_without[0] == 20.0 and np.isnan(out.median_without[1])

@@ -15,10 +15,18 @@ def test_spearman_matches_scipy_per_participant():
     for k in range(6):
         for cond in ("gpt", "human"):
             for h in (1, 2):
-                rows.append(dict(condition=cond, participant=f"{cond}{k}", task="t", instance=h,
-                                 usefulness=1 + (k * 7 + h) % 5, age=20 + 3 * k + (cond == "human"),
-                                 english="B1 B2 C1 C2 B2 C1".split()[k],
-                                 solve_time_s=np.nan if cond == "gpt" else 10.0 + ((k * 5) % 6) + h))
+                rows.append(
+                    dict(
+                        condition=cond,
+                        participant=f"{cond}{k}",
+                        task="t",
+                        instance=h,
+                        usefulness=1 + (k * 7 + h) % 5,
+                        age=20 + 3 * k + (cond == "human"),
+                        english=["B1", "B2", "C1", "C2", "B2", "C1"][k],
+                        solve_time_s=np.nan if cond == "gpt" else 10.0 + ((k * 5) % 6) + h,
+                    )
+                )
     study = make_study(rows)
     assert study.covariates == ["age", "english"]  # numeric and CEFR levels guessed
     terms = participant_terms(study)

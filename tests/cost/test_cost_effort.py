@@ -31,8 +31,9 @@ def test_first_instance_convention_splits_prompt_time(effort_study):
 
 
 def test_single_instance_task_cannot_split_d_and_w():
-    rows = task_rows("once", [3] * 3, [3] * 3, n_inst=1,
-                 prompt_time_s=([50, 60, 70], None), solve_time_s=(None, [10, 20, 30]))
+    rows = task_rows(
+        "once", [3] * 3, [3] * 3, n_inst=1, prompt_time_s=([50, 60, 70], None), solve_time_s=(None, [10, 20, 30])
+    )
     study = make_study(rows, covariates={})
     medians, warnings = effort_medians(study)
     assert medians.set_index("component").median_s[["D_H", "W_H"]].isna().all()
@@ -64,11 +65,21 @@ def test_real_study_effort_medians_equal_spreadsheet_medians():
     df = read_csv(HANNA, HANNA.name)
     df = df[df.system.isin(["Human", "GPT-2"])]
     gpt = df.system == "GPT-2"
-    df = df.assign(instance="1", unwrap=df.mean_human_score.where(gpt, ""),
-                   solve=df.mean_human_score.where(~gpt, ""))
-    study = read_study(df, {"condition": "system", "participant": "prompt_idx", "task": "criterion",
-                            "usefulness": "mean_human_score", "unwrap_time_s": "unwrap",
-                            "solve_time_s": "solve"}, with_label="GPT-2", covariates={}, file=HANNA.name)
+    df = df.assign(instance="1", unwrap=df.mean_human_score.where(gpt, ""), solve=df.mean_human_score.where(~gpt, ""))
+    study = read_study(
+        df,
+        {
+            "condition": "system",
+            "participant": "prompt_idx",
+            "task": "criterion",
+            "usefulness": "mean_human_score",
+            "unwrap_time_s": "unwrap",
+            "solve_time_s": "solve",
+        },
+        with_label="GPT-2",
+        covariates={},
+        file=HANNA.name,
+    )
     medians, _ = effort_medians(study)
     got = medians.set_index(["task", "component"]).median_s
     assert len(got) == 12

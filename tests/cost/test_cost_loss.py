@@ -86,8 +86,13 @@ def test_real_study_loss_table_equals_spreadsheet_means():
                 sums.setdefault((r["criterion"], r["system"]), []).append(1 - (float(r["mean_human_score"]) - 1) / 4)
     df = read_csv(HANNA, HANNA.name)
     df = df[df.system.isin(["Human", "GPT-2"])].assign(instance="1")
-    study = read_study(df, {"condition": "system", "participant": "prompt_idx", "task": "criterion",
-                            "usefulness": "mean_human_score"}, with_label="GPT-2", covariates={}, file=HANNA.name)
+    study = read_study(
+        df,
+        {"condition": "system", "participant": "prompt_idx", "task": "criterion", "usefulness": "mean_human_score"},
+        with_label="GPT-2",
+        covariates={},
+        file=HANNA.name,
+    )
     table = loss_table(study)
     assert len(table) == len(sums) == 12
     for row in table.itertuples():

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from lib.cost.analysis import analyse
-from lib.cost.schema import guess_columns, read_study
+from lib.cost.schema import STUDY_ROLES, read_study
 from lib.errors import FormatError
-from lib.tables import read_csv
+from lib.tables import guess_roles, read_csv
 
 PROMPT_S = {1: 90, 2: 30, 3: 20}  # with the model, by instance: first prompt carries D_H
 SOLVE_S = {1: 200, 2: 260, 3: 320}  # without the model
@@ -47,18 +47,22 @@ def test_the_study_loads_as_it_is_reading_the_time_column_per_condition():
 
 def test_mapping_the_column_to_both_roles_is_the_same_and_unmapping_refuses_with_a_hint():
     table = published_shape()
-    both = read_study(table, {"prompt_time_s": "Prompt time (s)", "solve_time_s": "Prompt time (s)"},
-                      file="published.csv")
+    both = read_study(
+        table, {"prompt_time_s": "Prompt time (s)", "solve_time_s": "Prompt time (s)"}, file="published.csv"
+    )
     auto = read_study(table, file="published.csv")
     pd.testing.assert_frame_equal(both.data, auto.data)
     assert not any("read per condition" in w for w in both.warnings)
     # With another column for the solving time, a prompt time on a without-model row is an error again.
-    with pytest.raises(FormatError, match=r"rows 10, 11, .*column 'Prompt time \(s\)': prompt_time_s only applies "
-                                          r".*map solve_time_s to it too"):
+    with pytest.raises(
+        FormatError,
+        match=r"rows 10, 11, .*column 'Prompt time \(s\)': prompt_time_s only applies "
+        r".*map solve_time_s to it too",
+    ):
         read_study(table.assign(solve=""), {"solve_time_s": "solve"}, file="published.csv")
 
 
 def test_extraction_time_is_guessed_as_unwrap_time_whatever_its_unit():
     for name in ("Extraction time (s)", "extraction_time_seconds", "time_extraction", "Unwrap time (sec)"):
-        assert guess_columns(["Condition", name])["unwrap_time_s"] == name
-    assert guess_columns(["Validation time (s)"])["validate_time_s"] == "Validation time (s)"
+        assert guess_roles(["Condition", name], STUDY_ROLES)["unwrap_time_s"] == name
+    assert guess_roles(["Validation time (s)"], STUDY_ROLES)["validate_time_s"] == "Validation time (s)"

@@ -29,8 +29,12 @@ def test_figures_carry_the_tables(effort_study):
 
 
 def test_figures_escape_names_from_the_file():
-    rows = task_rows("<b>t</b>", [3] * 6, [4] * 6, **{k: (v[0][:6] if v[0] else None, v[1][:6] if v[1] else None)
-                                                  for k, v in NUMERIC.items()})
+    rows = task_rows(
+        "<b>t</b>",
+        [3] * 6,
+        [4] * 6,
+        **{k: (v[0][:6] if v[0] else None, v[1][:6] if v[1] else None) for k, v in NUMERIC.items()},
+    )
     study = make_study(rows, covariates={})
     res = analyse(study)
     bars = plots.effort_bars(res.effort_medians, res.effort_tests, study.with_label, study.without_label)

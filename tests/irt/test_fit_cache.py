@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+import lib.inference.store as store_module
 import lib.irt.fit as fit_module
 from lib.irt.fit import fit_grm, fit_key, load_cached, load_latest, save
 from lib.irt.settings import FitSettings
@@ -81,7 +82,7 @@ def test_an_unwritable_cache_warns_and_still_returns_the_fit(tmp_path, monkeypat
 
 
 def test_the_cache_keeps_only_the_newest_entries(cache, rm, monkeypatch):
-    monkeypatch.setattr(fit_module, "CACHE_MAX_ENTRIES", 3)
+    monkeypatch.setattr(store_module, "CACHE_MAX_ENTRIES", 3)
     keys = []
     for seed in range(5):
         fit = fit_grm(rm, FitSettings(sampler="map", seed=seed))
@@ -90,7 +91,7 @@ def test_the_cache_keeps_only_the_newest_entries(cache, rm, monkeypatch):
     save(fit, rm)  # prune again with the ages set
     assert sorted(p.stem for p in cache.glob("*.nc")) == sorted(keys[-3:])
     assert sorted(p.stem for p in cache.glob("*.json")) == sorted(keys[-3:])
-    monkeypatch.setattr(fit_module, "CACHE_MAX_BYTES", 1)  # the newest entry is always kept
+    monkeypatch.setattr(store_module, "CACHE_MAX_BYTES", 1)  # the newest entry is always kept
     save(fit, rm)
     assert [p.stem for p in cache.glob("*.nc")] == [keys[-1]]
 
@@ -107,5 +108,5 @@ def test_only_remembered_fits_become_the_latest(rm):
 def test_the_cache_entry_stores_data_key_and_settings_as_valid_json(cache, rm):
     fit = fit_grm(rm, MAP)
     stored = json.loads(entry(cache, fit)[1].read_text(), parse_constant=lambda c: pytest.fail(c))
-    assert stored["settings"]["sampler"] == "map" and stored["diagnostics"]["rhat_max"] is None
-    assert stored["data_key"] == fit_module.data_key(rm)
+    assert stored["request"]["settings"]["sampler"] == "map" and stored["diagnostics"]["rhat_max"] is None
+    assert stored["request"]["data"] == fit_module.data_key(rm)

@@ -4,8 +4,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-import lib.irt.fit as fit_module
-from lib.irt.fit import fit_map
+import lib.irt.map as map_module
+from lib.irt.map import fit_map
 from lib.irt.simulate import simulate_grm
 
 CODES = simulate_grm(8, 40, seed=4).codes
@@ -29,15 +29,15 @@ def test_two_threads_of_leave_one_out_fits_give_the_single_thread_numbers():
 
 def test_concurrent_first_compilation_of_one_shape_compiles_once(monkeypatch):
     codes = simulate_grm(3, 11, seed=9).codes  # a shape no other test compiles
-    monkeypatch.setattr(fit_module, "_SOLVERS", type(fit_module._SOLVERS)())
+    monkeypatch.setattr(map_module, "_SOLVERS", type(map_module._SOLVERS)())
     built = []
-    original = fit_module._MapSolver.__init__
+    original = map_module._MapSolver.__init__
 
     def counting(self, *args):
         built.append(args)
         original(self, *args)
 
-    monkeypatch.setattr(fit_module._MapSolver, "__init__", counting)
+    monkeypatch.setattr(map_module._MapSolver, "__init__", counting)
     with ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda i: loo(i, codes), [0, 0, 1, 1]))
     assert len(built) == 1
@@ -49,5 +49,5 @@ def test_one_solver_serves_every_data_set_of_a_shape():
     other = simulate_grm(8, 40, seed=5).codes
     first, second = fit_map(CODES, 7), fit_map(other, 7)
     assert not np.allclose(first.theta, second.theta)  # the data are inputs, not baked in
-    assert fit_module.map_solver_ready(CODES.shape, 7, "antisymmetric")
+    assert map_module.map_solver_ready(CODES.shape, 7, "antisymmetric")
     np.testing.assert_allclose(fit_map(CODES, 7).theta, first.theta, atol=1e-6, rtol=0)

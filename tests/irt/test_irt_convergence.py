@@ -7,7 +7,8 @@ import arviz as az
 import numpy as np
 
 from lib.convergence import ESS_MIN, RHAT_MAX, check_convergence
-from lib.irt.fit import NOT_CONVERGED, diagnose, diagnostics_from_json, diagnostics_json
+from lib.inference.diagnostics import NOT_CONVERGED, diagnostics_from_json, diagnostics_json
+from lib.irt.fit import diagnose
 from lib.irt.settings import FitSettings
 
 
@@ -18,8 +19,11 @@ def grm_idata(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray, diverging: np
     return az.from_dict(
         posterior={"theta": theta, "alpha": alpha, "b": b},
         sample_stats={"diverging": np.zeros((chains, draws), bool) if diverging is None else diverging},
-        coords={"comparison": [f"c{i}" for i in range(theta.shape[2])],
-                "prompt": [f"p{j}" for j in range(alpha.shape[2])], "threshold": np.arange(1, b.shape[3] + 1)},
+        coords={
+            "comparison": [f"c{i}" for i in range(theta.shape[2])],
+            "prompt": [f"p{j}" for j in range(alpha.shape[2])],
+            "threshold": np.arange(1, b.shape[3] + 1),
+        },
         dims={"theta": ["comparison"], "alpha": ["prompt"], "b": ["prompt", "threshold"]},
     )
 
@@ -34,9 +38,12 @@ def healthy(chains=4, draws=1000, seed=0):
 def test_a_stuck_chain_is_not_converged_and_says_so_in_diagnostics_json():
     # What `fit --chains 1 --draws 20 --tune 0` gave: 20 identical draws of every parameter.
     rng = np.random.default_rng(1)
-    stuck = grm_idata(np.tile(rng.normal(size=3), (1, 20, 1)), np.tile(np.exp(rng.normal(size=5)), (1, 20, 1)),
-                      np.tile(np.sort(rng.normal(size=(5, 2)), axis=-1), (1, 20, 1, 1)),
-                      diverging=np.eye(1, 20, dtype=bool))
+    stuck = grm_idata(
+        np.tile(rng.normal(size=3), (1, 20, 1)),
+        np.tile(np.exp(rng.normal(size=5)), (1, 20, 1)),
+        np.tile(np.sort(rng.normal(size=(5, 2)), axis=-1), (1, 20, 1, 1)),
+        diverging=np.eye(1, 20, dtype=bool),
+    )
     diag = diagnose(stuck, FitSettings(chains=1, draws=20, tune=0), 0.0)
     assert diag.converged is False
     failed = [w for w in diag.warnings if w.startswith(NOT_CONVERGED)]
@@ -44,7 +51,7 @@ def test_a_stuck_chain_is_not_converged_and_says_so_in_diagnostics_json():
     assert any("one chain" in w for w in failed) and any("bulk ESS down to 20" in w for w in failed)
     assert any("1 divergent" in w for w in failed)
     written = json.loads(diagnostics_json(diag))
-    assert written["converged"] is False and written["warnings"][:len(failed)] == failed
+    assert written["converged"] is False and written["warnings"][: len(failed)] == failed
     assert diagnostics_from_json(written).converged is False
 
 
@@ -76,7 +83,8 @@ def test_each_check_fails_on_its_own():
     idata = healthy()
     idata.sample_stats["diverging"][0, 5] = True
     assert check_convergence(idata, ["theta"]).failures == [
-        "1 divergent transitions: the posterior may be biased; run more tuning iterations."]
+        "1 divergent transitions: the posterior may be biased; run more tuning iterations."
+    ]
 
 
 def test_map_fits_are_not_checked():

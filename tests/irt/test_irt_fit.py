@@ -35,17 +35,17 @@ def matrix(codes: np.ndarray) -> RatingMatrix:
     ids = np.array([f"p{j}" for j in range(n_prompt)])
     return RatingMatrix(
         u=codes.astype(float) - 3,
-        comparisons=pd.DataFrame({"comparison": [f"c{i}" for i in range(n_comp)],
-                                  "system_a": "a", "system_b": "b"}),
-        prompt_ids=ids, categories=np.arange(-3, 4),
-        groups=pd.DataFrame({"prompt_id": ids, "group": ids}), n_votes=np.ones_like(codes),
+        comparisons=pd.DataFrame({"comparison": [f"c{i}" for i in range(n_comp)], "system_a": "a", "system_b": "b"}),
+        prompt_ids=ids,
+        categories=np.arange(-3, 4),
+        groups=pd.DataFrame({"prompt_id": ids, "group": ids}),
+        n_votes=np.ones_like(codes),
     )
 
 
 def test_posterior_recovers_theta_with_calibrated_90_percent_intervals():
     sim = simulate_grm(20, 200, seed=11)
-    fit = fit_grm(matrix(sim.codes), FitSettings(chains=2, draws=250, tune=250, seed=1),
-                  use_cache=False)
+    fit = fit_grm(matrix(sim.codes), FitSettings(chains=2, draws=250, tune=250, seed=1), use_cache=False)
     post = fit.idata.posterior
     theta = post["theta"].stack(s=("chain", "draw")).to_numpy()  # (I, S)
     alpha = post["alpha"].stack(s=("chain", "draw")).to_numpy()  # (J, S)
@@ -74,8 +74,12 @@ def test_a_well_informed_design_flags_no_theta_or_alpha():
 def test_three_comparisons_leave_alpha_prior_dominated_and_progress_moves_through_stages():
     sim = simulate_grm(3, 20, seed=3)
     seen = []
-    fit = fit_grm(matrix(sim.codes), FitSettings(chains=2, draws=300, tune=200, seed=4),
-                  use_cache=False, progress=lambda f, m: seen.append((f, m)))
+    fit = fit_grm(
+        matrix(sim.codes),
+        FitSettings(chains=2, draws=300, tune=200, seed=4),
+        use_cache=False,
+        progress=lambda f, m: seen.append((f, m)),
+    )
     table = prompt_table(fit, matrix(sim.codes))
     # With 3 observations per prompt, alpha's posterior is mostly its prior (the LAMP symptom:
     # alpha 1.43, HDI 0.4-2.7 for every prompt): measured contractions 0 to 0.4; allow a prompt
@@ -87,8 +91,7 @@ def test_three_comparisons_leave_alpha_prior_dominated_and_progress_moves_throug
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
     stages = [m.split(":")[0].split(" · ")[0] for _, m in seen]
     order = [s for i, s in enumerate(stages) if i == 0 or s != stages[i - 1]]
-    assert [s for s in order if s in ("compiling", "warm-up", "sampling")][:3] == \
-        ["compiling", "warm-up", "sampling"]
+    assert [s for s in order if s in ("compiling", "warm-up", "sampling")][:3] == ["compiling", "warm-up", "sampling"]
     assert len({round(f, 2) for f, m in seen if m.startswith(("warm-up", "sampling"))}) >= 10
 
 
@@ -125,8 +128,7 @@ def test_science_slopes_lie_in_mirts_95_percent_intervals():
     ref = json.loads((DATA / "reference_estimates.json").read_text())["Science_GRM_mirt"]
     df = pd.read_csv(DATA / "Science_mirt4_long.csv", dtype=str)
     rm = from_responses(read_responses(df, file="Science_mirt4_long.csv"))
-    fit = fit_grm(rm, FitSettings(cutpoints="free", chains=2, draws=400, tune=400, seed=2),
-                  use_cache=False)
+    fit = fit_grm(rm, FitSettings(cutpoints="free", chains=2, draws=400, tune=400, seed=2), use_cache=False)
     table = prompt_table(fit, rm).set_index("prompt_id")
     for item in ("Comfort", "Work", "Future", "Benefit"):
         a, se = ref[item]["a1"], ref[item]["SE_Louis"]["a1"]
@@ -143,11 +145,13 @@ def test_diagnostics_flag_chains_that_disagree():
     rng = np.random.default_rng(0)
     theta = rng.normal(size=(2, 200, 3))
     theta[1] += 3.0  # second chain elsewhere
-    post = xr.Dataset({
-        "theta": (("chain", "draw", "comparison"), theta),
-        "alpha": (("chain", "draw", "prompt"), np.exp(rng.normal(size=(2, 200, 4)))),
-        "b": (("chain", "draw", "prompt", "threshold"), rng.normal(size=(2, 200, 4, 2))),
-    })
+    post = xr.Dataset(
+        {
+            "theta": (("chain", "draw", "comparison"), theta),
+            "alpha": (("chain", "draw", "prompt"), np.exp(rng.normal(size=(2, 200, 4)))),
+            "b": (("chain", "draw", "prompt", "threshold"), rng.normal(size=(2, 200, 4, 2))),
+        }
+    )
     stats = xr.Dataset({"diverging": (("chain", "draw"), np.zeros((2, 200), bool))})
     d = diagnose(az.InferenceData(posterior=post, sample_stats=stats), FitSettings(chains=2), 1.0)
     assert d.rhat_max > 1.5
@@ -167,8 +171,17 @@ def test_fits_are_cached_on_disk_by_data_and_settings(cache):
     assert load_cached(rm, FitSettings(sampler="map", seed=1)) is None
     assert load_latest(rm).cache_key == first.cache_key  # reopening the app shows the last fit
     table = ability_table(again, rm)
-    assert list(table.columns) == ["comparison", "system_a", "system_b", "theta_mean", "theta_sd",
-                                   "hdi_low", "hdi_high", "p_b_better", "contraction"]
+    assert list(table.columns) == [
+        "comparison",
+        "system_a",
+        "system_b",
+        "theta_mean",
+        "theta_sd",
+        "hdi_low",
+        "hdi_high",
+        "p_b_better",
+        "contraction",
+    ]
 
 
 def test_importing_the_fit_module_leaves_xla_flags_alone():
@@ -176,6 +189,7 @@ def test_importing_the_fit_module_leaves_xla_flags_alone():
     code = "import os, lib.irt.fit; print(os.environ.get('XLA_FLAGS', '<unset>'))"
     for before in ({}, {"XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}):
         env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | before
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                             check=True, cwd=ROOT).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=ROOT
+        ).stdout
         assert out.strip() == before.get("XLA_FLAGS", "<unset>")

@@ -5,7 +5,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from lib.errors import SettingsError
-from lib.irt.fit import fit_map
+from lib.irt.map import fit_map
 from lib.irt.model import build_grm
 from lib.irt.readouts import log_category_probs
 from lib.irt.simulate import simulate_grm

@@ -1,7 +1,7 @@
 """Issue 16 item 11: two systems, no true difference: the fit the user runs must not declare one.
 
 The posterior of theta for one comparison is computed exactly (lib/irt/quadrature.py) for the
-cutpoints the fit would choose (lib/design.py:auto_cutpoints). A detection is P(B better) outside
+cutpoints the fit would choose (lib/data_checks.py:auto_cutpoints). A detection is P(B better) outside
 [0.025, 0.975] (for one theta, the same as a 95% equal-tailed interval excluding 0). The target is
 at most 6% false detections.
 """
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binom
 
-from lib.design import auto_cutpoints, cutpoints_note
+from lib.data_checks import auto_cutpoints, cutpoints_note
 from lib.irt.model import build_grm
 from lib.irt.quadrature import TwoSystemPosterior
 from lib.ratings import net_ratings
@@ -23,10 +23,20 @@ TARGET = 0.06
 def null_votes(rng, annotators: int) -> pd.DataFrame:
     """One comparison (a vs b) on PROMPTS prompts, each annotator votes a or b with probability 1/2
     (no ties: the case where the per-prompt thresholds' prior, implying many ties, misled)."""
-    return pd.DataFrame([
-        {"prompt_id": f"p{j}", "system_a": "a", "system_b": "b", "annotator": f"r{r}",
-         "winner": "b" if rng.random() < 0.5 else "a", "criterion": "overall"}
-        for j in range(PROMPTS) for r in range(annotators)])
+    return pd.DataFrame(
+        [
+            {
+                "prompt_id": f"p{j}",
+                "system_a": "a",
+                "system_b": "b",
+                "annotator": f"r{r}",
+                "winner": "b" if rng.random() < 0.5 else "a",
+                "criterion": "overall",
+            }
+            for j in range(PROMPTS)
+            for r in range(annotators)
+        ]
+    )
 
 
 def chosen(annotators: int):
@@ -50,7 +60,7 @@ def test_two_systems_get_shared_thresholds_and_say_so(annotators):
 def test_one_vote_per_prompt_false_detections_exact():
     # All 41 outcomes (wins of B out of 40) with their binomial probabilities: the rate is exact,
     # with no Monte Carlo error, so it is compared with the target as it is.
-    cutpoints, rm = chosen(1)
+    cutpoints, _rm = chosen(1)
     wins = np.arange(PROMPTS + 1)
     counts = np.stack([PROMPTS - wins, np.zeros_like(wins), wins], axis=1)
     weight = binom.pmf(wins, PROMPTS, 0.5)

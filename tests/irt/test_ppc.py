@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from lib.errors import SettingsError
-from lib.irt.fit import Diagnostics, GRMFit, fit_grm, fit_map
+from lib.inference.diagnostics import Diagnostics
+from lib.irt.fit import GRMFit, fit_grm
+from lib.irt.map import fit_map
 from lib.irt.ppc import INTERVAL, P_EXTREME, posterior_predictive, replicate
 from lib.irt.settings import FitSettings
 from lib.irt.simulate import simulate_grm
@@ -22,8 +24,7 @@ def repeat(x: np.ndarray) -> np.ndarray:
 
 
 def outside(table) -> np.ndarray:
-    return ((table["observed"] < table["replicated_low"])
-            | (table["observed"] > table["replicated_high"])).to_numpy()
+    return ((table["observed"] < table["replicated_low"]) | (table["observed"] > table["replicated_high"])).to_numpy()
 
 
 def binomial_bound(rate: float, n: int) -> float:
@@ -35,8 +36,7 @@ def binomial_bound(rate: float, n: int) -> float:
 def true_check():
     """20 comparisons x 200 prompts drawn from the GRM, replicated from the true parameters."""
     sim = simulate_grm(20, 200, seed=0)
-    return replicate(sim.codes, CATEGORIES, repeat(sim.theta), repeat(sim.alpha), repeat(sim.b),
-                     seed=0)
+    return replicate(sim.codes, CATEGORIES, repeat(sim.theta), repeat(sim.alpha), repeat(sim.b), seed=0)
 
 
 def test_observed_counts_lie_inside_the_replicated_interval(true_check):
@@ -70,8 +70,7 @@ def test_prompts_from_another_model_get_extreme_p_values():
     codes[:, biased] = 6
     codes[:, reversed_] = 6 - codes[:, reversed_]
     point = fit_map(codes, len(CATEGORIES))
-    check = replicate(codes, CATEGORIES, repeat(point.theta), repeat(point.alpha),
-                      repeat(point.b), seed=0)
+    check = replicate(codes, CATEGORIES, repeat(point.theta), repeat(point.alpha), repeat(point.b), seed=0)
     p = check.p_value
     assert (p[biased] < P_EXTREME).all()  # the model predicts lower ratings than observed
     assert (p[reversed_] > 1 - P_EXTREME).all()  # the model predicts higher ratings
@@ -90,8 +89,11 @@ def fake_fit(sim, rm, chains: int = 2, draws: int = 100) -> GRMFit:
     }
     idata = az.from_dict(
         posterior=post,
-        coords={"comparison": rm.comparisons["comparison"].to_numpy(), "prompt": rm.prompt_ids,
-                "threshold": np.arange(1, 7)},
+        coords={
+            "comparison": rm.comparisons["comparison"].to_numpy(),
+            "prompt": rm.prompt_ids,
+            "threshold": np.arange(1, 7),
+        },
         dims={"theta": ["comparison"], "alpha": ["prompt"], "b": ["prompt", "threshold"]},
     )
     diag = Diagnostics("numpyro", chains, draws, 1.0, 100.0, 100.0, 0, 1.0, True)

@@ -76,8 +76,7 @@ def test_eap_with_all_prompts_matches_the_fitted_posterior_mean(tmp_path, monkey
 
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
     sim = simulate_grm(6, 30, seed=3)
-    fit = fit_grm(codes_to_matrix(sim.codes), FitSettings(chains=2, draws=300, tune=300, seed=1),
-                  use_cache=False)
+    fit = fit_grm(codes_to_matrix(sim.codes), FitSettings(chains=2, draws=300, tune=300, seed=1), use_cache=False)
     post = fit.idata.posterior
     alpha = post["alpha"].stack(s=("chain", "draw")).transpose("s", "prompt").to_numpy()
     b = post["b"].stack(s=("chain", "draw")).transpose("s", "prompt", "threshold").to_numpy()

@@ -68,17 +68,51 @@ def _wait_for(path: Path, process: subprocess.Popen, seconds: float = 60) -> Non
 def test_a_remote_scheduler_with_two_workers_gives_the_same_numbers(embedded, tmp_path, monkeypatch):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     scheduler_file = tmp_path / "scheduler.json"
-    processes = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                                   "--port", "0", "--dashboard-address", ":0", "--scheduler-file",
-                                   str(scheduler_file)], cwd=ROOT, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--dashboard-address",
+                ":0",
+                "--scheduler-file",
+                str(scheduler_file),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
     try:
         _wait_for(scheduler_file, processes[0])
         for _ in range(2):
-            processes.append(subprocess.Popen(
-                [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file),
-                 "--nworkers", "1", "--nthreads", "1", "--no-nanny", "--no-dashboard"], cwd=ROOT, env=env,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            processes.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "distributed.cli.dask_worker",
+                        "--scheduler-file",
+                        str(scheduler_file),
+                        "--nworkers",
+                        "1",
+                        "--nthreads",
+                        "1",
+                        "--no-nanny",
+                        "--no-dashboard",
+                    ],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
         address = json.loads(scheduler_file.read_text())["address"]
         with Engine(address) as remote:
             deadline = time.monotonic() + 60
@@ -99,7 +133,7 @@ def test_a_remote_scheduler_with_two_workers_gives_the_same_numbers(embedded, tm
 
 
 def test_an_unreachable_scheduler_is_named():
-    with pytest.raises(SettingsError, match="tcp://127.0.0.1:9"), Engine("tcp://127.0.0.1:9", timeout=2):
+    with pytest.raises(SettingsError, match=r"tcp://127.0.0.1:9"), Engine("tcp://127.0.0.1:9", timeout=2):
         pass
 
 
@@ -110,8 +144,9 @@ def test_the_nuts_check_runs_its_fits_on_the_cluster_with_the_numbers_of_this_pr
     tiny = FitSettings(chains=2, draws=50, tune=50, seed=3)
     a, design = Assumptions(n_systems=3, effect=1.0), Design(6, 1, "random")
     seen = []  # one study: each fit compiles its model (a worker's and this process's, about 12 s each)
-    there = nuts_check(a, design, 1, seed=2, settings=tiny, engine=embedded,
-                       progress=lambda done, total: seen.append((done, total)))
+    there = nuts_check(
+        a, design, 1, seed=2, settings=tiny, engine=embedded, progress=lambda done, total: seen.append((done, total))
+    )
     here = nuts_check(a, design, 1, seed=2, settings=tiny)
     assert seen == [(1, 1)]
     assert there.equals(here)

@@ -40,11 +40,14 @@ def test_the_nuts_check_compares_the_plans_own_studies_with_a_posterior():
     assert (np.sign(far["nuts_mean"]) == np.sign(far["theta"])).all()
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"analyses": ("t_test",)}, "compares the GRM analyses"),
-    ({"settings": FitSettings(sampler="map")}, "needs a sampler with a posterior"),
-    ({"replicates": 0}, "at least 1 replicate"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"analyses": ("t_test",)}, "compares the GRM analyses"),
+        ({"settings": FitSettings(sampler="map")}, "needs a sampler with a posterior"),
+        ({"replicates": 0}, "at least 1 replicate"),
+    ],
+)
 def test_bad_nuts_check_settings_are_refused(kwargs, match):
     with pytest.raises(SettingsError, match=match):
         nuts_check(Assumptions(), Design(5, 1), **kwargs)

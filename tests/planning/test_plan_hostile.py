@@ -32,23 +32,26 @@ def run(args: list[str], tmp_path) -> int:
         return stop.code
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--systems", "0"], "systems"),
-    (["--systems", "1"], "systems"),
-    (["--effect", "1e308"], "the effect (logits) must be between 0 and 10"),
-    (["--effect", "1e6"], "the effect (logits) must be between 0 and 10"),
-    (["--cost-per-hour", "1e308"], "cost per hour must be between 0 and 1e+06"),
-    (["--seconds-per-judgment", "1e308"], "seconds per judgment must be between 0 and 86400"),
-    (["--tie-rate", "1"], "the tie rate must be between 0 and 0.99"),
-    (["--alpha-sd", "50"], "the SD of log alpha must be between 0 and 3"),
-    (["--item-sd", "1e308"], "the SD of the prompt x comparison effect (logits) must be between 0 and 10"),
-    (["--bank-size", "0"], "bank"),
-    (["--pairs", "a:b"], "--pairs names pairs of a pilot's systems"),
-    (["--pairs", "a"], "is not two system names joined by ':'"),
-    (["--systems", "10000", "--prompts", "25"], "more than the limit of 5,000,000"),
-    (["--annotators", "1000000000", "--prompts", "25"], "more than the limit of 5,000,000"),
-    (["--replicates", "1000000000", "--prompts", "25"], "raise the limit (--max-minutes)"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--systems", "0"], "systems"),
+        (["--systems", "1"], "systems"),
+        (["--effect", "1e308"], "the effect (logits) must be between 0 and 10"),
+        (["--effect", "1e6"], "the effect (logits) must be between 0 and 10"),
+        (["--cost-per-hour", "1e308"], "cost per hour must be between 0 and 1e+06"),
+        (["--seconds-per-judgment", "1e308"], "seconds per judgment must be between 0 and 86400"),
+        (["--tie-rate", "1"], "the tie rate must be between 0 and 0.99"),
+        (["--alpha-sd", "50"], "the SD of log alpha must be between 0 and 3"),
+        (["--item-sd", "1e308"], "the SD of the prompt x comparison effect (logits) must be between 0 and 10"),
+        (["--bank-size", "0"], "bank"),
+        (["--pairs", "a:b"], "--pairs names pairs of a pilot's systems"),
+        (["--pairs", "a"], "is not two system names joined by ':'"),
+        (["--systems", "10000", "--prompts", "25"], "more than the limit of 5,000,000"),
+        (["--annotators", "1000000000", "--prompts", "25"], "more than the limit of 5,000,000"),
+        (["--replicates", "1000000000", "--prompts", "25"], "raise the limit (--max-minutes)"),
+    ],
+)
 def test_the_planner_refuses_another_question_and_unbounded_work_up_front(args, message, tmp_path, capsys):
     """Before: --systems 0 planned 2 systems, --effect 1e308 reported power 0.875, cost 1e308 gave inf,
     --systems 10000 ran 5 minutes without a word, --annotators 1e9 died allocating 74.5 GiB."""
@@ -113,8 +116,24 @@ def test_the_command_writes_the_finished_designs_when_the_cluster_is_lost(monkey
             return False
 
     monkeypatch.setattr(lib.engine, "Engine", Engine)
-    args = ["--systems", "3", "--effect", "0.5", "--prompts", "4,6,8", "--annotators", "1", "--strategies",
-            "random", "--analyses", "t_test,sign_test", "--replicates", "5", "--seed", "1"]
+    args = [
+        "--systems",
+        "3",
+        "--effect",
+        "0.5",
+        "--prompts",
+        "4,6,8",
+        "--annotators",
+        "1",
+        "--strategies",
+        "random",
+        "--analyses",
+        "t_test,sign_test",
+        "--replicates",
+        "5",
+        "--seed",
+        "1",
+    ]
     assert run(args, tmp_path) == 2
     err = capsys.readouterr().err
     assert "no worker left" in err and "wrote the 2 finished designs" in err and "resume" in err

@@ -34,12 +34,19 @@ def pilot_votes(prompts: int = 120, workers: int = 3, seed: int = 0) -> pd.DataF
     rows = []
     names = sorted(SKILLS)
     for i, x in enumerate(names):
-        for y in names[i + 1:]:
+        for y in names[i + 1 :]:
             probs = vote_probs(SKILLS[y] - SKILLS[x], alpha, b)
             for j in range(prompts):
                 for k, w in enumerate(rng.choice(3, size=workers, p=probs[j])):
-                    rows.append({"prompt_id": f"p{j}", "system_a": x, "system_b": y,
-                                 "annotator_id": f"w{k}", "winner": ["a", "tie", "b"][w]})
+                    rows.append(
+                        {
+                            "prompt_id": f"p{j}",
+                            "system_a": x,
+                            "system_b": y,
+                            "annotator_id": f"w{k}",
+                            "winner": ["a", "tie", "b"][w],
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -137,14 +144,19 @@ def test_prompts_whose_alpha_the_pilot_does_not_inform_are_not_chosen_for_their_
     prompts at random, and the uninformed ones share one alpha."""
     votes = pilot_votes(prompts=40, workers=1, seed=5)
     heavy = pilot_votes(prompts=4, workers=150, seed=6)
-    data = analysis_input(pd.concat([votes[~votes["prompt_id"].isin(heavy["prompt_id"])], heavy]), "pairwise",
-                          file="pilot.csv", merge_redundant=False)
+    data = analysis_input(
+        pd.concat([votes[~votes["prompt_id"].isin(heavy["prompt_id"])], heavy]),
+        "pairwise",
+        file="pilot.csv",
+        merge_redundant=False,
+    )
     a = assumptions_from_pilot(data, effect=0.3)
     informed = set(np.flatnonzero(a.pilot.informed))
     assert {str(p) for p in a.pilot.prompt_ids[list(informed)]} == {"p0", "p1", "p2", "p3"}
     assert len(set(a.pilot.alpha[~a.pilot.informed])) == 1  # no alpha of their own
-    chosen = [set(simulate_study(a, Design(10, 1, "top_alpha", "t_test"), seed=0, replicate=r).prompts)
-              for r in range(2)]
+    chosen = [
+        set(simulate_study(a, Design(10, 1, "top_alpha", "t_test"), seed=0, replicate=r).prompts) for r in range(2)
+    ]
     assert informed <= chosen[0] and informed <= chosen[1] and chosen[0] != chosen[1]
 
 
@@ -179,6 +191,13 @@ def test_a_prompt_by_comparison_effect_is_not_averaged_away_by_annotators():
     exact = TTestPower().power(effect_size=effect / np.sqrt(0.64 + 1 / n), nobs=30, alpha=0.05)
     assert abs(row["power"] - exact) <= 2 * np.sqrt(exact * (1 - exact) / replicates), (row["power"], exact)
     # on votes the same effect makes 5 annotators per prompt worth much less
-    votes = [plan_with_pairs(Assumptions(n_systems=2, effect=0.3, item_sd=sd), [Design(20, 5, "random", "t_test")],
-                             replicates=200, seed=1)[0].iloc[0] for sd in (0.0, 1.5)]
+    votes = [
+        plan_with_pairs(
+            Assumptions(n_systems=2, effect=0.3, item_sd=sd),
+            [Design(20, 5, "random", "t_test")],
+            replicates=200,
+            seed=1,
+        )[0].iloc[0]
+        for sd in (0.0, 1.5)
+    ]
     assert votes[0]["power"] - votes[1]["power"] > 2 * np.hypot(votes[0]["power_mc_se"], votes[1]["power_mc_se"])

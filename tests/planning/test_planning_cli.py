@@ -12,8 +12,18 @@ from lib.planning.design import Assumptions
 from lib.planning.nuts import NUTS_COLUMNS
 from lib.planning.power import CALIBRATION_COLUMNS, COLUMNS, PAIR_COLUMNS, RANKING_COLUMNS, plan
 
-TINY = ["--prompts", "5,10", "--annotators", "1,2", "--replicates", "6", "--analyses", "sign_test,t_test",
-        "--seed", "3"]
+TINY = [
+    "--prompts",
+    "5,10",
+    "--annotators",
+    "1,2",
+    "--replicates",
+    "6",
+    "--analyses",
+    "sign_test,t_test",
+    "--seed",
+    "3",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -26,8 +36,27 @@ def plan_command(monkeypatch, tmp_path):
 
 def test_plan_writes_power_and_cheapest_with_the_numbers_of_lib(tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
-    assert main(["plan", "--systems", "3", "--effect", "0.6", *TINY, "--target-power", "0.5",
-                 "--seconds-per-judgment", "20", "--cost-per-hour", "18", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "--systems",
+                "3",
+                "--effect",
+                "0.6",
+                *TINY,
+                "--target-power",
+                "0.5",
+                "--seconds-per-judgment",
+                "20",
+                "--cost-per-hour",
+                "18",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "[100%] 48 of 48 simulated studies" in printed  # 2 x 2 x 2 design sizes x 6 studies
     power = pd.read_csv(out / "power.csv")
@@ -36,9 +65,14 @@ def test_plan_writes_power_and_cheapest_with_the_numbers_of_lib(tmp_path, monkey
 
     # the embedded Dask cluster gives the numbers of a plan run here, one study after another
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "other_cache"))
-    here = plan(Assumptions(n_systems=3, effect=0.6), designs([5, 10], [1, 2], ["random", "top_alpha"],
-                                                              ["sign_test", "t_test"]),
-                replicates=6, seed=3, seconds_per_judgment=20, cost_per_hour=18)
+    here = plan(
+        Assumptions(n_systems=3, effect=0.6),
+        designs([5, 10], [1, 2], ["random", "top_alpha"], ["sign_test", "t_test"]),
+        replicates=6,
+        seed=3,
+        seconds_per_judgment=20,
+        cost_per_hour=18,
+    )
     pd.testing.assert_frame_equal(power, here[COLUMNS], check_dtype=False, check_exact=False, rtol=1e-12)
     ranking = pd.read_csv(out / "ranking.csv")
     assert list(ranking.columns) == RANKING_COLUMNS
@@ -50,7 +84,11 @@ def test_plan_writes_power_and_cheapest_with_the_numbers_of_lib(tmp_path, monkey
     assert row["cost"] == pytest.approx(row["hours"] * 18)
     best = pd.read_csv(out / "cheapest.csv")
     assert list(best[["strategy", "analysis"]].itertuples(index=False, name=None)) == [
-        ("random", "sign_test"), ("random", "t_test"), ("top_alpha", "sign_test"), ("top_alpha", "t_test")]
+        ("random", "sign_test"),
+        ("random", "t_test"),
+        ("top_alpha", "sign_test"),
+        ("top_alpha", "t_test"),
+    ]
     for r in best[best["reached"]].itertuples():
         same = power[(power["strategy"] == r.strategy) & (power["analysis"] == r.analysis) & (power["power"] >= 0.5)]
         assert r.cost == same["cost"].min() and r.power >= 0.5
@@ -63,16 +101,54 @@ def test_plan_calibrates_grm_map_and_checks_it_against_nuts(tmp_path, capsys, mo
     asked = []
 
     def fake_nuts_check(assumptions, design, replicates, *, seed, settings, analyses, engine, progress):
-        asked.append((design.prompts, design.annotators, design.strategy, replicates, seed, settings.draws,
-                      settings.tune, analyses, engine))  # no --scheduler: the fits run in this process
+        asked.append(
+            (
+                design.prompts,
+                design.annotators,
+                design.strategy,
+                replicates,
+                seed,
+                settings.draws,
+                settings.tune,
+                analyses,
+                engine,
+            )
+        )  # no --scheduler: the fits run in this process
         progress(1, 1)
         return pd.DataFrame([dict.fromkeys(NUTS_COLUMNS, 0.5)] * 3).assign(analysis="grm_map", agree=True)
 
     monkeypatch.setattr(lib.planning.nuts, "nuts_check", fake_nuts_check)
     out = tmp_path / "out"
-    assert main(["plan", "--systems", "3", "--effect", "0.8", "--prompts", "6", "--annotators", "2",
-                 "--strategies", "random", "--replicates", "6", "--analyses", "grm_map,sign_test", "--seed", "4",
-                 "--nuts-check", "1", "--nuts-draws", "100", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "--systems",
+                "3",
+                "--effect",
+                "0.8",
+                "--prompts",
+                "6",
+                "--annotators",
+                "2",
+                "--strategies",
+                "random",
+                "--replicates",
+                "6",
+                "--analyses",
+                "grm_map,sign_test",
+                "--seed",
+                "4",
+                "--nuts-check",
+                "1",
+                "--nuts-draws",
+                "100",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert asked == [(6, 2, "random", 1, 4, 100, 100, ("grm_map",), None)]
     printed = capsys.readouterr().out
     assert "grm_map calibrated under the null: intervals widened" in printed and "NUTS check: " in printed
@@ -94,15 +170,49 @@ def test_plan_from_a_pilot_file(tmp_path, capsys):
     ratings = read_ratings(load_table("hanna_means"), DATASETS["hanna_means"].columns, file="hanna")
     keep = ratings["system"].isin(sorted(ratings["system"].unique())[:3]) & ratings["criterion"].eq("Relevance")
     ratings.loc[keep, ["prompt_id", "system", "criterion", "score"]].to_csv(tmp_path / "pilot.csv", index=False)
-    assert main(["plan", "--input", str(tmp_path / "pilot.csv"), "--format", "ratings", "--no-merge",
-                 "--prompts", "10", "--annotators", "1", "--replicates", "4", "--analyses", "sign_test",
-                 "--out", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "--input",
+                str(tmp_path / "pilot.csv"),
+                "--format",
+                "ratings",
+                "--no-merge",
+                "--prompts",
+                "10",
+                "--annotators",
+                "1",
+                "--replicates",
+                "4",
+                "--analyses",
+                "sign_test",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "pilot: 3 comparisons x 96 prompts" in printed and "each one cell" in printed
     assert "power is read on" in printed and "power is the smallest of theirs" in printed
     assert "statistics of the pilot agree with data sets simulated from its fit" in printed
-    assert main(["plan", "--input", str(tmp_path / "pilot.csv"), "--format", "ratings", "--prompts", "97",
-                 "--out", str(tmp_path / "too_many")]) == 2
+    assert (
+        main(
+            [
+                "plan",
+                "--input",
+                str(tmp_path / "pilot.csv"),
+                "--format",
+                "ratings",
+                "--prompts",
+                "97",
+                "--out",
+                str(tmp_path / "too_many"),
+            ]
+        )
+        == 2
+    )
     assert "97 prompts asked but the prompt bank holds 96" in capsys.readouterr().err
     power = pd.read_csv(tmp_path / "out" / "power.csv")
     assert list(power["strategy"]) == ["random", "top_alpha"] and (power["judgments"] == 3 * 10).all()
@@ -116,18 +226,21 @@ def test_plan_from_a_pilot_file(tmp_path, capsys):
     assert list(power["power"]) == list(weakest)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--systems", "3", "--input", "x.csv", "--format", "ratings"], "not both"),
-    (["--input", "x.csv"], "--input and --format go together"),
-    (["--prompts", "5,x"], "--prompts must be whole numbers separated by commas (got '5,x')"),
-    (["--annotators", "0"], "--annotators must list whole numbers of at least 1 (got '0')"),
-    (["--strategies", "random,best"], "--strategies: unknown 'best' (choose from random, top_alpha)"),
-    (["--target-power", "1.5"], "between 0 and 1"),
-    (["--analyses", "anova"], "--analyses: unknown 'anova'"),
-    (["--analyses", "t_test", "--nuts-check", "2"], "--nuts-check compares the GRM analyses"),
-    (["--nuts-check", "-1"], "--nuts-check"),
-    (["--nuts-check", "1", "--nuts-draws", "0"], "--nuts-draws"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--systems", "3", "--input", "x.csv", "--format", "ratings"], "not both"),
+        (["--input", "x.csv"], "--input and --format go together"),
+        (["--prompts", "5,x"], "--prompts must be whole numbers separated by commas (got '5,x')"),
+        (["--annotators", "0"], "--annotators must list whole numbers of at least 1 (got '0')"),
+        (["--strategies", "random,best"], "--strategies: unknown 'best' (choose from random, top_alpha)"),
+        (["--target-power", "1.5"], "between 0 and 1"),
+        (["--analyses", "anova"], "--analyses: unknown 'anova'"),
+        (["--analyses", "t_test", "--nuts-check", "2"], "--nuts-check compares the GRM analyses"),
+        (["--nuts-check", "-1"], "--nuts-check"),
+        (["--nuts-check", "1", "--nuts-draws", "0"], "--nuts-draws"),
+    ],
+)
 def test_plan_bad_settings_fail_before_computing(args, message, tmp_path, capsys):
     out = tmp_path / "out"
     try:

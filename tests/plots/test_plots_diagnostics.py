@@ -23,10 +23,15 @@ def posterior(chains: int = 3, draws: int = 200, stuck_shift: float = 0.0) -> az
     theta = rng.normal(size=(chains, draws, 2))
     theta[0] += stuck_shift
     return az.from_dict(
-        posterior={"theta": theta, "alpha": np.exp(rng.normal(0, 0.3, (chains, draws, 3))),
-                   "b": np.sort(rng.normal(size=(chains, draws, 3, 2)), axis=-1)},
-        sample_stats={"energy": rng.normal(50, 3, (chains, draws)) + np.arange(chains)[:, None],
-                      "diverging": np.zeros((chains, draws), bool)},
+        posterior={
+            "theta": theta,
+            "alpha": np.exp(rng.normal(0, 0.3, (chains, draws, 3))),
+            "b": np.sort(rng.normal(size=(chains, draws, 3, 2)), axis=-1),
+        },
+        sample_stats={
+            "energy": rng.normal(50, 3, (chains, draws)) + np.arange(chains)[:, None],
+            "diverging": np.zeros((chains, draws), bool),
+        },
         coords={"comparison": COMPARISONS, "prompt": PROMPTS, "threshold": [1, 2]},
         dims={"theta": ["comparison"], "alpha": ["prompt"], "b": ["prompt", "threshold"]},
     )
@@ -75,8 +80,7 @@ def test_ppc_bars_show_observed_counts_and_replicated_intervals():
     assert list(bars.x) == [str(c) for c in range(-3, 4)]
     assert np.array_equal(bars.y, check.observed.sum(axis=0))
     table = check.overall()
-    assert np.allclose(np.asarray(markers.y) - np.asarray(markers.error_y.arrayminus),
-                       table["replicated_low"])
+    assert np.allclose(np.asarray(markers.y) - np.asarray(markers.error_y.arrayminus), table["replicated_low"])
     one = ppc_plot(check, "<i>p2")
     assert np.array_equal(one.data[0].y, check.observed[1])
     assert "&lt;i&gt;p2" in one.layout.title.text and "<i>" not in one.layout.title.text
@@ -106,7 +110,10 @@ def test_a_fit_without_energies_has_no_energy_plot():
 def test_a_map_fit_has_no_draws_to_diagnose(codes_to_matrix):
     rm = codes_to_matrix(simulate_grm(6, 8, seed=0).codes)
     idata = fit_grm(rm, FitSettings(sampler="map"), use_cache=False).idata
-    for make in (lambda: trace_plot(idata, "theta", "c0"), lambda: rank_plot(idata, "alpha", "p0"),
-                 lambda: energy_plot(idata)):
+    for make in (
+        lambda: trace_plot(idata, "theta", "c0"),
+        lambda: rank_plot(idata, "alpha", "p0"),
+        lambda: energy_plot(idata),
+    ):
         with pytest.raises(SettingsError, match="NUTS"):
             make()

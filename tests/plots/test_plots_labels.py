@@ -27,12 +27,36 @@ def _markup(fig) -> bool:
 
 def _figures():
     comparisons, prompts = [f"{SPAN} vs {LINK}", "b vs a"], [LINK, "p2"]
-    table = pd.DataFrame({"comparison": comparisons, "theta_mean": [0.2, -0.1], "hdi_low": [-0.5, -0.8],
-                          "hdi_high": [0.9, 0.6], "p_b_better": [0.6, 0.4]})
-    board = pd.DataFrame({"system": [SPAN, LINK], "skill_mean": [0.1, -0.1], "skill_low": [-1, -1],
-                          "skill_high": [1, 1], "p_best": [0.5, 0.5]})
-    path = pd.DataFrame({"order": "random", "step": [1, 2], "prompt_id": prompts, "rating": [1, -1],
-                         "theta_mean": [0.1, 0.2], "theta_sd": [0.9, 0.8], "theta_lo": [-1, -1], "theta_hi": [1, 1]})
+    table = pd.DataFrame(
+        {
+            "comparison": comparisons,
+            "theta_mean": [0.2, -0.1],
+            "hdi_low": [-0.5, -0.8],
+            "hdi_high": [0.9, 0.6],
+            "p_b_better": [0.6, 0.4],
+        }
+    )
+    board = pd.DataFrame(
+        {
+            "system": [SPAN, LINK],
+            "skill_mean": [0.1, -0.1],
+            "skill_low": [-1, -1],
+            "skill_high": [1, 1],
+            "p_best": [0.5, 0.5],
+        }
+    )
+    path = pd.DataFrame(
+        {
+            "order": "random",
+            "step": [1, 2],
+            "prompt_id": prompts,
+            "rating": [1, -1],
+            "theta_mean": [0.1, 0.2],
+            "theta_sd": [0.9, 0.8],
+            "theta_lo": [-1, -1],
+            "theta_hi": [1, 1],
+        }
+    )
     return {
         "heatmap": net_rating_heatmap(np.array([[1.0, -1.0], [0.0, 2.0]]), comparisons, prompts),
         "density": ability_density(np.random.default_rng(0).normal(size=(50, 2)), comparisons),

@@ -8,8 +8,13 @@ from lib.inputs import analysis_input
 from lib.ranking.data import ranking_data
 from lib.tables import read_csv
 
-ARENA_COLUMNS = {"prompt": "prompt_id", "system_a": "system_a", "system_b": "system_b",
-                 "annotator": "annotator_id", "choice": "winner"}
+ARENA_COLUMNS = {
+    "prompt": "prompt_id",
+    "system_a": "system_a",
+    "system_b": "system_b",
+    "annotator": "annotator_id",
+    "choice": "winner",
+}
 
 
 def arena_input(votes, likelihood=None):

@@ -10,8 +10,8 @@ from scipy.stats import binom
 
 from lib.errors import SettingsError
 from lib.ranking.baseline import bradley_terry
-from lib.ranking.clusters import CLUSTER_ADVICE, CLUSTERED_NOTE, DESIGN_EFFECT_WARN, flagged
-from lib.ranking.fit import LAPLACE, RankSettings, _cluster, fit_ranking
+from lib.ranking.clusters import CLUSTER_ADVICE, CLUSTERED_NOTE, DESIGN_EFFECT_WARN, cluster_by_prompt, flagged
+from lib.ranking.fit import LAPLACE, RankSettings, fit_ranking
 from lib.ranking.model import observations
 from lib.ranking.simulate import simulate_arena
 from tests.ranking.conftest import arena_input
@@ -34,8 +34,15 @@ def population_skill(skill: np.ndarray, sd: float) -> np.ndarray:
 
 
 def replicate(sd: float, seed: int):
-    votes, truth = simulate_arena(N_SYSTEMS, N_PROMPTS, N_PROMPTS * VOTES_PER_PROMPT, tie_rate=0.0,
-                                  log_alpha_sd=0.0, prompt_system_sd=sd, seed=seed)
+    votes, truth = simulate_arena(
+        N_SYSTEMS,
+        N_PROMPTS,
+        N_PROMPTS * VOTES_PER_PROMPT,
+        tie_rate=0.0,
+        log_alpha_sd=0.0,
+        prompt_system_sd=sd,
+        seed=seed,
+    )
     table = bradley_terry(votes, cluster="prompt_id").set_index("system").loc[truth["systems"]]
     true = 1000 + POINTS * population_skill(truth["skill"], sd)
     inside = (table["bt_low"] <= true) & (true <= table["bt_high"])
@@ -58,15 +65,16 @@ def test_flag_threshold_grows_with_the_noise_of_few_prompts():
 
 
 def test_irt_votes_prompt_clustered_skills_widen_as_bradley_terry_s():
-    votes, _ = simulate_arena(6, 60, 60 * VOTES_PER_PROMPT, tie_rate=0.0, log_alpha_sd=0.0, prompt_system_sd=0.5,
-                              seed=5)
+    votes, _ = simulate_arena(
+        6, 60, 60 * VOTES_PER_PROMPT, tie_rate=0.0, log_alpha_sd=0.0, prompt_system_sd=0.5, seed=5
+    )
     rd = arena_input(votes)
     plain = fit_ranking(rd, RankSettings(sampler=LAPLACE, draws=2000))
     said = [w for w in plain.diagnostics.warnings if "votes on the same prompt are dependent" in w]
     assert said and said[0].endswith(CLUSTER_ADVICE)
     # what RankSettings(cluster_prompts=True) does after the same fit (one fit keeps the test short)
     idata, notes = plain.idata.copy(), []
-    _cluster(idata, observations(rd), True, notes)
+    cluster_by_prompt(idata, observations(rd), True, notes)
     clustered = idata.posterior["skill"].stack(s=("chain", "draw")).transpose("s", "system").to_numpy()
     assert notes[-1].endswith(CLUSTERED_NOTE)
     ratio = (clustered.var(0) / plain.skill_draws().var(0)).mean()

@@ -13,7 +13,7 @@ import json
 import pytest
 
 import lib.cli
-from lib.irt.fit import NOT_CONVERGED
+from lib.inference.diagnostics import NOT_CONVERGED
 from tests.ranking.test_ranking_cli import bundled_args
 
 
@@ -26,8 +26,18 @@ def rank_command(monkeypatch, tmp_path):
 
 def test_a_short_untuned_chain_is_flagged_not_certain(tmp_path, capsys):
     out = tmp_path / "out"
-    args = [*bundled_args("pandalm_pairwise")[:-1], "numpyro", "--chains", "1", "--draws", "20", "--tune", "0",
-            "--out", str(out)]
+    args = [
+        *bundled_args("pandalm_pairwise")[:-1],
+        "numpyro",
+        "--chains",
+        "1",
+        "--draws",
+        "20",
+        "--tune",
+        "0",
+        "--out",
+        str(out),
+    ]
     assert lib.cli.main(args) == 0
     diag = json.loads((out / "diagnostics.json").read_text())
     assert diag["converged"] is False and diag["sampler"] == "numpyro"

@@ -17,9 +17,15 @@ def posterior(skills: list[float], sd: float = 0.1, draws: int = 1000):
     rng = np.random.default_rng(0)
     draws_ = rng.normal(skills, sd, (draws, len(skills)))
     coords = {"system": ["x", "y", "z"], "prompt": ["q0", "q1"], "threshold": [1, 2]}
-    return az.from_dict(posterior={"skill": draws_[None], "alpha": np.ones((1, draws, 2)),
-                                   "b": np.broadcast_to([-0.5, 0.5], (1, draws, 2))},
-                        coords=coords, dims={"skill": ["system"], "alpha": ["prompt"], "b": ["threshold"]})
+    return az.from_dict(
+        posterior={
+            "skill": draws_[None],
+            "alpha": np.ones((1, draws, 2)),
+            "b": np.broadcast_to([-0.5, 0.5], (1, draws, 2)),
+        },
+        coords=coords,
+        dims={"skill": ["system"], "alpha": ["prompt"], "b": ["threshold"]},
+    )
 
 
 def test_a_settled_ranking_says_so_instead_of_rows_of_zeros():
@@ -39,13 +45,22 @@ def test_a_settled_top_turns_the_batch_to_the_rest_of_the_ranking():
 
 def test_next_batch_rows_carry_the_prompt_and_both_responses():
     prompts = pd.DataFrame({"prompt_id": ["q0", "q1"], "prompt_text": ["Summarise text 0.", "Summarise text 1."]})
-    responses = pd.DataFrame([(p, s, f"{s}'s summary of {p}") for p in ("q0", "q1") for s in "xyz"],
-                             columns=["prompt_id", "system", "response"])
+    responses = pd.DataFrame(
+        [(p, s, f"{s}'s summary of {p}") for p in ("q0", "q1") for s in "xyz"],
+        columns=["prompt_id", "system", "response"],
+    )
     texts = Judgments(pd.DataFrame(columns=VOTE_COLUMNS), prompts, responses, "votes.csv")
     batch, notes = annotate_next(posterior([0.0, 0.1, 0.15]), 4, judgments=texts)
     assert notes == [] and len(batch) == 4 and (batch["score"] > 0).all()
-    assert list(batch.columns) == ["system_a", "system_b", "prompt_id", "score", "prompt_text", "response_a",
-                                   "response_b"]
+    assert list(batch.columns) == [
+        "system_a",
+        "system_b",
+        "prompt_id",
+        "score",
+        "prompt_text",
+        "response_a",
+        "response_b",
+    ]
     for row in batch.itertuples():
         assert row.prompt_text == f"Summarise text {row.prompt_id[1:]}."
         assert row.response_a == f"{row.system_a}'s summary of {row.prompt_id}"

@@ -30,10 +30,21 @@ def cache(tmp_path_factory):
 def two_groups(path):
     """Votes of {a1, a2, a3} among themselves and of {b1, b2} between themselves: no vote links the groups."""
     rng = np.random.default_rng(0)
-    rows = [{"prompt": f"q{p}", "system_a": a, "system_b": b, "annotator": f"r{r}",
-             "choice": rng.choice(["A", "B", "tie"], p=[0.3, 0.6, 0.1]), "prompt_text": f"text {p}",
-             "response_a": f"{a} on {p}", "response_b": f"{b} on {p}"}
-            for p in range(20) for r in range(2) for a, b in [("a1", "a2"), ("a2", "a3"), ("a1", "a3"), ("b1", "b2")]]
+    rows = [
+        {
+            "prompt": f"q{p}",
+            "system_a": a,
+            "system_b": b,
+            "annotator": f"r{r}",
+            "choice": rng.choice(["A", "B", "tie"], p=[0.3, 0.6, 0.1]),
+            "prompt_text": f"text {p}",
+            "response_a": f"{a} on {p}",
+            "response_b": f"{b} on {p}",
+        }
+        for p in range(20)
+        for r in range(2)
+        for a, b in [("a1", "a2"), ("a2", "a3"), ("a1", "a3"), ("b1", "b2")]
+    ]
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
 
@@ -48,8 +59,9 @@ def rank(args, capsys, sampler=("--sampler", "laplace")):
 @pytest.mark.parametrize("baseline", [[], ["--baseline", "a1"]])
 def test_disconnected_groups_are_ranked_within_each_group(tmp_path, capsys, baseline):
     out = tmp_path / "out"
-    code, stdout, err, seconds = rank(["--input", str(two_groups(tmp_path / "votes.csv")), *baseline, "--next", "4",
-                                       "--out", str(out)], capsys)
+    code, stdout, err, seconds = rank(
+        ["--input", str(two_groups(tmp_path / "votes.csv")), *baseline, "--next", "4", "--out", str(out)], capsys
+    )
     assert code == 0 and seconds < 300  # a few seconds on an idle machine
     assert "2 groups that no judgment links" in err and "1: a1, a2, a3 (3 systems); 2: b1, b2 (2 systems)" in err
     board = pd.read_csv(out / "leaderboard.csv").set_index("system")
@@ -71,16 +83,27 @@ def test_disconnected_groups_are_ranked_within_each_group(tmp_path, capsys, base
     assert (batch["response_b"] == batch["system_b"] + " on " + batch["prompt_id"].str[1:]).all()  # for annotators
 
 
-@pytest.mark.parametrize(("limit", "message"), [
-    ([], "above the time limit of 10 minutes"),  # the defaults
-    (["--max-memory", "4"], "above the memory limit of 4 GB"),
-])
+@pytest.mark.parametrize(
+    ("limit", "message"),
+    [
+        ([], "above the time limit of 10 minutes"),  # the defaults
+        (["--max-memory", "4"], "above the memory limit of 4 GB"),
+    ],
+)
 def test_ten_thousand_systems_with_one_vote_each_are_refused_before_computing(tmp_path, capsys, limit, message):
     systems = [f"s{i:05d}" for i in range(10_000)]
-    pd.DataFrame({"prompt": [f"q{i}" for i in range(5_000)], "system_a": systems[0::2], "system_b": systems[1::2],
-                  "annotator": "r", "choice": "A"}).to_csv(tmp_path / "wide.csv", index=False)
-    code, stdout, err, seconds = rank(["--input", str(tmp_path / "wide.csv"), *limit, "--out", str(tmp_path / "out")],
-                                      capsys)
+    pd.DataFrame(
+        {
+            "prompt": [f"q{i}" for i in range(5_000)],
+            "system_a": systems[0::2],
+            "system_b": systems[1::2],
+            "annotator": "r",
+            "choice": "A",
+        }
+    ).to_csv(tmp_path / "wide.csv", index=False)
+    code, stdout, err, seconds = rank(
+        ["--input", str(tmp_path / "wide.csv"), *limit, "--out", str(tmp_path / "out")], capsys
+    )
     assert code == 2 and seconds < 60  # it ran 212 s, reached 7 GB and died allocating 372 GiB
     assert message in err and ("--max-memory" if limit else "--max-minutes") in err
     if limit:
@@ -93,8 +116,11 @@ def test_ten_thousand_systems_with_one_vote_each_are_refused_before_computing(tm
 def test_the_estimate_is_printed_before_the_fit_and_a_large_win_matrix_is_limited(tmp_path, capsys):
     # the votes and settings of the first disconnected case (laplace, the default): its fit is in the module's cache
     out = tmp_path / "out"
-    code, stdout, err, _ = rank(["--input", str(two_groups(tmp_path / "votes.csv")), "--win-matrix-top", "3",
-                                 "--out", str(out)], capsys, sampler=())
+    code, stdout, _err, _ = rank(
+        ["--input", str(two_groups(tmp_path / "votes.csv")), "--win-matrix-top", "3", "--out", str(out)],
+        capsys,
+        sampler=(),
+    )
     assert code == 0 and f"default sampler: {DEFAULT_SAMPLER}" in stdout  # the page's default too
     lines = stdout.splitlines()
     first = next(i for i, line in enumerate(lines) if "estimated: about" in line)
@@ -105,11 +131,15 @@ def test_the_estimate_is_printed_before_the_fit_and_a_large_win_matrix_is_limite
     assert len(wins) == 3 and set(wins["system_a"]) | set(wins["system_b"]) == top3
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--win-matrix-top", "1"], "at least 2 systems"),
-    (["--max-minutes", "0.001"], "above the time limit of 0.001 minutes"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--win-matrix-top", "1"], "at least 2 systems"),
+        (["--max-minutes", "0.001"], "above the time limit of 0.001 minutes"),
+    ],
+)
 def test_limits_are_checked_with_a_message(tmp_path, capsys, extra, message):
-    code, _, err, seconds = rank(["--input", str(two_groups(tmp_path / "votes.csv")), *extra,
-                                  "--out", str(tmp_path / "out")], capsys)
+    code, _, err, seconds = rank(
+        ["--input", str(two_groups(tmp_path / "votes.csv")), *extra, "--out", str(tmp_path / "out")], capsys
+    )
     assert code == 2 and message in err and seconds < 30

@@ -10,7 +10,8 @@ import pytest
 from scipy.special import expit
 
 from lib.errors import SettingsError
-from lib.ranking.active import bt_laplace, next_batch, next_from_posterior, simulate_active_vs_uniform
+from lib.ranking.active import next_batch, next_from_posterior
+from lib.ranking.simulate import bt_laplace, simulate_active_vs_uniform
 
 SYSTEMS = ["a", "b", "c", "d"]
 TIES = np.array([[-0.5, 0.5]])  # antisymmetric thresholds of A better / tie / B better
@@ -97,12 +98,22 @@ def test_next_from_posterior_reads_the_ranking_model_names():
     skills = _draws([0.0, 0.2, 0.4], 0.3, n=1000, seed=4)
     alpha, b = np.array([0.5, 1.5]), np.repeat(TIES, 2, axis=0)
     coords = {"system": ["p", "q", "r"], "prompt": ["j1", "j2"], "threshold": [1, 2]}
-    idata = az.from_dict(posterior={"skill": skills[None], "alpha": np.broadcast_to(alpha, (1, 1000, 2)),
-                                    "b": np.broadcast_to(b, (1, 1000, 2, 2))},
-                         coords=coords, dims={"skill": ["system"], "alpha": ["prompt"], "b": ["prompt", "threshold"]})
-    pd.testing.assert_frame_equal(next_from_posterior(idata, 3),
-                                  next_batch(skills, ["p", "q", "r"], ["j1", "j2"], alpha, b, 3))
-    ratings = az.from_dict(posterior={"skill": skills[None], "b": np.zeros((1, 1000, 2))},
-                           coords=coords, dims={"skill": ["system"], "b": ["threshold"]})
+    idata = az.from_dict(
+        posterior={
+            "skill": skills[None],
+            "alpha": np.broadcast_to(alpha, (1, 1000, 2)),
+            "b": np.broadcast_to(b, (1, 1000, 2, 2)),
+        },
+        coords=coords,
+        dims={"skill": ["system"], "alpha": ["prompt"], "b": ["prompt", "threshold"]},
+    )
+    pd.testing.assert_frame_equal(
+        next_from_posterior(idata, 3), next_batch(skills, ["p", "q", "r"], ["j1", "j2"], alpha, b, 3)
+    )
+    ratings = az.from_dict(
+        posterior={"skill": skills[None], "b": np.zeros((1, 1000, 2))},
+        coords=coords,
+        dims={"skill": ["system"], "b": ["threshold"]},
+    )
     with pytest.raises(SettingsError, match="paired likelihood"):
         next_from_posterior(ratings, 3)

@@ -80,8 +80,11 @@ def fits(confounded, tmp_path_factory):
         if flag not in done:
             with pytest.MonkeyPatch.context() as mp:
                 mp.setenv("EVAL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-                settings = (RankSettings(sampler="numpyro", chains=2, draws=300, tune=300, annotator_effect=True)
-                            if flag else RankSettings(sampler=LAPLACE, draws=1000))
+                settings = (
+                    RankSettings(sampler="numpyro", chains=2, draws=300, tune=300, annotator_effect=True)
+                    if flag
+                    else RankSettings(sampler=LAPLACE, draws=1000)
+                )
                 done[flag] = fit_ranking(rd, settings)
         return done[flag]
 
@@ -112,8 +115,7 @@ def test_with_severity_the_skills_and_severities_are_recovered(confounded, fits)
     assert np.corrcoef(skill, truth["skill"])[0, 1] > 0.9
     assert rms_error(fit, truth) < 0.5 * rms_error(fits(False), truth)
     # 90% intervals of the severities cover the truth at a binomial rate (truth centred, as the prior)
-    scale, table = annotator_severity(fit.idata, ranking_data(data).ratings["annotator_id"].value_counts(),
-                                      level=0.9)
+    scale, table = annotator_severity(fit.idata, ranking_data(data).ratings["annotator_id"].value_counts(), level=0.9)
     table = table.set_index("annotator_id").loc[truth["annotators"]]
     inside = (table["severity_low"] <= truth["severity"]) & (truth["severity"] <= table["severity_high"])
     low, high = binom.interval(0.99, len(table), 0.9)
@@ -138,15 +140,15 @@ def test_the_posterior_has_the_annotator_variables(confounded, fits):
     assert post["sigma_zeta"].dims == ("chain", "draw") and (post["sigma_zeta"] > 0).all()
 
 
-
 def test_annotator_effect_is_refused_where_it_cannot_be_estimated(arena):
     with pytest.raises(SettingsError, match="ratings likelihood"):
         build_ranking(observations(arena(simulate_arena(3, 5, 60, seed=1)[0])), annotator_effect=True)
     with pytest.raises(SettingsError, match="ratings likelihood"):
         RankSettings(likelihood="cells", annotator_effect=True).validate()
     scores, _ = simulate_ratings(3, 6, 4, raters_per_cell=1, seed=2)
-    no_column = ratings_input(scores.drop(columns="annotator_id"), {k: v for k, v in COLUMNS.items()
-                                                                     if k != "annotator"})
+    no_column = ratings_input(
+        scores.drop(columns="annotator_id"), {k: v for k, v in COLUMNS.items() if k != "annotator"}
+    )
     with pytest.raises(SettingsError, match="at least two annotators"):
         build_ranking(observations(ranking_data(no_column)), annotator_effect=True)
     one = ratings_input(scores.assign(annotator_id="r000").drop_duplicates(["prompt_id", "system"]))

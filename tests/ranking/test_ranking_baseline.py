@@ -15,8 +15,13 @@ DATA = ROOT / "data"
 
 def _pandalm_votes() -> pd.DataFrame:
     df = pd.read_csv(DATA / "pandalm_pairwise" / "pairwise_long.csv")
-    return pd.DataFrame({"system_a": df["system_a"], "system_b": df["system_b"],
-                         "winner": df["choice"].map({"A": "a", "B": "b", "tie": "tie"})})
+    return pd.DataFrame(
+        {
+            "system_a": df["system_a"],
+            "system_b": df["system_b"],
+            "winner": df["choice"].map({"A": "a", "B": "b", "tie": "tie"}),
+        }
+    )
 
 
 def test_reproduces_arena_rank_on_pandalm():
@@ -44,8 +49,9 @@ def test_level_narrows_intervals():
 
 
 def test_system_that_never_wins_is_a_design_error():
-    votes = pd.DataFrame({"system_a": ["x", "x", "y", "z"], "system_b": ["y", "z", "z", "y"],
-                          "winner": ["a", "a", "a", "b"]})  # x beats everyone, never loses
+    votes = pd.DataFrame(
+        {"system_a": ["x", "x", "y", "z"], "system_b": ["y", "z", "z", "y"], "winner": ["a", "a", "a", "b"]}
+    )  # x beats everyone, never loses
     with pytest.raises(DesignError, match="never win"):
         bradley_terry(votes)
 

@@ -7,7 +7,7 @@ import arviz as az
 import numpy as np
 import pytest
 
-import lib.ranking.fit as ranking_fit
+import lib.inference.laplace
 from lib.ranking.fit import RankSettings, fit_ranking
 from lib.ranking.simulate import simulate_arena
 
@@ -31,17 +31,19 @@ def fits(monkeypatch):
     these tests are about the cache) and count the fits actually run (a cache hit runs none)."""
     calls = []
 
-    def fake(model, names, settings, tracker, mode=None, marginal_curvature=True):
+    def fake(model, names, settings, tracker, *, local=(), unit="prompt", mode=None, marginal_curvature=True):
         calls.append(1)
         rng = np.random.default_rng(settings.seed)
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
-        values = {n: rng.normal(size=(1, settings.draws, *(len(model.coords[d]) for d in ds)))
-                  for n, ds in dims.items()}
+        values = {
+            n: rng.normal(size=(1, settings.draws, *(len(model.coords[d]) for d in ds))) for n, ds in dims.items()
+        }
         mode.update({n: v[0, 0] for n, v in values.items()})
-        return az.from_dict(posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds},
-                            dims=dims)
+        return az.from_dict(
+            posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds}, dims=dims
+        )
 
-    monkeypatch.setattr(ranking_fit, "laplace", fake)
+    monkeypatch.setattr(lib.inference.laplace, "laplace", fake)
     return calls
 
 
@@ -49,7 +51,7 @@ def refuse_sampling(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("sampled although the fit is cached")
 
-    monkeypatch.setattr(ranking_fit, "laplace", refuse)
+    monkeypatch.setattr(lib.inference.laplace, "laplace", refuse)
 
 
 def test_the_second_fit_is_read_from_the_cache_without_sampling(monkeypatch, rd, fits):

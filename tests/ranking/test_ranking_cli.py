@@ -13,8 +13,21 @@ import pytest
 import lib.cli
 from lib.datasets import DATASETS
 
-LEADERBOARD = ["system", "skill_mean", "skill_sd", "skill_low", "skill_high", "rank_mean", "rank_low", "rank_high",
-               "p_best", "n_votes", "bt_rating", "bt_low", "bt_high"]
+LEADERBOARD = [
+    "system",
+    "skill_mean",
+    "skill_sd",
+    "skill_low",
+    "skill_high",
+    "rank_mean",
+    "rank_low",
+    "rank_high",
+    "p_best",
+    "n_votes",
+    "bt_rating",
+    "bt_low",
+    "bt_high",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -34,11 +47,15 @@ def bundled_args(key: str) -> list[str]:
 def test_rank_writes_exactly_the_documented_files_and_columns(tmp_path, capsys):
     out = tmp_path / "out"
     assert lib.cli.main([*bundled_args("pandalm_pairwise"), "--next", "5", "--out", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["diagnostics.json", "leaderboard.csv", "next_batch.csv",
-                                                     "win_matrix.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "diagnostics.json",
+        "leaderboard.csv",
+        "next_batch.csv",
+        "win_matrix.csv",
+    ]
     board = pd.read_csv(out / "leaderboard.csv")
     assert list(board.columns[: len(LEADERBOARD)]) == LEADERBOARD
-    assert set(board.columns[len(LEADERBOARD):]) <= {"p_top_k", "component"}
+    assert set(board.columns[len(LEADERBOARD) :]) <= {"p_top_k", "component"}
     assert len(board) == 5 and board["system"].is_unique
     assert board["skill_low"].le(board["skill_mean"]).all() and board["skill_mean"].le(board["skill_high"]).all()
     assert board["p_best"].sum() == pytest.approx(1.0, abs=1e-9)
@@ -74,12 +91,15 @@ def test_rank_refuses_a_non_empty_out_before_computing(tmp_path, capsys):
     assert [p.name for p in out.iterdir()] == ["mine.txt"]
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--baseline", "no-such-system"], "no-such-system"),
-    (["--next", "-1"], "--next"),
-    (["--likelihood", "ratings"], "ratings likelihood"),
-    (["--annotator-effect"], "--annotator-effect needs scores of the ratings format"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--baseline", "no-such-system"], "no-such-system"),
+        (["--next", "-1"], "--next"),
+        (["--likelihood", "ratings"], "ratings likelihood"),
+        (["--annotator-effect"], "--annotator-effect needs scores of the ratings format"),
+    ],
+)
 def test_rank_reports_bad_settings_with_exit_2(tmp_path, capsys, extra, message):
     out = tmp_path / "out"
     try:
@@ -96,9 +116,16 @@ def arena_file(tmp_path, position_bias: float = 0.0):
     from lib.ranking.simulate import simulate_arena
 
     votes, truth = simulate_arena(6, 40, 600, position_bias=position_bias, seed=3)
-    table = pd.DataFrame({"prompt": votes["prompt_id"], "system_a": votes["system_a"], "system_b": votes["system_b"],
-                          "annotator": votes["annotator_id"], "choice": votes["winner"].str.upper(),
-                          "left": votes["first"] if "first" in votes else ""})
+    table = pd.DataFrame(
+        {
+            "prompt": votes["prompt_id"],
+            "system_a": votes["system_a"],
+            "system_b": votes["system_b"],
+            "annotator": votes["annotator_id"],
+            "choice": votes["winner"].str.upper(),
+            "left": votes.get("first", ""),
+        }
+    )
     path = tmp_path / "arena.csv"
     table.to_csv(path, index=False)
     return path, truth
@@ -107,8 +134,21 @@ def arena_file(tmp_path, position_bias: float = 0.0):
 def test_rank_estimates_the_position_bias_from_the_position_column(tmp_path, capsys):
     path, _ = arena_file(tmp_path, position_bias=1.0)
     out = tmp_path / "out"
-    code = lib.cli.main(["rank", "--input", str(path), "--format", "pairwise", "--sampler", "laplace",
-                         "--position-column", "left", "--out", str(out)])
+    code = lib.cli.main(
+        [
+            "rank",
+            "--input",
+            str(path),
+            "--format",
+            "pairwise",
+            "--sampler",
+            "laplace",
+            "--position-column",
+            "left",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("position bias gamma"))
     low, high = (float(v) for v in line.split("95% interval ")[1].split(" to "))
@@ -123,8 +163,21 @@ def test_rank_names_file_row_and_column_of_a_bad_position_value(tmp_path, capsys
     table = pd.read_csv(path)
     table.loc[4, "left"] = "nobody"
     table.to_csv(path, index=False)
-    code = lib.cli.main(["rank", "--input", str(path), "--format", "pairwise", "--sampler", "laplace",
-                         "--position-column", "left", "--out", str(tmp_path / "out")])
+    code = lib.cli.main(
+        [
+            "rank",
+            "--input",
+            str(path),
+            "--format",
+            "pairwise",
+            "--sampler",
+            "laplace",
+            "--position-column",
+            "left",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert "arena.csv" in err and "row 5" in err and "'left'" in err and "nobody" in err
@@ -137,14 +190,25 @@ def test_rank_refuses_a_position_column_for_rankings(tmp_path, capsys):
 
 
 def test_rank_says_why_bradley_terry_is_empty_when_a_system_never_wins(tmp_path, capsys):
-    rows = [{"prompt": f"q{p}", "system_a": a, "system_b": b, "annotator": f"r{r}",
-             "choice": "A" if b == "never" else ("B" if (p + r) % 3 else "A")}
-            for p in range(10) for r in range(2) for a, b in [("x", "y"), ("x", "never"), ("y", "never")]]
+    rows = [
+        {
+            "prompt": f"q{p}",
+            "system_a": a,
+            "system_b": b,
+            "annotator": f"r{r}",
+            "choice": "A" if b == "never" else ("B" if (p + r) % 3 else "A"),
+        }
+        for p in range(10)
+        for r in range(2)
+        for a, b in [("x", "y"), ("x", "never"), ("y", "never")]
+    ]
     path = tmp_path / "votes.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     out = tmp_path / "out"
-    assert lib.cli.main(["rank", "--input", str(path), "--format", "pairwise", "--sampler", "laplace",
-                         "--out", str(out)]) == 0
+    assert (
+        lib.cli.main(["rank", "--input", str(path), "--format", "pairwise", "--sampler", "laplace", "--out", str(out)])
+        == 0
+    )
     board = pd.read_csv(out / "leaderboard.csv")
     assert board[["bt_rating", "bt_low", "bt_high"]].isna().all().all()
     assert board["system"].iloc[-1] == "never"  # the IRT leaderboard still ranks it, last
@@ -159,11 +223,29 @@ def test_rank_writes_annotators_csv_with_the_annotator_effect(tmp_path, capsys):
     scores.rename(columns={"prompt_id": "prompt", "annotator_id": "annotator"}).to_csv(path, index=False)
     out = tmp_path / "out"
     # Laplace falls back to NUTS for the severities (lib.ranking.fit.nuts_reason): short chains keep it quick
-    args = ["rank", "--input", str(path), "--format", "ratings", "--sampler", "laplace", "--annotator-effect",
-            "--chains", "2", "--draws", "200", "--tune", "200"]
+    args = [
+        "rank",
+        "--input",
+        str(path),
+        "--format",
+        "ratings",
+        "--sampler",
+        "laplace",
+        "--annotator-effect",
+        "--chains",
+        "2",
+        "--draws",
+        "200",
+        "--tune",
+        "200",
+    ]
     assert lib.cli.main([*args, "--out", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["annotators.csv", "diagnostics.json", "leaderboard.csv",
-                                                     "win_matrix.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "annotators.csv",
+        "diagnostics.json",
+        "leaderboard.csv",
+        "win_matrix.csv",
+    ]
     severity = pd.read_csv(out / "annotators.csv")
     assert list(severity.columns) == ["annotator_id", "severity_mean", "severity_low", "severity_high", "n_scores"]
     assert sorted(severity["annotator_id"]) == truth["annotators"] and severity["n_scores"].sum() == len(scores)

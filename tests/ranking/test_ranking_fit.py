@@ -51,9 +51,14 @@ def test_votes_without_ties_and_alpha_one_are_bradley_terry(arena):
     # alpha ||s||^2 with alpha = 1 / (2 sd^2) (choix/opt.py; its docstring's "variance 1/alpha" is
     # off by 2), and the BT optimum sums to zero: the modes agree up to the optimisers' tolerance.
     index = {s: i for i, s in enumerate(rd.systems)}
-    pairs = [(index[w], index[lo]) for w, lo in zip(
-        np.where(votes["winner"] == "a", votes["system_a"], votes["system_b"]),
-        np.where(votes["winner"] == "a", votes["system_b"], votes["system_a"]), strict=True)]
+    pairs = [
+        (index[w], index[lo])
+        for w, lo in zip(
+            np.where(votes["winner"] == "a", votes["system_a"], votes["system_b"]),
+            np.where(votes["winner"] == "a", votes["system_b"], votes["system_a"]),
+            strict=True,
+        )
+    ]
     bt = choix.opt_pairwise(len(rd.systems), pairs, alpha=1 / (2 * SKILL_PRIOR_SD**2), tol=1e-10)
     np.testing.assert_allclose(fit.mode["skill"], bt - bt.mean(), atol=1e-3)
 
@@ -105,8 +110,10 @@ def test_cells_likelihood_ranks_pandalm_as_its_net_wins():
     rd = ranking_data(data, "cells")
     skill = fit_ranking(rd, LAPLACE).skill_draws().mean(0)
     votes = orient_votes(rd.votes)  # score: +1 when B won, -1 when A won
-    net = (votes.groupby("system_b")["score"].sum().reindex(rd.systems, fill_value=0)
-           - votes.groupby("system_a")["score"].sum().reindex(rd.systems, fill_value=0)) / rd.n_votes
+    net = (
+        votes.groupby("system_b")["score"].sum().reindex(rd.systems, fill_value=0)
+        - votes.groupby("system_a")["score"].sum().reindex(rd.systems, fill_value=0)
+    ) / rd.n_votes
     assert np.corrcoef(skill, net)[0, 1] >= 0.95
 
 

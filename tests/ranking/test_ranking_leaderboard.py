@@ -23,8 +23,10 @@ def test_ranks_and_probabilities_of_hand_made_draws():
     assert board["p_top_k"].to_dict() == {"x": 0.75, "y": 0.75, "z": 0.5}
     # 25% and 75% quantiles of the ranks: x 1,1,3,1 -> [1, 1]; y 2,3,1,2 -> [1, 2]; z 3,2,2,3 -> [2, 3]
     assert board[["rank_low", "rank_high"]].to_dict("index") == {
-        "x": {"rank_low": 1, "rank_high": 1}, "y": {"rank_low": 1, "rank_high": 2},
-        "z": {"rank_low": 2, "rank_high": 3}}
+        "x": {"rank_low": 1, "rank_high": 1},
+        "y": {"rank_low": 1, "rank_high": 2},
+        "z": {"rank_low": 2, "rank_high": 3},
+    }
     assert board["n_votes"].to_dict() == {"x": 5, "y": 7, "z": 2}
     assert board.loc["x", "skill_mean"] == 2.5
     assert board.loc["x", "skill_sd"] == pytest.approx(1.0)  # 3, 3, 1, 3: sample sd 1
@@ -34,8 +36,19 @@ def test_wide_level_covers_every_rank_seen():
     board = leaderboard(DRAWS, SYSTEMS, [2, 5, 7], level=0.95).set_index("system")
     assert board["rank_low"].to_dict() == {"x": 1, "y": 1, "z": 2}  # z never ranks first
     assert (board["rank_high"] == 3).all()
-    assert list(board.columns) == ["skill_mean", "skill_sd", "skill_low", "skill_high", "rank_mean", "rank_low",
-                                   "rank_high", "p_best", "p_top_k", "n_votes", "component"]
+    assert list(board.columns) == [
+        "skill_mean",
+        "skill_sd",
+        "skill_low",
+        "skill_high",
+        "rank_mean",
+        "rank_low",
+        "rank_high",
+        "p_best",
+        "p_top_k",
+        "n_votes",
+        "component",
+    ]
 
 
 def test_win_matrix_every_pair_alphabetical():
@@ -67,8 +80,11 @@ def test_bad_top_k_is_a_settings_error():
 def _idata(**posterior):
     import arviz as az
 
-    return az.from_dict(posterior=posterior, coords={"system": ["p", "q", "r"], "pair": ["q vs p", "r vs p", "r vs q"]},
-                        dims={"skill": ["system"], "delta": ["pair"]})
+    return az.from_dict(
+        posterior=posterior,
+        coords={"system": ["p", "q", "r"], "pair": ["q vs p", "r vs p", "r vs q"]},
+        dims={"skill": ["system"], "delta": ["pair"]},
+    )
 
 
 def test_intransitive_pairs_whose_interval_excludes_zero():
@@ -77,8 +93,10 @@ def test_intransitive_pairs_whose_interval_excludes_zero():
     delta = rng.normal([1.0, 0.0, -0.8], 0.1, (1, 2000, 3))
     found = intransitive_pairs(_idata(skill=rng.normal(size=(1, 2000, 3)), delta=delta))
     assert found[["system_a", "system_b"]].values.tolist() == [["p", "q"], ["q", "r"]]  # largest |delta| first
-    assert found["note"].tolist() == ["the data say q beats p directly more than their skills imply",
-                                      "the data say q beats r directly more than their skills imply"]
+    assert found["note"].tolist() == [
+        "the data say q beats p directly more than their skills imply",
+        "the data say q beats r directly more than their skills imply",
+    ]
     assert (found["delta_low"] < found["delta_mean"]).all() and (found["delta_mean"] < found["delta_high"]).all()
     assert intransitive_pairs(_idata(skill=rng.normal(size=(1, 50, 3)))) is None
 

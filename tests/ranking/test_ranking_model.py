@@ -106,16 +106,25 @@ def test_a_single_system_is_a_design_error():
 
 # ------------------------------------------------------------------ pairwise position role
 
+
 def _pairwise(position):
-    rows = pd.DataFrame({"prompt": ["p1", "p2", "p3", "p4"], "system_a": ["x", "x", "y", "x"],
-                         "system_b": ["y", "y", "x", "y"], "annotator": "r1", "choice": ["a", "b", "tie", "a"],
-                         "position": position})
+    rows = pd.DataFrame(
+        {
+            "prompt": ["p1", "p2", "p3", "p4"],
+            "system_a": ["x", "x", "y", "x"],
+            "system_b": ["y", "y", "x", "y"],
+            "annotator": "r1",
+            "choice": ["a", "b", "tie", "a"],
+            "position": position,
+        }
+    )
     return read_csv(rows.to_csv(index=False).encode(), "pos.csv")
 
 
 def test_position_column_becomes_the_first_shown_system():
-    data = analysis_input(_pairwise(["left", "B", "y", ""]), "pairwise", file="pos.csv",
-                          columns={"position": "position"})
+    data = analysis_input(
+        _pairwise(["left", "B", "y", ""]), "pairwise", file="pos.csv", columns={"position": "position"}
+    )
     assert data.judgments.votes["first"].tolist() == ["x", "y", "y", ""]
 
 

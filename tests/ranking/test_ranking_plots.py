@@ -20,13 +20,23 @@ SYSTEMS = ["alpha", "<b>beta</b>", "gamma"]
 
 def board(bt=(1010.0, 1050.0, 940.0)) -> pd.DataFrame:
     """Three systems: <b>beta</b> best by IRT skill, alpha second, gamma last."""
-    return pd.DataFrame({
-        "system": SYSTEMS, "skill_mean": [0.2, 0.5, -0.7], "skill_sd": [0.1, 0.1, 0.1],
-        "skill_low": [0.0, 0.3, -0.9], "skill_high": [0.4, 0.7, -0.5],
-        "rank_mean": [1.8, 1.2, 3.0], "rank_low": [1.0, 1.0, 3.0], "rank_high": [2.0, 2.0, 3.0],
-        "p_best": [0.2, 0.8, 0.0], "n_votes": [10, 10, 10],
-        "bt_rating": list(bt), "bt_low": [b - 20 for b in bt], "bt_high": [b + 30 for b in bt],
-    })
+    return pd.DataFrame(
+        {
+            "system": SYSTEMS,
+            "skill_mean": [0.2, 0.5, -0.7],
+            "skill_sd": [0.1, 0.1, 0.1],
+            "skill_low": [0.0, 0.3, -0.9],
+            "skill_high": [0.4, 0.7, -0.5],
+            "rank_mean": [1.8, 1.2, 3.0],
+            "rank_low": [1.0, 1.0, 3.0],
+            "rank_high": [2.0, 2.0, 3.0],
+            "p_best": [0.2, 0.8, 0.0],
+            "n_votes": [10, 10, 10],
+            "bt_rating": list(bt),
+            "bt_low": [b - 20 for b in bt],
+            "bt_high": [b + 30 for b in bt],
+        }
+    )
 
 
 def test_skill_forest_puts_the_best_on_top_with_its_interval():
@@ -55,15 +65,20 @@ def test_rank_intervals_span_the_rank_interval_with_rank_one_on_the_right_end():
 
 
 def test_win_heatmap_fills_both_triangles_and_leaves_the_diagonal_blank():
-    wins = pd.DataFrame({"system_a": ["alpha", "alpha", "<b>beta</b>"], "system_b": ["<b>beta</b>", "gamma", "gamma"],
-                         "p_b_better": [0.7, 0.1, 0.05]})
+    wins = pd.DataFrame(
+        {
+            "system_a": ["alpha", "alpha", "<b>beta</b>"],
+            "system_b": ["<b>beta</b>", "gamma", "gamma"],
+            "p_b_better": [0.7, 0.1, 0.05],
+        }
+    )
     order = ["<b>beta</b>", "alpha", "gamma"]
     z = np.asarray(win_heatmap(wins, order).data[0].z)
     assert np.isnan(np.diag(z)).all()
     assert z[1, 0] == 0.7 and np.isclose(z[0, 1], 0.3)  # row alpha, column beta: P(beta better than alpha)
     assert z[1, 2] == 0.1 and np.isclose(z[2, 1], 0.9)
     assert np.isclose(z[0, 2], 0.05) and np.isclose(z[2, 0], 0.95)
-    assert list(win_heatmap(wins, order).data[0].x)[0] == "&lt;b&gt;beta&lt;/b&gt;"
+    assert next(iter(win_heatmap(wins, order).data[0].x)) == "&lt;b&gt;beta&lt;/b&gt;"
 
 
 def test_irt_vs_bt_marks_exactly_the_systems_ranked_differently():
@@ -76,13 +91,19 @@ def test_irt_vs_bt_marks_exactly_the_systems_ranked_differently():
     colours = dict(zip(swapped.data[1].y, swapped.data[1].marker.color, strict=True))
     assert colours == {"alpha": DIFFERS, "&lt;b&gt;beta&lt;/b&gt;": DIFFERS, "gamma": SAME}
     assert "2 systems" in swapped.layout.title.text
-    assert np.allclose(np.asarray(swapped.data[1].x) + np.asarray(swapped.data[1].error_x.array),
-                       [970.0, 1090.0, 1080.0])
+    assert np.allclose(
+        np.asarray(swapped.data[1].x) + np.asarray(swapped.data[1].error_x.array), [970.0, 1090.0, 1080.0]
+    )
 
 
 def test_active_vs_uniform_draws_one_line_per_rule_and_marks_the_votes_needed():
-    trace = pd.DataFrame({"rule": ["uniform"] * 3 + ["active"] * 2, "n_votes": [30, 40, 50, 30, 40],
-                          "p_best": [0.4, 0.8, 0.97, 0.5, 0.96]})
+    trace = pd.DataFrame(
+        {
+            "rule": ["uniform"] * 3 + ["active"] * 2,
+            "n_votes": [30, 40, 50, 30, 40],
+            "p_best": [0.4, 0.8, 0.97, 0.5, 0.96],
+        }
+    )
     fig = active_vs_uniform(trace, {"uniform": 50, "active": 40}, 0.95)
     assert [t.name for t in fig.data] == ["uniform", "active"]
     assert list(fig.data[1].x) == [30, 40] and list(fig.data[1].y) == [0.5, 0.96]

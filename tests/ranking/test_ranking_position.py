@@ -13,6 +13,7 @@ import arviz as az
 import numpy as np
 import pytest
 
+import lib.inference.laplace
 import lib.ranking.fit as ranking_fit
 from lib.ranking.fit import RankSettings, fit_ranking
 from lib.ranking.simulate import simulate_arena
@@ -42,14 +43,17 @@ def test_gamma_of_an_arena_with_few_votes_per_prompt_is_recovered(arena, monkeyp
 def test_large_data_take_the_schur_complement_as_precision_and_say_so(monkeypatch, arena):
     asked = []
 
-    def fake(model, names, settings, tracker, mode=None, marginal_curvature=True):  # no compilation: the gate
+    def fake(
+        model, names, settings, tracker, *, local=(), unit="prompt", mode=None, marginal_curvature=True
+    ):  # no compilation: the gate
         asked.append(marginal_curvature)
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
         values = {n: np.zeros((1, settings.draws, *(len(model.coords[d]) for d in ds))) for n, ds in dims.items()}
-        return az.from_dict(posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds},
-                            dims=dims)
+        return az.from_dict(
+            posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds}, dims=dims
+        )
 
-    monkeypatch.setattr(ranking_fit, "laplace", fake)
+    monkeypatch.setattr(lib.inference.laplace, "laplace", fake)
     rd = arena(simulate_arena(4, 10, 200, seed=1)[0])
     small = fit_ranking(rd, RankSettings(sampler="laplace", draws=5), use_cache=False)
     monkeypatch.setattr(ranking_fit, "MARGINAL_MAX_OBS", 199)

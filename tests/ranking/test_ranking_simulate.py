@@ -30,8 +30,9 @@ def test_no_ties_when_the_tie_rate_is_zero():
 
 def test_position_bias_favours_the_system_shown_first():
     gamma = 1.0
-    votes, truth = simulate_arena(4, 30, 20_000, skill_sd=0.0, log_alpha_sd=0.0, tie_rate=0.0,
-                                  position_bias=gamma, seed=4)
+    votes, truth = simulate_arena(
+        4, 30, 20_000, skill_sd=0.0, log_alpha_sd=0.0, tie_rate=0.0, position_bias=gamma, seed=4
+    )
     assert truth["gamma"] == gamma
     first_won = np.where(votes["winner"] == "a", votes["system_a"], votes["system_b"]) == votes["first"]
     # equal skills, alpha = 1: the first system wins with probability logistic(gamma)
@@ -40,8 +41,9 @@ def test_position_bias_favours_the_system_shown_first():
 
 
 def test_planted_intransitive_pair_shifts_that_pair_only():
-    votes, truth = simulate_arena(3, 30, 30_000, skill_sd=0.0, log_alpha_sd=0.0, tie_rate=0.0,
-                                  intransitive=(2, 0, 2.0), seed=5)
+    votes, truth = simulate_arena(
+        3, 30, 30_000, skill_sd=0.0, log_alpha_sd=0.0, tie_rate=0.0, intransitive=(2, 0, 2.0), seed=5
+    )
     assert truth["delta"] == {("sys000", "sys002"): -2.0}  # sys000 beats sys002 by 2 logits more
     pair = {frozenset(("sys000", "sys002"))}
     in_pair = votes[[frozenset(p) in pair for p in zip(votes["system_a"], votes["system_b"], strict=True)]]

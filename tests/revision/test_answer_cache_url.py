@@ -17,8 +17,13 @@ from lib.revision.client import DraftTask, EditProposer, LLMSettings
 from lib.revision.prompts import REFERENCE_FREE
 from lib.revision.run import llm_revision
 
-DRAFTS = pd.DataFrame({"text_id": ["t1", "t2"], "system": ["A", "A"],
-                       "draft": ["First words of one draft.", "Other words of another draft."]})
+DRAFTS = pd.DataFrame(
+    {
+        "text_id": ["t1", "t2"],
+        "system": ["A", "A"],
+        "draft": ["First words of one draft.", "Other words of another draft."],
+    }
+)
 
 
 def _server(deleted_word: int):
@@ -26,16 +31,31 @@ def _server(deleted_word: int):
     calls: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server API
+        def do_POST(self):  # http.server API
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             calls.append(self.headers.get("Authorization", ""))
             draft = body["messages"][-1]["content"].split("###AI-generated Text: ", 1)[1]
-            edit = {"action_name": "delete", "revision_description": "d", "revision_level": "word",
-                    "revision_intention": "Cliche", "original_snippet": draft.split()[deleted_word],
-                    "revised_snippet": ""}
-            answer = {"id": "c", "object": "chat.completion", "created": 0, "model": body["model"],
-                      "choices": [{"index": 0, "finish_reason": "stop",
-                                   "message": {"role": "assistant", "content": json.dumps({"edits": [edit]})}}]}
+            edit = {
+                "action_name": "delete",
+                "revision_description": "d",
+                "revision_level": "word",
+                "revision_intention": "Cliche",
+                "original_snippet": draft.split()[deleted_word],
+                "revised_snippet": "",
+            }
+            answer = {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": json.dumps({"edits": [edit]})},
+                    }
+                ],
+            }
             payload = json.dumps(answer).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

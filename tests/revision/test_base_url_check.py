@@ -16,9 +16,13 @@ from lib.revision.credentials import choose_key
 from lib.revision.prompts import REFERENCE_FREE
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "revision.py")
-BAD = [("http://127.0.0.1:8000/\tv1", "contains '\\t'"), ("http://127.0.0.1:8000/v1\x00", "contains '\\x00'"),
-       ("http://local host/v1", "contains ' '"), ("localhost:8000/v1", "must start with http"),
-       ("http://127.0.0.1:99999/v1", "invalid port")]
+BAD = [
+    ("http://127.0.0.1:8000/\tv1", "contains '\\t'"),
+    ("http://127.0.0.1:8000/v1\x00", "contains '\\x00'"),
+    ("http://local host/v1", "contains ' '"),
+    ("localhost:8000/v1", "must start with http"),
+    ("http://127.0.0.1:99999/v1", "invalid port"),
+]
 
 
 @pytest.mark.parametrize(("url", "message"), BAD)
@@ -32,8 +36,21 @@ def test_a_base_url_that_cannot_be_used_is_a_settings_error(url, message):
 def test_a_tab_in_the_command_line_base_url_exits_2_with_a_message(tmp_path, capsys):
     drafts = tmp_path / "drafts.csv"
     drafts.write_text("text_id,system,draft\n1,A,a b c\n", encoding="utf-8")
-    code = main(["revise", "--drafts", str(drafts), "--engine", "openai", "--model", "m",
-                 "--base-url", "http://127.0.0.1:8000/\tv1", "--out", str(tmp_path / "out")])
+    code = main(
+        [
+            "revise",
+            "--drafts",
+            str(drafts),
+            "--engine",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:8000/\tv1",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "contains '\\t'" in err and "Traceback" not in err
 

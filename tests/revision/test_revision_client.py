@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import httpx2
 import pytest
@@ -13,16 +14,25 @@ from lib.revision.client import DraftTask, EditProposer, LLMSettings, results_to
 from lib.revision.prompts import REFERENCE_BASED, REFERENCE_FREE
 
 DRAFT = "The cat sat on the mat. It was very very happy."
-EDIT = {"action_name": "delete", "revision_description": "Remove the repeated intensifier.",
-        "revision_level": "word", "revision_intention": "Unnecessary/Redundant Exposition",
-        "original_snippet": "very very happy", "revised_snippet": "happy"}
+EDIT = {
+    "action_name": "delete",
+    "revision_description": "Remove the repeated intensifier.",
+    "revision_level": "word",
+    "revision_intention": "Unnecessary/Redundant Exposition",
+    "original_snippet": "very very happy",
+    "revised_snippet": "happy",
+}
 FAST = {"retry-after-ms": "1"}  # the SDK honours it, so retries take no real time
 
 
 def completion(content: str, finish_reason: str = "stop") -> dict:
-    return {"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "finish_reason": finish_reason,
-                         "message": {"role": "assistant", "content": content}}]}
+    return {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", "content": content}}],
+    }
 
 
 def good() -> httpx2.Response:
@@ -37,8 +47,9 @@ def proposer(handler, tmp_path, *, template=REFERENCE_FREE, model="m", use_cache
         return handler(request, len(seen))
 
     client = httpx2.Client(transport=httpx2.MockTransport(record))
-    settings = LLMSettings(model=model, base_url="http://llm.test/v1", api_key="sk-secret-123",
-                           concurrency=2, max_retries=max_retries)
+    settings = LLMSettings(
+        model=model, base_url="http://llm.test/v1", api_key="sk-secret-123", concurrency=2, max_retries=max_retries
+    )
     return EditProposer(settings, template, cache=tmp_path, use_cache=use_cache, http_client=client), seen
 
 
@@ -150,9 +161,9 @@ def test_cache_avoids_a_second_bill_and_keys_on_model_and_prompt(tmp_path):
 class _ChatServer(BaseHTTPRequestHandler):
     """Minimal OpenAI chat-completions endpoint: proposes deleting the draft's first word."""
 
-    calls: list[dict] = []
+    calls: ClassVar[list[dict]] = []
 
-    def do_POST(self):  # noqa: N802 - http.server API
+    def do_POST(self):  # http.server API
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).calls.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
         draft = body["messages"][-1]["content"].split("###AI-generated Text: ", 1)[1]
@@ -196,11 +207,17 @@ def _cached(p, task):
     return next(p.cache.glob(f"{p.cache_key(task)}.json"))
 
 
-@pytest.mark.parametrize("entry", ["{not json", '{"edits": []}', "[1, 2]", '\xff\xfe',
-                                   '{"model": "m", "prompt_version": "rd-reference-free-v1", "path": "x", '
-                                   '"edits": [{"a": 1}]}',
-                                   '{"model": "other", "prompt_version": "rd-reference-free-v1", "path": "x", '
-                                   '"edits": []}'])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "{not json",
+        '{"edits": []}',
+        "[1, 2]",
+        "\xff\xfe",
+        '{"model": "m", "prompt_version": "rd-reference-free-v1", "path": "x", "edits": [{"a": 1}]}',
+        '{"model": "other", "prompt_version": "rd-reference-free-v1", "path": "x", "edits": []}',
+    ],
+)
 def test_an_unreadable_or_mismatched_cache_entry_is_a_miss_and_is_replaced(tmp_path, entry):
     p, seen = proposer(lambda req, n: good(), tmp_path)
     task = DraftTask("t1", "A", DRAFT)
@@ -215,7 +232,7 @@ def test_an_unreadable_or_mismatched_cache_entry_is_a_miss_and_is_replaced(tmp_p
 def test_a_cache_that_cannot_be_written_warns_and_keeps_the_answer(tmp_path):
     blocked = tmp_path / "cache"
     blocked.write_text("a file where the cache folder should be")
-    p, seen = proposer(lambda req, n: good(), blocked)
+    p, _seen = proposer(lambda req, n: good(), blocked)
     with pytest.warns(RuntimeWarning, match="cannot be written"):
         result = p.propose(DraftTask("t1", "A", DRAFT))
     assert result.error is None and [e.model_dump() for e in result.edits] == [EDIT]
@@ -243,7 +260,7 @@ def test_concurrent_writes_of_one_entry_use_distinct_temp_files(tmp_path, monkey
 class _HtmlServer(BaseHTTPRequestHandler):
     """A proxy's login page: HTTP 200 with HTML, or 502 with HTML for /bad/."""
 
-    def do_POST(self):  # noqa: N802 - http.server API
+    def do_POST(self):  # http.server API
         self.rfile.read(int(self.headers["Content-Length"]))
         payload = b"<html><body><h1>Please log in</h1></body></html>"
         self.send_response(502 if self.path.startswith("/bad/") else 200)
@@ -257,7 +274,7 @@ class _HtmlServer(BaseHTTPRequestHandler):
 
 
 class _SlowServer(_HtmlServer):
-    def do_POST(self):  # noqa: N802 - http.server API
+    def do_POST(self):  # http.server API
         import time
 
         time.sleep(3)
@@ -293,8 +310,7 @@ def test_a_server_that_does_not_answer_in_time_fails_the_draft_quickly(tmp_path)
     start = time.perf_counter()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        p = EditProposer(LLMSettings(model="m", base_url=url, timeout=1, max_retries=0), REFERENCE_FREE,
-                         cache=tmp_path)
+        p = EditProposer(LLMSettings(model="m", base_url=url, timeout=1, max_retries=0), REFERENCE_FREE, cache=tmp_path)
         result = p.propose(DraftTask("t1", "A", DRAFT))
         assert time.perf_counter() - start < 2.5
     finally:

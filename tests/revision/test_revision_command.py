@@ -15,18 +15,46 @@ from lib.revision.io import read_edits
 
 
 def write_drafts(path, reference_name="gold"):
-    pd.DataFrame({"id": ["1", "2"], "model": ["A", "B"], "draft": ["The cat sat on the mat.", "Hello there world."],
-                  reference_name: ["The black cat sat on the mat.", "Hello there world."]}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "id": ["1", "2"],
+            "model": ["A", "B"],
+            "draft": ["The cat sat on the mat.", "Hello there world."],
+            reference_name: ["The black cat sat on the mat.", "Hello there world."],
+        }
+    ).to_csv(path, index=False)
 
 
 def test_diff_engine_writes_the_two_files(tmp_path, capsys):
     write_drafts(tmp_path / "d.csv")
-    code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff", "--reference-column", "gold",
-                     "--columns", "text_id=id,system=model", "--out", str(tmp_path / "out")])
+    code = cli.main(
+        [
+            "revise",
+            "--drafts",
+            str(tmp_path / "d.csv"),
+            "--engine",
+            "diff",
+            "--reference-column",
+            "gold",
+            "--columns",
+            "text_id=id,system=model",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 0
     lines = [json.loads(x) for x in (tmp_path / "out" / "edits.jsonl").read_text().splitlines()]
-    assert list(lines[0]) == ["text_id", "system", "action_name", "revision_description", "revision_level",
-                              "revision_intention", "original_snippet", "revised_snippet", "located"]
+    assert list(lines[0]) == [
+        "text_id",
+        "system",
+        "action_name",
+        "revision_description",
+        "revision_level",
+        "revision_intention",
+        "original_snippet",
+        "revised_snippet",
+        "located",
+    ]
     assert (lines[0]["original_snippet"], lines[0]["revised_snippet"]) == ("The", "The black")
     assert lines[0]["located"] is True
     rd = pd.read_csv(tmp_path / "out" / "revision_distance.csv", dtype={"text_id": str})
@@ -36,35 +64,78 @@ def test_diff_engine_writes_the_two_files(tmp_path, capsys):
 
 def test_missing_reference_is_exit_2_with_the_column_named(tmp_path, capsys):
     write_drafts(tmp_path / "d.csv")
-    code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff",
-                     "--columns", "text_id=id,system=model", "--out", str(tmp_path / "out")])
+    code = cli.main(
+        [
+            "revise",
+            "--drafts",
+            str(tmp_path / "d.csv"),
+            "--engine",
+            "diff",
+            "--columns",
+            "text_id=id,system=model",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 2 and "required role reference" in capsys.readouterr().err
 
 
 def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, monkeypatch, capsys):
     write_drafts(tmp_path / "d.csv")
-    edit = {"action_name": "a", "revision_description": "d", "revision_level": "word", "revision_intention": "i",
-            "original_snippet": "cat", "revised_snippet": "dog"}
+    edit = {
+        "action_name": "a",
+        "revision_description": "d",
+        "revision_level": "word",
+        "revision_intention": "i",
+        "original_snippet": "cat",
+        "revised_snippet": "dog",
+    }
 
     def handler(request):
         user = json.loads(request.content)["messages"][-1]["content"]
         if "Hello" in user:
             return httpx2.Response(400, json={"error": {"message": "context too long"}})
         body = {"edits": [edit]}
-        return httpx2.Response(200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                                          "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                              "role": "assistant", "content": json.dumps(body)}}]})
+        return httpx2.Response(
+            200,
+            json={
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(body)}}
+                ],
+            },
+        )
 
     import openai
 
     real = openai.OpenAI
-    monkeypatch.setattr(openai, "OpenAI", lambda **kw: real(**{**kw, "http_client": httpx2.Client(
-        transport=httpx2.MockTransport(handler))}))
+    monkeypatch.setattr(
+        openai,
+        "OpenAI",
+        lambda **kw: real(**{**kw, "http_client": httpx2.Client(transport=httpx2.MockTransport(handler))}),
+    )
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "openai", "--model", "m",
-                     "--base-url", "http://llm.test/v1", "--columns", "text_id=id,system=model,reference=gold",
-                     "--out", str(tmp_path / "out")])
+    code = cli.main(
+        [
+            "revise",
+            "--drafts",
+            str(tmp_path / "d.csv"),
+            "--engine",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            "http://llm.test/v1",
+            "--columns",
+            "text_id=id,system=model,reference=gold",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 1
     rd = pd.read_csv(tmp_path / "out" / "revision_distance.csv", dtype={"text_id": str})
     assert rd[["text_id", "revision_distance"]].values.tolist() == [["1", 1]]
@@ -74,30 +145,82 @@ def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, monkey
 
 
 def test_a_blank_named_reference_is_exit_2_before_any_llm_call(tmp_path, capsys):
-    pd.DataFrame({"text_id": ["1", "2"], "system": ["A", "A"], "draft": ["x y", "z w"],
-                  "gold": ["x", ""]}).to_csv(tmp_path / "d.csv", index=False)
-    code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "openai", "--model", "m",
-                     "--base-url", "http://127.0.0.1:9/v1", "--reference-column", "gold", "--out", str(tmp_path / "o")])
+    pd.DataFrame({"text_id": ["1", "2"], "system": ["A", "A"], "draft": ["x y", "z w"], "gold": ["x", ""]}).to_csv(
+        tmp_path / "d.csv", index=False
+    )
+    code = cli.main(
+        [
+            "revise",
+            "--drafts",
+            str(tmp_path / "d.csv"),
+            "--engine",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--reference-column",
+            "gold",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     assert code == 2 and "row 2, column 'gold': empty reference" in capsys.readouterr().err
 
 
 def test_csv_outputs_neutralise_spreadsheet_formulas(tmp_path, monkeypatch):
     evil = '=HYPERLINK("http://evil.test","x")'
-    pd.DataFrame({"text_id": ["1", "2"], "system": [evil, "@SUM(A1)"], "draft": ["a b c", "d e f"],
-                  "reference": ["a c", "d e f"]}).to_csv(tmp_path / "d.csv", index=False)
-    assert cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff",
-                     "--out", str(tmp_path / "out")]) == 0
+    pd.DataFrame(
+        {
+            "text_id": ["1", "2"],
+            "system": [evil, "@SUM(A1)"],
+            "draft": ["a b c", "d e f"],
+            "reference": ["a c", "d e f"],
+        }
+    ).to_csv(tmp_path / "d.csv", index=False)
+    assert (
+        cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff", "--out", str(tmp_path / "out")])
+        == 0
+    )
     rd = pd.read_csv(tmp_path / "out" / "revision_distance.csv", dtype=str)
     assert rd["system"].tolist() == ["'" + evil, "'@SUM(A1)"]
 
     import openai
 
     real = openai.OpenAI
-    monkeypatch.setattr(openai, "OpenAI", lambda **kw: real(**{**kw, "http_client": httpx2.Client(
-        transport=httpx2.MockTransport(lambda r: httpx2.Response(400, json={"error": {"message": "=1+1"}})))}))
+    monkeypatch.setattr(
+        openai,
+        "OpenAI",
+        lambda **kw: real(
+            **{
+                **kw,
+                "http_client": httpx2.Client(
+                    transport=httpx2.MockTransport(lambda r: httpx2.Response(400, json={"error": {"message": "=1+1"}}))
+                ),
+            }
+        ),
+    )
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
-    assert cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "openai", "--model", "m",
-                     "--base-url", "http://llm.test/v1", "--max-retries", "0", "--out", str(tmp_path / "llm")]) == 1
+    assert (
+        cli.main(
+            [
+                "revise",
+                "--drafts",
+                str(tmp_path / "d.csv"),
+                "--engine",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                "http://llm.test/v1",
+                "--max-retries",
+                "0",
+                "--out",
+                str(tmp_path / "llm"),
+            ]
+        )
+        == 1
+    )
     failures = pd.read_csv(tmp_path / "llm" / "failures.csv", dtype=str)
     assert failures["system"].tolist() == ["'" + evil, "'@SUM(A1)"]
 
@@ -114,8 +237,25 @@ def test_out_is_checked_before_reading_anything(tmp_path, capsys):
     assert cli.main(["revise", "--drafts", drafts, "--engine", "diff", "--out", str(full)]) == 2
     assert "not empty" in capsys.readouterr().err
     write_drafts(tmp_path / "d.csv")
-    assert cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff", "--reference-column", "gold",
-                     "--columns", "text_id=id,system=model", "--out", str(full), "--overwrite"]) == 0
+    assert (
+        cli.main(
+            [
+                "revise",
+                "--drafts",
+                str(tmp_path / "d.csv"),
+                "--engine",
+                "diff",
+                "--reference-column",
+                "gold",
+                "--columns",
+                "text_id=id,system=model",
+                "--out",
+                str(full),
+                "--overwrite",
+            ]
+        )
+        == 0
+    )
     assert (full / "notes.txt").read_text() == "keep" and (full / "edits.jsonl").read_text() != "old"
 
 
@@ -137,8 +277,9 @@ def test_a_1_mb_draft_is_refused_fast_with_its_id_and_length(tmp_path, capsys):
     import time
 
     big = "word " * 200_000
-    pd.DataFrame({"text_id": ["small", "huge"], "system": ["A", "A"], "draft": ["a b", big],
-                  "reference": ["a", big + "x"]}).to_csv(tmp_path / "d.csv", index=False)
+    pd.DataFrame(
+        {"text_id": ["small", "huge"], "system": ["A", "A"], "draft": ["a b", big], "reference": ["a", big + "x"]}
+    ).to_csv(tmp_path / "d.csv", index=False)
     start = time.perf_counter()
     code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff", "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
@@ -151,7 +292,7 @@ def test_diff_engine_bounds_the_alignment_of_texts_it_is_given():
 
     n = int(MAX_WORD_PAIRS**0.5) + 1  # one-letter words: within the character limit, too many pairs
     drafts = pd.DataFrame({"text_id": ["t"], "system": ["S"], "draft": ["a " * n], "reference": ["b " * n]})
-    with pytest.raises(FormatError, match="text_id 't', system 'S'.*too long to align"):
+    with pytest.raises(FormatError, match=r"text_id 't', system 'S'.*too long to align"):
         diff_edits_table(drafts)
 
 
@@ -166,9 +307,27 @@ def test_llm_timeout_is_an_option_and_a_silent_server_fails_fast(tmp_path, capsy
     write_drafts(tmp_path / "d.csv")
     start = time.perf_counter()
     try:
-        code = cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "openai", "--model", "m",
-                         "--base-url", f"http://127.0.0.1:{silent.getsockname()[1]}/v1", "--timeout", "1",
-                         "--max-retries", "0", "--columns", "text_id=id,system=model", "--out", str(tmp_path / "o")])
+        code = cli.main(
+            [
+                "revise",
+                "--drafts",
+                str(tmp_path / "d.csv"),
+                "--engine",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                f"http://127.0.0.1:{silent.getsockname()[1]}/v1",
+                "--timeout",
+                "1",
+                "--max-retries",
+                "0",
+                "--columns",
+                "text_id=id,system=model",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
     finally:
         silent.close()
     assert time.perf_counter() - start < 4

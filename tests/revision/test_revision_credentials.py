@@ -17,9 +17,17 @@ def test_the_configured_server_gets_the_configured_key():
     assert choose_key("", "", {"OPENAI_API_KEY": "server-secret"}) == (DEFAULT_BASE_URL, "server-secret")
 
 
-@pytest.mark.parametrize("typed", ["http://127.0.0.1:9999/v1", "https://llm.example.org.evil.test/v1",
-                                   "https://llm.example.org@evil.test/v1", "http://llm.example.org/v1",
-                                   "https://llm.example.org:8443/v1", "https://llm.example.org/other"])
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "http://127.0.0.1:9999/v1",
+        "https://llm.example.org.evil.test/v1",
+        "https://llm.example.org@evil.test/v1",
+        "http://llm.example.org/v1",
+        "https://llm.example.org:8443/v1",
+        "https://llm.example.org/other",
+    ],
+)
 def test_another_server_never_gets_the_configured_key(typed):
     with pytest.raises(SettingsError, match="type an API key"):
         choose_key(typed, "", OPERATOR)

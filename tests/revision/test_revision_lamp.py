@@ -13,7 +13,10 @@ from lib.revision.metrics import revision_distance
 def test_lamp_tables():
     lamp = load_lamp()
     assert len(lamp.edits) == 1093 and lamp.evaluated.groupby("editor").size().to_dict() == {
-        "W12": 50, "W16": 50, "W3": 50}
+        "W12": 50,
+        "W16": 50,
+        "W3": 50,
+    }
     assert set(lamp.drafts["system"]) == {"gpt4o", "claude3.5-sonnet", "llama370B"}
     assert normalize_category("Unnecessary/ Redundant Exposition") == "Unnecessary/Redundant Exposition"
     assert lamp.edits["revision_intention"].str.contains("/ ").sum() == 0
@@ -27,7 +30,7 @@ def test_a_damaged_writer_file_is_a_format_error_naming_it(tmp_path, content):
     for writer in WRITERS:
         (tmp_path / "raw" / f"{writer}_edits.json").write_text("[]")
     (tmp_path / "raw" / "W12_edits.json").write_text(content, encoding="utf-8", errors="surrogateescape")
-    with pytest.raises(FormatError, match="W12_edits.json"):
+    with pytest.raises(FormatError, match=r"W12_edits.json"):
         load_lamp(tmp_path)
     with pytest.raises(FormatError, match="cannot read the LAMP edits"):
         load_lamp(tmp_path / "absent")

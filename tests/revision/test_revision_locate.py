@@ -13,27 +13,38 @@ DRAFT = "The  Quick brown fox\njumps over the lazy dog. The dog sleeps."
 
 
 def edits_frame(snippets, revised, text_id="t", system="A"):
-    return pd.DataFrame({"text_id": text_id, "system": system, "editor": "e", "edit_index": range(len(snippets)),
-                         "action_name": "replace", "revision_description": "d", "revision_level": "phrase",
-                         "revision_intention": "i", "original_snippet": snippets, "revised_snippet": revised})
+    return pd.DataFrame(
+        {
+            "text_id": text_id,
+            "system": system,
+            "editor": "e",
+            "edit_index": range(len(snippets)),
+            "action_name": "replace",
+            "revision_description": "d",
+            "revision_level": "phrase",
+            "revision_intention": "i",
+            "original_snippet": snippets,
+            "revised_snippet": revised,
+        }
+    )
 
 
 def test_exact_match_prefers_the_occurrence_after_the_previous_edit():
     first, second = locate_all(DRAFT, ["lazy dog", "dog"])
-    assert (first.match, DRAFT[first.start:first.end]) == ("exact", "lazy dog")
+    assert (first.match, DRAFT[first.start : first.end]) == ("exact", "lazy dog")
     assert second.start == DRAFT.index("dog", first.end)  # not the one inside "lazy dog"
 
 
 def test_normalized_match_ignores_whitespace_case_and_typographic_quotes():
     loc = locate(DRAFT, "the quick BROWN fox jumps")
-    assert loc.match == "normalized" and DRAFT[loc.start:loc.end] == "The  Quick brown fox\njumps"
+    assert loc.match == "normalized" and DRAFT[loc.start : loc.end] == "The  Quick brown fox\njumps"
     loc = locate("He said \u201chello\u201d.", 'said "hello"')
     assert loc.match == "normalized" and loc.end == len("He said \u201chello\u201d")
 
 
 def test_fuzzy_match_widens_to_whole_words_and_respects_the_threshold():
     loc = locate(DRAFT, "jumps ovr the lazy dgo")
-    assert loc.match == "fuzzy" and DRAFT[loc.start:loc.end] == "jumps over the lazy dog."
+    assert loc.match == "fuzzy" and DRAFT[loc.start : loc.end] == "jumps over the lazy dog."
     assert locate(DRAFT, "an entirely different sentence about cats") is None
     assert locate(DRAFT, "   ") is None
 
@@ -59,8 +70,10 @@ def test_edit_for_unknown_draft_is_an_input_error():
     from lib.errors import InputError
 
     with pytest.raises(InputError, match="row 1"):
-        locate_edits(edits_frame(["fox"], ["cat"], text_id="missing"),
-                     pd.DataFrame({"text_id": ["t"], "system": ["A"], "draft": [DRAFT]}))
+        locate_edits(
+            edits_frame(["fox"], ["cat"], text_id="missing"),
+            pd.DataFrame({"text_id": ["t"], "system": ["A"], "draft": [DRAFT]}),
+        )
 
 
 def test_rendering_escapes_user_and_model_text():

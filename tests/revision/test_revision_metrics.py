@@ -28,8 +28,9 @@ def frame(rows):
     return out
 
 
-DRAFTS = pd.DataFrame({"text_id": ["1", "2"], "system": ["A", "B"],
-                       "draft": ["alpha beta gamma delta", "one two three four"]})
+DRAFTS = pd.DataFrame(
+    {"text_id": ["1", "2"], "system": ["A", "B"], "draft": ["alpha beta gamma delta", "one two three four"]}
+)
 
 
 def test_revision_distance_counts_edits_and_zero_edit_drafts():
@@ -52,8 +53,9 @@ def test_relative_change_reproduces_table_2():
 
 def test_summary_interval_and_bootstrap_comparison():
     rng = np.random.default_rng(1)
-    per = pd.DataFrame({"system": ["A"] * 200 + ["B"] * 200,
-                        "revision_distance": np.r_[rng.poisson(4, 200), rng.poisson(3, 200)]})
+    per = pd.DataFrame(
+        {"system": ["A"] * 200 + ["B"] * 200, "revision_distance": np.r_[rng.poisson(4, 200), rng.poisson(3, 200)]}
+    )
     s = summarize(per, ["system"]).set_index("system")
     se = per.groupby("system")["revision_distance"].std() / np.sqrt(200)
     assert s.loc["A", "ci_high"] - s.loc["A", "mean"] == pytest.approx(1.972 * se["A"], rel=1e-3)
@@ -69,8 +71,14 @@ def test_bootstrap_interval_is_scipys_percentile_interval():
     per = pd.DataFrame({"system": ["A"] * 6 + ["B"] * 5, "revision_distance": [3, 4, 5, 2, 6, 4, 1, 2, 3, 0, 4]})
     cmp = compare_models(per, "A", "B", n_boot=500, level=0.9, seed=7)
     a, b = per["revision_distance"][:6].to_numpy(float), per["revision_distance"][6:].to_numpy(float)
-    res = stats.bootstrap((a, b), lambda x, y, axis: (x.mean(axis) - y.mean(axis)) / y.mean(axis) * 100,
-                          n_resamples=500, confidence_level=0.9, method="percentile", rng=np.random.default_rng(7))
+    res = stats.bootstrap(
+        (a, b),
+        lambda x, y, axis: (x.mean(axis) - y.mean(axis)) / y.mean(axis) * 100,
+        n_resamples=500,
+        confidence_level=0.9,
+        method="percentile",
+        rng=np.random.default_rng(7),
+    )
     assert (cmp["ci_low"], cmp["ci_high"]) == tuple(res.confidence_interval)
     assert (cmp["n_a"], cmp["n_b"], cmp["mean_b"]) == (6, 5, 2.0)
 
@@ -91,9 +99,15 @@ def test_token_edit_distance_is_word_level():
 
 
 def test_span_agreement_counts_overlaps_and_categories():
-    edits = frame([("1", "A", "llm", 0, "alpha", "A", "Cliche"), ("1", "A", "llm", 1, "delta", "D", "cliche"),
-                   ("1", "A", "W1", 0, "alpha beta", "AB", "Cliche"), ("1", "A", "W1", 1, "gamma", "G", "Other"),
-                   ("1", "A", "W1", 2, "delta", "G", "Tense")])
+    edits = frame(
+        [
+            ("1", "A", "llm", 0, "alpha", "A", "Cliche"),
+            ("1", "A", "llm", 1, "delta", "D", "cliche"),
+            ("1", "A", "W1", 0, "alpha beta", "AB", "Cliche"),
+            ("1", "A", "W1", 1, "gamma", "G", "Other"),
+            ("1", "A", "W1", 2, "delta", "G", "Tense"),
+        ]
+    )
     located = locate_edits(edits, DRAFTS)
     evaluated = DRAFTS.merge(pd.DataFrame({"editor": ["llm", "W1"]}), how="cross")
     table = span_agreement(located, evaluated, "llm", ["W1"]).set_index("system")
@@ -105,8 +119,14 @@ def test_span_agreement_counts_overlaps_and_categories():
 
 
 def test_span_agreement_counts_a_draft_the_candidate_left_unedited():
-    edits = frame([("1", "A", "W1", 0, "alpha", "A", "Cliche"), ("2", "B", "W1", 0, "two", "2", "Cliche"),
-                   ("2", "B", "llm", 0, "two", "2", "Cliche"), ("2", "B", "llm", 1, "four", "4", "Tense")])
+    edits = frame(
+        [
+            ("1", "A", "W1", 0, "alpha", "A", "Cliche"),
+            ("2", "B", "W1", 0, "two", "2", "Cliche"),
+            ("2", "B", "llm", 0, "two", "2", "Cliche"),
+            ("2", "B", "llm", 1, "four", "4", "Tense"),
+        ]
+    )
     located = locate_edits(edits, DRAFTS)
     evaluated = DRAFTS.merge(pd.DataFrame({"editor": ["llm", "W1"]}), how="cross")
     row = span_agreement(located, evaluated, "llm", ["W1"]).set_index("system").loc["all"]

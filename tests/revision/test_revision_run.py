@@ -16,31 +16,60 @@ from lib.revision.client import LLMSettings
 from lib.revision.prompts import REFERENCE_BASED, REFERENCE_FREE
 from lib.revision.schema import DIFF_EDITOR
 
-DRAFTS = pd.DataFrame({"text_id": ["1", "2"], "system": ["A", "B"],
-                       "draft": ["The cat sat on the mat.", "Hello there world."],
-                       "reference": ["The black cat sat on the mat.", "Hello there world."]})
+DRAFTS = pd.DataFrame(
+    {
+        "text_id": ["1", "2"],
+        "system": ["A", "B"],
+        "draft": ["The cat sat on the mat.", "Hello there world."],
+        "reference": ["The black cat sat on the mat.", "Hello there world."],
+    }
+)
 
 
 def chat(content: dict) -> httpx2.Response:
-    return httpx2.Response(200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                                      "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                          "role": "assistant", "content": json.dumps(content)}}]})
+    return httpx2.Response(
+        200,
+        json={
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(content)}}
+            ],
+        },
+    )
 
 
 def test_diff_revision_scores_and_writes_what_the_command_writes(tmp_path):
     revision = run.diff_revision(DRAFTS)
     assert revision.editor == DIFF_EDITOR and revision.failures.empty
-    assert revision.evaluated.to_dict("list") == {"text_id": ["1", "2"], "system": ["A", "B"],
-                                                  "draft": list(DRAFTS["draft"]), "editor": [DIFF_EDITOR] * 2}
+    assert revision.evaluated.to_dict("list") == {
+        "text_id": ["1", "2"],
+        "system": ["A", "B"],
+        "draft": list(DRAFTS["draft"]),
+        "editor": [DIFF_EDITOR] * 2,
+    }
     located, per_draft = run.score(revision.edits, DRAFTS, revision.evaluated)
     assert per_draft["revision_distance"].tolist() == [1, 0]
     lines = [json.loads(x) for x in run.edits_jsonl(located).splitlines()]
-    assert lines == [{"text_id": "1", "system": "A", "editor": DIFF_EDITOR, "action_name": "insert",
-                      **{k: lines[0][k] for k in ("revision_description", "revision_level", "revision_intention")},
-                      "original_snippet": "The", "revised_snippet": "The black", "located": True}]
+    assert lines == [
+        {
+            "text_id": "1",
+            "system": "A",
+            "editor": DIFF_EDITOR,
+            "action_name": "insert",
+            **{k: lines[0][k] for k in ("revision_description", "revision_level", "revision_intention")},
+            "original_snippet": "The",
+            "revised_snippet": "The black",
+            "located": True,
+        }
+    ]
     DRAFTS.to_csv(tmp_path / "d.csv", index=False)
-    assert cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff",
-                     "--out", str(tmp_path / "out")]) == 0
+    assert (
+        cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff", "--out", str(tmp_path / "out")])
+        == 0
+    )
     assert (tmp_path / "out" / "edits.jsonl").read_text(encoding="utf-8") == run.edits_jsonl(located, editor=False)
     assert (tmp_path / "out" / "revision_distance.csv").read_text() == csv_text(per_draft[run.RD_COLUMNS])
 
@@ -55,12 +84,27 @@ def test_llm_revision_leaves_failed_drafts_out_and_sends_the_reference_only_when
         sent.append(user)
         if "Hello" in user:
             return httpx2.Response(400, json={"error": {"message": "context too long"}})
-        return chat({"edits": [{"action_name": "a", "revision_description": "d", "revision_level": "word",
-                                "revision_intention": "i", "original_snippet": "cat", "revised_snippet": "dog"}]})
+        return chat(
+            {
+                "edits": [
+                    {
+                        "action_name": "a",
+                        "revision_description": "d",
+                        "revision_level": "word",
+                        "revision_intention": "i",
+                        "original_snippet": "cat",
+                        "revised_snippet": "dog",
+                    }
+                ]
+            }
+        )
 
     real = openai.OpenAI
-    monkeypatch.setattr(openai, "OpenAI", lambda **kw: real(**{**kw, "http_client": httpx2.Client(
-        transport=httpx2.MockTransport(handler))}))
+    monkeypatch.setattr(
+        openai,
+        "OpenAI",
+        lambda **kw: real(**{**kw, "http_client": httpx2.Client(transport=httpx2.MockTransport(handler))}),
+    )
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
     settings = LLMSettings(model="m", base_url="http://llm.test/v1", max_retries=0)
     progress = []
@@ -84,8 +128,10 @@ def test_the_command_and_the_page_compute_through_the_run_functions(tmp_path, mo
         real = getattr(run, name)
         monkeypatch.setattr(run, name, lambda *a, _real=real, _name=name, **kw: calls.append(_name) or _real(*a, **kw))
     DRAFTS.to_csv(tmp_path / "d.csv", index=False)
-    assert cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff",
-                     "--out", str(tmp_path / "out")]) == 0
+    assert (
+        cli.main(["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "diff", "--out", str(tmp_path / "out")])
+        == 0
+    )
     assert calls == ["diff_revision", "score", "edits_jsonl"]
     calls.clear()
     st.cache_data.clear()
@@ -95,3 +141,12 @@ def test_the_command_and_the_page_compute_through_the_run_functions(tmp_path, mo
     at.run()
     assert not at.exception and not at.error
     assert {"diff_revision", "score", "edits_jsonl"} <= set(calls)
+
+
+def test_an_llm_run_is_keyed_by_server_model_prompt_version_and_the_exact_drafts():
+    key = run.llm_run_key(DRAFTS, "http://a/v1", "m", REFERENCE_BASED)
+    assert key[:3] == ("http://a/v1", "m", REFERENCE_BASED.version) and len(key[3]) == 64
+    assert run.llm_run_key(DRAFTS.copy(), "http://a/v1", "m", REFERENCE_BASED) == key
+    other_reference = DRAFTS.assign(reference=["The cat sat.", "Hello there world."])
+    assert run.llm_run_key(other_reference, "http://a/v1", "m", REFERENCE_BASED)[3] != key[3]
+    assert run.llm_run_key(DRAFTS, "http://b/v1", "m", REFERENCE_BASED) != key

@@ -25,8 +25,7 @@ CATEGORIES = np.arange(-3, 4)
 # ------------------------------------------------------------------ tiny hand-made bank
 # prompt 0: sharp (alpha 3) around 0; prompt 1: weak (alpha 0.5); prompt 2: alpha 2 around theta 2.
 ALPHA = np.array([3.0, 0.5, 2.0])
-B = np.array([[-1.0, -0.5, -0.2, 0.2, 0.5, 1.0], [-1.0, -0.5, -0.2, 0.2, 0.5, 1.0],
-              [1.0, 1.5, 1.8, 2.2, 2.5, 3.0]])
+B = np.array([[-1.0, -0.5, -0.2, 0.2, 0.5, 1.0], [-1.0, -0.5, -0.2, 0.2, 0.5, 1.0], [1.0, 1.5, 1.8, 2.2, 2.5, 3.0]])
 
 
 def order(name, theta0=0.0, rng=None):
@@ -77,10 +76,16 @@ def test_what_if_stops_where_the_se_first_reaches_the_target():
 
 
 def test_prompts_needed_reads_the_smallest_k_reaching_the_target():
-    summary = pd.DataFrame({
-        "strategy": ["random"] * 3 + ["top_alpha"] * 3, "k": [5, 10, 20] * 2,
-        "se_mean": [0.5, 0.4, 0.3, 0.35, 0.3, 0.25], "se_lo": 0.0, "se_hi": 1.0, "abs_err_mean": 0.0,
-    })
+    summary = pd.DataFrame(
+        {
+            "strategy": ["random"] * 3 + ["top_alpha"] * 3,
+            "k": [5, 10, 20] * 2,
+            "se_mean": [0.5, 0.4, 0.3, 0.35, 0.3, 0.25],
+            "se_lo": 0.0,
+            "se_hi": 1.0,
+            "abs_err_mean": 0.0,
+        }
+    )
     out = prompts_needed(summary, 0.3)
     assert list(out.columns) == ["strategy", "target_se", "k_needed", "se_best"]
     assert out.set_index("strategy")["k_needed"].to_dict() == {"random": 20, "top_alpha": 10}
@@ -165,10 +170,30 @@ def test_select_command_writes_the_three_kinds_of_file(hanna_small, tmp_path, ca
     src = tmp_path / "ratings.csv"
     hanna_small.rename(columns={"prompt_id": "story", "score": "mean"}).to_csv(src, index=False)
     out = tmp_path / "out"
-    status = main(["select", "--input", str(src), "--format", "ratings", "--criterion", "Relevance",
-                   "--columns", "prompt=story,score=mean", "--strategies", "random,top_alpha,cat_info",
-                   "--k", "5,10,30", "--random-draws", "5", "--target-se", "0.5", "--no-merge",
-                   "--out", str(out)])
+    status = main(
+        [
+            "select",
+            "--input",
+            str(src),
+            "--format",
+            "ratings",
+            "--criterion",
+            "Relevance",
+            "--columns",
+            "prompt=story,score=mean",
+            "--strategies",
+            "random,top_alpha,cat_info",
+            "--k",
+            "5,10,30",
+            "--random-draws",
+            "5",
+            "--target-se",
+            "0.5",
+            "--no-merge",
+            "--out",
+            str(out),
+        ]
+    )
     assert status == 0
     curve = pd.read_csv(out / "selection_curve.csv")
     assert list(curve.columns) == ["strategy", "k", "se_mean", "se_lo", "se_hi", "abs_err_mean"]
@@ -178,8 +203,19 @@ def test_select_command_writes_the_three_kinds_of_file(hanna_small, tmp_path, ca
     assert (out / "subset_random.csv").exists() and (out / "subset_top_alpha.csv").exists()
     assert not (out / "subset_cat_info.csv").exists()
     assert "cat_info is adaptive" in capsys.readouterr().out
-    common = ["select", "--input", str(src), "--format", "ratings", "--criterion", "Relevance",
-              "--columns", "prompt=story,score=mean", "--out", str(tmp_path / "again")]
+    common = [
+        "select",
+        "--input",
+        str(src),
+        "--format",
+        "ratings",
+        "--criterion",
+        "Relevance",
+        "--columns",
+        "prompt=story,score=mean",
+        "--out",
+        str(tmp_path / "again"),
+    ]
     assert main([*common, "--strategies", "best"]) == 2
     assert "unknown strategy 'best'" in capsys.readouterr().err
     assert main([*common, "--k", "5,x"]) == 2
@@ -190,17 +226,32 @@ def test_select_command_writes_the_three_kinds_of_file(hanna_small, tmp_path, ca
 def _hanna_csv(ratings: pd.DataFrame, path, prompt=lambda s: s):
     """The ratings as the user's CSV, with the prompt column ``story`` (ids mapped by ``prompt``)."""
     ratings.rename(columns={"prompt_id": "story", "score": "mean"}).assign(
-        story=lambda d: d["story"].map(prompt)).to_csv(path, index=False)
-    return ["--input", str(path), "--format", "ratings", "--criterion", "Relevance",
-            "--columns", "prompt=story,score=mean"]
+        story=lambda d: d["story"].map(prompt)
+    ).to_csv(path, index=False)
+    return [
+        "--input",
+        str(path),
+        "--format",
+        "ratings",
+        "--criterion",
+        "Relevance",
+        "--columns",
+        "prompt=story,score=mean",
+    ]
 
 
 def _matrix(path):
     from lib.formats import read_csv
     from lib.inputs import analysis_input
 
-    return analysis_input(read_csv(path, path.name), "ratings", {"prompt": "story", "score": "mean"}, file=path.name,
-                          criterion="Relevance", merge_redundant=False).matrix
+    return analysis_input(
+        read_csv(path, path.name),
+        "ratings",
+        {"prompt": "story", "score": "mean"},
+        file=path.name,
+        criterion="Relevance",
+        merge_redundant=False,
+    ).matrix
 
 
 def test_one_absolute_target_and_the_what_if_agrees_with_the_curve_per_comparison():
@@ -228,8 +279,14 @@ def test_one_absolute_target_and_the_what_if_agrees_with_the_curve_per_compariso
     assert needed.loc["random", "se_best"] == pytest.approx(se[("random", 96)])
     est = curve.estimates.query("strategy == 'cat_epv'")
     for i in (0, 6, 23):  # near-equal systems and two clear differences (theta about 2 and 3)
-        wi = what_if(cal.loo(i), "cat_epv", prompt_ids=rm.prompt_ids, categories=rm.categories,
-                     codes_row=rm.codes()[i], target_se=DEFAULT_TARGET_SE)
+        wi = what_if(
+            cal.loo(i),
+            "cat_epv",
+            prompt_ids=rm.prompt_ids,
+            categories=rm.categories,
+            codes_row=rm.codes()[i],
+            target_se=DEFAULT_TARGET_SE,
+        )
         own = est[est["comparison"] == i].set_index("k")["theta_sd"]
         path = wi.path.query("order == 'cat_epv'").set_index("step")["theta_sd"]
         assert np.allclose(own.to_numpy(), path.loc[ks].to_numpy())
@@ -266,9 +323,32 @@ def test_select_in_both_modes_shares_the_target_and_keeps_the_users_fit(hanna_sm
     four = hanna_small[hanna_small["system"].isin(sorted(hanna_small["system"].unique())[:4])]
     common = _hanna_csv(four, tmp_path / "ratings.csv")
     for mode in ("fast", "full"):
-        assert main(["select", *common, "--mode", mode, "--strategies", "random,top_alpha", "--k", "5,30",
-                     "--random-draws", "2", "--chains", "1", "--draws", "30", "--tune", "30", "--no-merge",
-                     "--out", str(tmp_path / mode)]) == 0
+        assert (
+            main(
+                [
+                    "select",
+                    *common,
+                    "--mode",
+                    mode,
+                    "--strategies",
+                    "random,top_alpha",
+                    "--k",
+                    "5,30",
+                    "--random-draws",
+                    "2",
+                    "--chains",
+                    "1",
+                    "--draws",
+                    "30",
+                    "--tune",
+                    "30",
+                    "--no-merge",
+                    "--out",
+                    str(tmp_path / mode),
+                ]
+            )
+            == 0
+        )
         needed = pd.read_csv(tmp_path / mode / "prompts_needed.csv")
         assert (needed["target_se"] == DEFAULT_TARGET_SE).all(), (mode, needed)
     assert load_latest(_matrix(tmp_path / "ratings.csv")) is None
@@ -314,8 +394,13 @@ def test_select_prints_the_merges_and_the_few_comparisons_warning(hanna_small, t
     common = _hanna_csv(few, tmp_path / "ratings.csv")
     assert main(["select", *common, "--strategies", "top_alpha", "--k", "5", "--out", str(tmp_path / "out")]) == 0
     captured = capsys.readouterr()
-    rm = analysis_input(read_csv(tmp_path / "ratings.csv", "ratings.csv"), "ratings",
-                        {"prompt": "story", "score": "mean"}, file="ratings.csv", criterion="Relevance").matrix
+    rm = analysis_input(
+        read_csv(tmp_path / "ratings.csv", "ratings.csv"),
+        "ratings",
+        {"prompt": "story", "score": "mean"},
+        file="ratings.csv",
+        criterion="Relevance",
+    ).matrix
     for line in merge_lines(rm):
         assert line in captured.out
     assert "warning:" in captured.err and "mostly prior" in captured.err
@@ -346,8 +431,24 @@ def test_the_full_mode_fits_with_the_chosen_sampler_and_refuses_a_point(hanna_sm
         make_calibration(rm, "full", FitSettings(sampler="map"))
     assert len(seen) == 1
     common = _hanna_csv(hanna_small, tmp_path / "ratings.csv")
-    assert main(["select", *common, "--mode", "full", "--sampler", "nutpie", "--chains", "3", "--no-merge",
-                 "--out", str(tmp_path / "out")]) == 2
+    assert (
+        main(
+            [
+                "select",
+                *common,
+                "--mode",
+                "full",
+                "--sampler",
+                "nutpie",
+                "--chains",
+                "3",
+                "--no-merge",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 2
+    )
     assert "spy: stop here" in capsys.readouterr().err
     assert (seen[-1].sampler, seen[-1].chains, seen[-1].draws, seen[-1].tune) == ("nutpie", 3, 500, 500)
 
@@ -390,8 +491,9 @@ def test_full_mode_curve_on_the_engine_equals_the_sequential_one(codes_to_matrix
     seen = []
     here = loo_curve(codes, cal, strategies, ks, **kw)
     fake_cal = FullCalibration(rm, lambda _: (cal.whole.alpha, cal.whole.b, cal.theta))
-    fake = loo_curve(codes, fake_cal, strategies, ks, **kw, engine=_ShuffledWorkers(),
-                     progress=lambda f, m: seen.append(m))
+    fake = loo_curve(
+        codes, fake_cal, strategies, ks, **kw, engine=_ShuffledWorkers(), progress=lambda f, m: seen.append(m)
+    )
     with Engine(n_workers=2) as engine:
         dask_cal = FullCalibration(rm, lambda _: (cal.whole.alpha, cal.whole.b, cal.theta))
         on_dask = loo_curve(codes, dask_cal, strategies, ks, **kw, engine=engine)
@@ -427,18 +529,30 @@ def test_select_full_mode_through_a_scheduler_address_writes_the_local_result(ha
             alpha = np.exp(0.3 * rng.standard_normal((30, rm.shape[1])))
             b = np.sort(rng.normal(0, 1.5, (30, rm.shape[1], len(rm.categories) - 1)), axis=-1)
             return alpha, b, rng.normal(0, 1, rm.shape[0])
+
         return sample
 
     monkeypatch.setattr(calibration, "posterior_sampler", fixed_draws)
-    common = [*_hanna_csv(hanna_small, tmp_path / "ratings.csv"), "--mode", "full", "--strategies",
-              "random,top_alpha,cat_info", "--k", "5,30", "--random-draws", "2", "--no-merge"]
-    with LocalCluster(n_workers=1, processes=False, protocol="tcp://", host="127.0.0.1",
-                      dashboard_address=None) as cluster:
+    common = [
+        *_hanna_csv(hanna_small, tmp_path / "ratings.csv"),
+        "--mode",
+        "full",
+        "--strategies",
+        "random,top_alpha,cat_info",
+        "--k",
+        "5,30",
+        "--random-draws",
+        "2",
+        "--no-merge",
+    ]
+    with LocalCluster(
+        n_workers=1, processes=False, protocol="tcp://", host="127.0.0.1", dashboard_address=None
+    ) as cluster:
         assert main(["select", *common, "--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "a")]) == 0
     rm = _matrix(tmp_path / "ratings.csv")
     from lib.selection.analysis import run
 
-    here = run(rm, ["random", "top_alpha", "cat_info"], mode="full", k_grid=[5, 30], n_random=2,
-               settings=FitSettings())
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / "selection_curve.csv"), here.curve.summary,
-                                  check_exact=False, rtol=1e-12)
+    here = run(rm, ["random", "top_alpha", "cat_info"], mode="full", k_grid=[5, 30], n_random=2, settings=FitSettings())
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "a" / "selection_curve.csv"), here.curve.summary, check_exact=False, rtol=1e-12
+    )

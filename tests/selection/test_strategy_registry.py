@@ -50,15 +50,32 @@ def test_first_k_through_the_command_line(first_k, tmp_path, capsys):
     from lib.cli import main
 
     sim = simulate_grm(6, 12, seed=3)
-    long = pd.DataFrame([
-        {"prompt": f"p{j}", "system": s, "score": score}
-        for j in range(12) for s, score in zip("ABCD", [0, sim.codes[0, j] % 3, 1, 2], strict=True)
-    ])
+    long = pd.DataFrame(
+        [
+            {"prompt": f"p{j}", "system": s, "score": score}
+            for j in range(12)
+            for s, score in zip("ABCD", [0, sim.codes[0, j] % 3, 1, 2], strict=True)
+        ]
+    )
     src = tmp_path / "ratings.csv"
     long.to_csv(src, index=False)
     out = tmp_path / "out"
-    status = main(["select", "--input", str(src), "--format", "ratings", "--strategies", "first_k",
-                   "--k", "2,5", "--no-merge", "--out", str(out)])
+    status = main(
+        [
+            "select",
+            "--input",
+            str(src),
+            "--format",
+            "ratings",
+            "--strategies",
+            "first_k",
+            "--k",
+            "2,5",
+            "--no-merge",
+            "--out",
+            str(out),
+        ]
+    )
     assert status == 0, capsys.readouterr().err
     curve = pd.read_csv(out / "selection_curve.csv")
     assert set(curve["strategy"]) == {"first_k"} and list(curve["k"]) == [2, 5]

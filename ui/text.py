@@ -1,6 +1,6 @@
 """Render user text (file names, system names, prompt ids, values quoted in errors) as text.
 
-Not a page itself; imported as ``pages.text``. Streamlit renders Markdown (and LaTeX between
+Not a page itself; imported as ``ui.text``. Streamlit renders Markdown (and LaTeX between
 ``$``) in ``st.markdown``, ``st.caption``, ``st.error`` and the like, so a name such as
 ``![x](http://host/x.png)`` would load an image; escaping makes it show literally.
 """

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_array_equal
 
-from lib.design import check_design, design_report
+from lib.data_checks import check_design, design_report
 from lib.errors import DesignError, SettingsError
 from lib.ratings import from_absolute_ratings, net_ratings
 
@@ -17,8 +17,7 @@ def ratings(rows):
 
 
 def votes(rows):
-    return pd.DataFrame(rows, columns=["prompt_id", "system_a", "system_b", "annotator_id", "winner",
-                                       "criterion"])
+    return pd.DataFrame(rows, columns=["prompt_id", "system_a", "system_b", "annotator_id", "winner", "criterion"])
 
 
 @pytest.fixture
@@ -49,8 +48,10 @@ def test_prompt_ids_unique_per_system_are_the_same_unpaired_error(no_warnings):
 
 def test_comparisons_and_prompts_without_data_are_reported_not_dropped():
     # x and y share prompts p0..p9; z is rated on q0..q9 only: "z vs x" and "z vs y" have no data.
-    r = ratings([(f"p{j}", s, "o", float((j * (k + 2)) % 5)) for k, s in enumerate("xy") for j in range(10)]
-                + [(f"q{j}", "z", "o", float(j % 5)) for j in range(10)])
+    r = ratings(
+        [(f"p{j}", s, "o", float((j * (k + 2)) % 5)) for k, s in enumerate("xy") for j in range(10)]
+        + [(f"q{j}", "z", "o", float(j % 5)) for j in range(10)]
+    )
     rm = from_absolute_ratings(r, merge_redundant=False)
     assert rm.shape == (3, 20)  # nothing dropped
     report = check_design(rm)
@@ -77,16 +78,23 @@ def test_a_single_prompt_is_an_error_and_single_votes_a_warning(no_warnings):
 
 
 def test_an_empty_matrix_is_an_error():
-    rm = net_ratings(votes([("p1", "x", "y", "r1", "b", "o"), ("p2", "x", "y", "r1", "a", "o")]),
-                     merge_redundant=False)
+    rm = net_ratings(votes([("p1", "x", "y", "r1", "b", "o"), ("p2", "x", "y", "r1", "a", "o")]), merge_redundant=False)
     rm.u, rm.n_votes, rm.prompt_ids = rm.u[:, :0], rm.n_votes[:, :0], rm.prompt_ids[:0]
     with pytest.raises(DesignError, match="empty"):
         check_design(rm)
 
 
 def test_extreme_scores_do_not_overflow_to_nan(no_warnings):
-    r = ratings([("p1", "a", "o", 1e308), ("p1", "b", "o", -1e308), ("p2", "a", "o", -1e308),
-                 ("p2", "b", "o", 1e308), ("p3", "a", "o", 0.0), ("p3", "b", "o", 0.0)])
+    r = ratings(
+        [
+            ("p1", "a", "o", 1e308),
+            ("p1", "b", "o", -1e308),
+            ("p2", "a", "o", -1e308),
+            ("p2", "b", "o", 1e308),
+            ("p3", "a", "o", 0.0),
+            ("p3", "b", "o", 0.0),
+        ]
+    )
     rm = from_absolute_ratings(r, merge_redundant=False)
     # d = s_b - s_a over a width of 2e308: -1, +1 of the width -> -3, +3; equal scores -> 0.
     assert_array_equal(rm.u, [[-3.0, 3.0, 0.0]])
@@ -99,8 +107,9 @@ def test_averaged_ratings_say_how_many_scores_each_cell_averages(no_warnings):
     # warned that every cell holds a single judgment.
     rng = np.random.default_rng(13)
     low = {"x": 1, "y": 2, "z": 4}  # x scores 1-2, y 2-3, z 4-5
-    r = ratings([(f"p{j}", s, "overall", float(low[s] + rng.integers(0, 2))) for j in range(6) for s in low
-                 for _ in range(36)])
+    r = ratings(
+        [(f"p{j}", s, "overall", float(low[s] + rng.integers(0, 2))) for j in range(6) for s in low for _ in range(36)]
+    )
     rm = from_absolute_ratings(r, scale=(1, 5), merge_redundant=False)
     assert (rm.scores_averaged == 72).all()
     report = check_design(rm)

@@ -1,6 +1,6 @@
 """The column-mapping widget every upload uses (Data, Revision edits, Human cost pages).
 
-Not a page itself; imported as ``pages.mapping``.
+Not a page itself; imported as ``ui.mapping``.
 """
 
 from __future__ import annotations
@@ -51,14 +51,21 @@ def column_mapping(
     mapping: dict[str, str] = {}
     options = [UNMAPPED, *columns]
     # A combination chosen before (e.g. restored from another page visit) stays a choice.
-    options += [g for g in dict.fromkeys(guesses.values()) if g and g not in options
-                and all(part.strip() in columns for part in g.split(COMBINE))]
+    options += [
+        g
+        for g in dict.fromkeys(guesses.values())
+        if g and g not in options and all(part.strip() in columns for part in g.split(COMBINE))
+    ]
     if combine:
         with st.expander("Combine columns", expanded=len(options) > len(columns) + 1):
-            chosen = st.multiselect("Columns to combine into one, e.g. story and test as the prompt", columns,
-                                    key=f"{key}_combine", help="Each row's cells are joined; the combination "
-                                    "is then offered for every role below (on the command line: "
-                                    "--columns prompt=story+test).")
+            chosen = st.multiselect(
+                "Columns to combine into one, e.g. story and test as the prompt",
+                columns,
+                key=f"{key}_combine",
+                help="Each row's cells are joined; the combination "
+                "is then offered for every role below (on the command line: "
+                "--columns prompt=story+test).",
+            )
         if len(chosen) > 1 and combined_name(chosen) not in options:
             options.append(combined_name(chosen))
     cells = st.columns(per_row)

@@ -1,4 +1,4 @@
-"""Where a page may send its Dask tasks. Not a page itself; imported as ``pages.engine``."""
+"""Where a page may send its Dask tasks. Not a page itself; imported as ``ui.engine``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,10 @@ def scheduler_field(key: str, container=st) -> str | None:
     None (an embedded cluster) when it is empty or not shown."""
     if os.environ.get(SCHEDULER_SWITCH) != "1":
         return None
-    typed = container.text_input("Dask scheduler address (empty: an embedded cluster on this machine)", "",
-                                 key=key, placeholder="tcp://HOST:8786")
+    typed = container.text_input(
+        "Dask scheduler address (empty: an embedded cluster on this machine)",
+        "",
+        key=key,
+        placeholder="tcp://HOST:8786",
+    )
     return typed.strip() or None

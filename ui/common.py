@@ -1,6 +1,6 @@
 """State shared by the IRT pages: the analysis input chosen on the Data page and the fit.
 
-Not a page itself (app.py lists the pages); imported as ``pages.common``.
+Not a page itself (app.py lists the pages); imported as ``ui.common``.
 
 Streamlit forgets a widget's value when its page is not shown, so the user's choices live in
 session_state keys that are not widget keys (``view_*``, ``upload*``); the Data page seeds its
@@ -17,7 +17,7 @@ from lib.errors import InputError
 from lib.inputs import AnalysisInput, analysis_input, bundled_input
 from lib.irt.settings import FitSettings
 from lib.tables import read_csv
-from pages.text import escape_markdown
+from ui.text import escape_markdown
 
 UPLOAD = "upload"
 """The data-set key of the user's upload (the only one that is not in ``DATASETS``)."""
@@ -86,8 +86,11 @@ def link_problems() -> list[str]:
 def sync_url() -> None:
     """Write the view into the URL, so a reload or a shared link opens the same view."""
     key = st.session_state["view_dataset"]
-    want = {"data": key, "criterion": None if key == UPLOAD else bundled_criterion(key),
-            "merge": "1" if st.session_state["view_merge"] else "0"}
+    want = {
+        "data": key,
+        "criterion": None if key == UPLOAD else bundled_criterion(key),
+        "merge": "1" if st.session_state["view_merge"] else "0",
+    }
     for name, value in want.items():
         if st.query_params.get(name) != value:
             if value is None:
@@ -129,11 +132,27 @@ def cached_table(data: bytes, name: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner="Reading your file…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL_S)
-def cached_upload(data: bytes, name: str, fmt: str, columns: dict, criterion: str | None, merge: bool,
-                  filters: dict, drop_incomplete: bool) -> AnalysisInput:
+def cached_upload(
+    data: bytes,
+    name: str,
+    fmt: str,
+    columns: dict,
+    criterion: str | None,
+    merge: bool,
+    filters: dict,
+    drop_incomplete: bool,
+) -> AnalysisInput:
     # The table is parsed once per upload (cached_table), whatever the mapping.
-    return analysis_input(cached_table(data, name), fmt, columns, file=name, criterion=criterion,
-                          merge_redundant=merge, filters=filters, drop_incomplete_rows=drop_incomplete)
+    return analysis_input(
+        cached_table(data, name),
+        fmt,
+        columns,
+        file=name,
+        criterion=criterion,
+        merge_redundant=merge,
+        filters=filters,
+        drop_incomplete_rows=drop_incomplete,
+    )
 
 
 def current_input(unpaired: bool = False) -> AnalysisInput | None:
@@ -159,9 +178,11 @@ def current_input(unpaired: bool = False) -> AnalysisInput | None:
         elif unpaired:
             return ratings
         else:
-            st.warning(f"Your upload {name} holds unpaired ratings (no prompt was rated for two systems): this "
-                       "page's paired model needs prompts rated for at least two systems. The Leaderboard ranks "
-                       "unpaired ratings (ratings likelihood with a prompt effect).")
+            st.warning(
+                f"Your upload {name} holds unpaired ratings (no prompt was rated for two systems): this "
+                "page's paired model needs prompts rated for at least two systems. The Leaderboard ranks "
+                "unpaired ratings (ratings likelihood with a prompt effect)."
+            )
             st.page_link(UNPAIRED_PAGE, label="Rank them on the Leaderboard", icon=":material/trophy:")
         return None
     try:
@@ -179,7 +200,7 @@ UNPAIRED_PAGE = "pages/leaderboard.py"
 
 def unpaired_upload() -> AnalysisInput | None:
     """The upload as the Data page read it, when its only problem is that its ratings are unpaired."""
-    from lib.design import UNPAIRED, design_report
+    from lib.data_checks import UNPAIRED, design_report
 
     fmt = st.session_state["upload_format"]
     if fmt != "ratings":
@@ -188,9 +209,16 @@ def unpaired_upload() -> AnalysisInput | None:
     column, values = st.session_state["upload_filter_column"], st.session_state["upload_filter_values"]
     filters = {column: values} if column != NO_FILTER and values else {}
     try:
-        data = cached_upload(raw, name, fmt, st.session_state["upload_mapping"].get(fmt, {}),
-                             st.session_state["upload_criterion"], st.session_state["view_merge"], filters,
-                             st.session_state["upload_drop"])
+        data = cached_upload(
+            raw,
+            name,
+            fmt,
+            st.session_state["upload_mapping"].get(fmt, {}),
+            st.session_state["upload_criterion"],
+            st.session_state["view_merge"],
+            filters,
+            st.session_state["upload_drop"],
+        )
     except InputError:
         return None
     return data if design_report(data.matrix).errors == [UNPAIRED] else None

@@ -92,8 +92,7 @@ def design_report(rm: RatingMatrix) -> DesignReport:
         empty = rm.comparisons["comparison"].to_numpy()[~row_has]
         report.warnings.append(
             f"{len(empty)} of {n_rows} {rows} have no data (kept; their estimates are the prior): "
-            f"{_names(empty)}"
-            + ("; the two systems of each were never judged on the same prompt" if paired else "")
+            f"{_names(empty)}" + ("; the two systems of each were never judged on the same prompt" if paired else "")
         )
     if not col_has.all():
         empty = rm.prompt_ids[~col_has]
@@ -109,9 +108,7 @@ def design_report(rm: RatingMatrix) -> DesignReport:
     if paired and np.array_equal(values, [0.0]):
         report.errors.append("every judgment is a tie: the data cannot tell any system apart")
     elif not paired and len(values) < 2:
-        report.errors.append(
-            f"every response has the same score ({values[0]:g}): the data cannot tell persons apart"
-        )
+        report.errors.append(f"every response has the same score ({values[0]:g}): the data cannot tell persons apart")
     averaged = rm.scores_averaged[obs] if rm.scores_averaged is not None else np.zeros(0, np.int64)
     if paired and averaged.size and averaged.max() > 2:
         low, median, high = np.percentile(averaged, [0, 50, 100])
@@ -119,7 +116,8 @@ def design_report(rm: RatingMatrix) -> DesignReport:
         report.warnings.append(
             f"each (comparison, prompt) cell averages {spread} scores (both systems' scores on the prompt): "
             "the mean score of each system, over every annotator and repeated row, is compared, so "
-            "disagreement between annotators is averaged away (map an annotator column to tell annotators apart)")
+            "disagreement between annotators is averaged away (map an annotator column to tell annotators apart)"
+        )
     elif paired and rm.n_votes[obs].max() <= 1:
         report.warnings.append(
             "every (comparison, prompt) cell holds a single judgment: agreement between annotators "
@@ -168,7 +166,14 @@ def thresholds_informed(rm: RatingMatrix) -> bool:
     vote each and no true difference, 26.8% of studies "detect" one with per-prompt thresholds, 3.9%
     with shared ones (exact, ``tests/irt/test_irt_null_calibration.py``).
     """
-    return cells_per_prompt(rm) > 1 + (len(rm.categories) - 1) // 2
+    return informs_own_thresholds(cells_per_prompt(rm), len(rm.categories))
+
+
+def informs_own_thresholds(cells_per_prompt: float, n_categories: int) -> bool:
+    """The rule of :func:`thresholds_informed` on its two numbers: more rated comparisons per prompt than
+    the prompt's own parameters under antisymmetric cutpoints (1 + (K-1)/2). The planner's ``grm_map``
+    applies it to its simulated studies, so it analyses them as ``fit`` would."""
+    return cells_per_prompt > 1 + (n_categories - 1) // 2
 
 
 def auto_cutpoints(rm: RatingMatrix, fmt: str) -> str:
@@ -189,11 +194,15 @@ def cutpoints_note(rm: RatingMatrix, cutpoints: str) -> str | None:
     """What a fit with these cutpoints should say about its thresholds (None: nothing to say)."""
     per_prompt, own = cells_per_prompt(rm), 1 + (len(rm.categories) - 1) // 2
     if cutpoints == "shared":
-        return (f"shared thresholds: one set of thresholds for all prompts, since the prompts hold "
-                f"{per_prompt:.1f} rated comparisons on average, too few for their own {own} parameters "
-                "(discrimination and thresholds).")
+        return (
+            f"shared thresholds: one set of thresholds for all prompts, since the prompts hold "
+            f"{per_prompt:.1f} rated comparisons on average, too few for their own {own} parameters "
+            "(discrimination and thresholds)."
+        )
     if cutpoints == "antisymmetric" and not thresholds_informed(rm):
-        return (f"per-prompt thresholds that the data cannot inform ({per_prompt:.1f} rated comparisons per "
-                f"prompt on average, {own} parameters each): their prior implies many ties, and missing "
-                "ties then read as a clear difference (false detections); use shared cutpoints.")
+        return (
+            f"per-prompt thresholds that the data cannot inform ({per_prompt:.1f} rated comparisons per "
+            f"prompt on average, {own} parameters each): their prior implies many ties, and missing "
+            "ties then read as a clear difference (false detections); use shared cutpoints."
+        )
     return None

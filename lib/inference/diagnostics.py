@@ -1,0 +1,127 @@
+"""Convergence diagnostics of a fit, for every model and sampler, and their JSON.
+
+Markov chains (:func:`lib.inference.settings.is_mcmc`) are checked by
+:func:`lib.convergence.check_convergence` (R-hat, bulk and tail ESS, stuck chains, divergences); a
+point or independent draws have nothing to check and carry their sampler's note instead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import arviz as az
+
+from lib.convergence import check_convergence
+from lib.inference.settings import SAMPLERS, is_mcmc
+
+NOT_CONVERGED = "Not converged"
+"""Start of every warning of a failed convergence check (pages show those as errors)."""
+
+
+@dataclass
+class Diagnostics:
+    """Convergence diagnostics of a fit (R-hat and ESS from arviz; NaN without Markov chains).
+
+    ``wall_s``: seconds from the call of the fit to its result (model building and compilation
+    included). ``converged``: whether every check of :func:`lib.convergence.check_convergence`
+    passed (None without Markov chains to check); when False, ``warnings`` starts with the failed
+    checks. ``prior_dominated``: ids of the parameters whose prior-to-posterior contraction is
+    low (the GRM, :mod:`lib.irt.contraction`), ``n_prior_dominated`` their count.
+    """
+
+    sampler: str
+    chains: int
+    draws: int
+    rhat_max: float
+    ess_bulk_min: float
+    ess_tail_min: float
+    divergences: int
+    wall_s: float
+    converged: bool | None
+    warnings: list[str] = field(default_factory=list)
+    n_prior_dominated: int = 0
+    prior_dominated: list[str] = field(default_factory=list)
+
+
+def diagnose(
+    idata: az.InferenceData, sampler: str, wall_s: float, names: list[str], drop: dict[str, list] | None = None
+) -> Diagnostics:
+    """Diagnostics of a fit's posterior.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        ``posterior`` (chain, draw, ...); ``sample_stats.diverging`` when the sampler records it.
+    sampler : str
+        The sampler that drew it (a name of :data:`lib.inference.settings.SAMPLERS`).
+    wall_s : float
+        Seconds the fit took.
+    names : list of str
+        The variables checked (leave out those constant by construction).
+    drop : dict, optional
+        Coordinates left out of the checks, dim -> labels (e.g. a baseline system's skill, fixed at 0).
+
+    Returns
+    -------
+    Diagnostics
+        Without Markov chains: NaN R-hat and ESS, ``converged`` None, the sampler's note as warning.
+        Else each failed check is a warning starting with :data:`NOT_CONVERGED`.
+    """
+    post = idata["posterior"]
+    if not is_mcmc(sampler):
+        note = SAMPLERS[sampler].note if sampler in SAMPLERS else None
+        return Diagnostics(
+            sampler,
+            post.sizes["chain"],
+            post.sizes["draw"],
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            0,
+            wall_s,
+            None,
+            [note] if note else [],
+        )
+    checked = post[names].drop_sel(drop or {})
+    if "sample_stats" in idata:
+        checked_idata = az.InferenceData(posterior=checked, sample_stats=idata["sample_stats"])
+    else:
+        checked_idata = az.InferenceData(posterior=checked)
+    check = check_convergence(checked_idata, names)
+    return Diagnostics(
+        sampler,
+        post.sizes["chain"],
+        post.sizes["draw"],
+        check.rhat_max,
+        check.ess_bulk_min,
+        check.ess_tail_min,
+        check.divergences,
+        wall_s,
+        check.converged,
+        [f"{NOT_CONVERGED}: {failure}" for failure in check.failures],
+    )
+
+
+def diagnostics_json(diagnostics: Diagnostics) -> str:
+    """Diagnostics as valid JSON (RFC 8259 has no NaN or Infinity: non-finite numbers become null)."""
+
+    def finite(value):
+        return None if isinstance(value, float) and not math.isfinite(value) else value
+
+    return json.dumps({k: finite(v) for k, v in asdict(diagnostics).items()}, indent=2, allow_nan=False)
+
+
+def diagnostics_from_json(entry: dict) -> Diagnostics:
+    """The inverse of :func:`diagnostics_json` (parsed): null becomes NaN (``converged`` stays None).
+
+    Raises
+    ------
+    TypeError
+        ``entry`` has keys that are not fields of :class:`Diagnostics`, or misses required ones
+        (an entry written before ``converged`` existed: the cache reads it as a miss).
+    """
+    fields: dict[str, Any] = {k: float("nan") if v is None and k != "converged" else v for k, v in entry.items()}
+    return Diagnostics(**fields)

@@ -1,0 +1,190 @@
+"""What every fit shares: the NUTS sizes and the sampler registry (no heavy imports).
+
+Adding a sampler is one :class:`Sampler` entry in :data:`SAMPLERS`; each kind of fit (:data:`FITS`)
+offers the registered samplers made for it (:func:`samplers_for`), on the command line and the pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from lib.errors import SettingsError
+
+FITS = ("grm", "ranking")
+"""The kinds of fit: the graded response model (:mod:`lib.irt`) and the leaderboard (:mod:`lib.ranking`)."""
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """One way of fitting a model.
+
+    Attributes
+    ----------
+    name : str
+        What ``--sampler`` and the pages call it.
+    help : str
+        One line for ``--help`` and the pages.
+    posterior : bool
+        Whether it gives posterior draws (False: a point, with no intervals, R-hat or contraction).
+    run : str
+        ``"module:function"`` of the runner, imported only when the sampler is used. It is called as
+        ``run(problem, settings, tracker)`` in a worker thread (``problem``:
+        :class:`lib.inference.samplers.Problem`; ``settings``: a :class:`NutsSettings`; ``tracker``:
+        :class:`lib.inference.progress.Tracker`, which takes its progress) and returns an
+        ``arviz.InferenceData`` whose posterior holds the problem's variables, dims (chain, draw, ...).
+    fits : tuple of str
+        The kinds of fit (:data:`FITS`) that offer it.
+    mcmc : bool
+        Whether its draws are Markov chains, whose convergence is checked (R-hat, ESS, divergences).
+    note : str, optional
+        A warning every fit by it carries (what its results cannot tell).
+    """
+
+    name: str
+    help: str
+    posterior: bool
+    run: str
+    fits: tuple[str, ...] = FITS
+    mcmc: bool = True
+    note: str | None = None
+
+
+SAMPLERS: dict[str, Sampler] = {
+    s.name: s
+    for s in (
+        Sampler(
+            "numpyro",
+            "NUTS in JAX (fastest full posterior; the GRM's default)",
+            True,
+            "lib.inference.samplers:sample_numpyro",
+        ),
+        Sampler("pymc", "PyMC's own NUTS", True, "lib.inference.samplers:sample_pymc"),
+        Sampler(
+            "nutpie", "nutpie's NUTS (Rust; reports elapsed time only)", True, "lib.inference.samplers:sample_nutpie"
+        ),
+        Sampler(
+            "map",
+            "MAP point: about a second once compiled (the first MAP fit for data of a given "
+            "size compiles for several seconds); a preview, shrunk towards 0, no intervals",
+            False,
+            "lib.inference.samplers:sample_map",
+            fits=("grm",),
+            mcmc=False,
+            note="MAP point: no intervals, abilities are shrunk towards 0, and whether the data inform each "
+            "estimate (contraction) cannot be told without a posterior: run a sampler.",
+        ),
+        Sampler(
+            "laplace",
+            "MAP + Laplace: a Gaussian approximation of the posterior at its mode (fast on large data)",
+            True,
+            "lib.inference.laplace:sample_laplace",
+            fits=("ranking",),
+            mcmc=False,
+            note="MAP + Laplace: a Gaussian approximation at the posterior mode (independent draws, no R-hat); "
+            "skewed posteriors (systems with few votes) are only roughly described: use a NUTS sampler to "
+            "confirm.",
+        ),
+    )
+}
+"""The sampler registry, name -> :class:`Sampler` (each fit's default is its settings' ``sampler``)."""
+
+
+class SamplerChoice(Mapping[str, Sampler]):
+    """The registered samplers one kind of fit offers: a live view of :data:`SAMPLERS`, in its order
+    (a sampler registered later is offered too).
+
+    Parameters
+    ----------
+    fit : str
+        One of :data:`FITS`.
+    """
+
+    def __init__(self, fit: str) -> None:
+        self.fit = fit
+
+    def __getitem__(self, name: str) -> Sampler:
+        """The registered sampler ``name``; KeyError when it is unknown or does not offer this fit."""
+        sampler = SAMPLERS[name]
+        if self.fit not in sampler.fits:
+            raise KeyError(name)
+        return sampler
+
+    def __iter__(self) -> Iterator[str]:
+        """The names of the samplers offered, in the registry's order."""
+        return iter([name for name, s in SAMPLERS.items() if self.fit in s.fits])
+
+    def __len__(self) -> int:
+        """How many registered samplers offer this fit."""
+        return sum(self.fit in s.fits for s in SAMPLERS.values())
+
+    def __repr__(self) -> str:
+        """``SamplerChoice('fit': name, name, ...)``."""
+        return f"SamplerChoice({self.fit!r}: {', '.join(self)})"
+
+
+def samplers_for(fit: str) -> SamplerChoice:
+    """The samplers a kind of fit (:data:`FITS`) offers, name -> :class:`Sampler` (a live view)."""
+    return SamplerChoice(fit)
+
+
+def gives_posterior(sampler: str) -> bool:
+    """Whether a fit by this sampler has posterior draws (False for a point such as MAP, and for
+    a sampler no longer registered)."""
+    return sampler in SAMPLERS and SAMPLERS[sampler].posterior
+
+
+def is_mcmc(sampler: str) -> bool:
+    """Whether this sampler's draws are Markov chains (False for a point, Laplace's independent draws,
+    and a sampler no longer registered)."""
+    return sampler in SAMPLERS and SAMPLERS[sampler].mcmc
+
+
+def posterior_samplers(fit: str = "grm") -> str:
+    """The registered MCMC samplers of a kind of fit, for messages: "numpyro, pymc or nutpie"."""
+    return one_of([name for name, s in samplers_for(fit).items() if s.posterior and s.mcmc])
+
+
+def one_of(names: list[str]) -> str:
+    """Names for a message: "a", "a or b", "a, b or c"."""
+    return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+def check_known(kind: str, value: str, known: Mapping) -> None:
+    """Raise ``SettingsError`` ("unknown {kind} '{value}'; choose one of ...") unless ``value`` is in ``known``."""
+    if value not in known:
+        raise SettingsError(f"unknown {kind} '{value}'; choose one of {', '.join(known)}")
+
+
+@dataclass
+class NutsSettings:
+    """The sizes every sampler of every fit reads (Laplace: ``draws`` independent draws as one chain).
+
+    A fit's settings class derives from it and from a dataclass of the model's own choices
+    (``class FitSettings(NutsSettings, GRMChoices)``), so its fields list the model's choices first,
+    then these.
+
+    Attributes
+    ----------
+    chains : int
+        NUTS chains (at least 1).
+    draws : int
+        Draws per chain (at least 1).
+    tune : int
+        Tuning iterations per chain (0 or more).
+    seed : int
+        Random seed.
+    """
+
+    chains: int = 4
+    draws: int = 1000
+    tune: int = 500
+    seed: int = 0
+
+    def check_sizes(self) -> None:
+        """Raise ``SettingsError`` for chains or draws below 1, or tune below 0."""
+        for name in ("chains", "draws"):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"{name} must be at least 1")
+        if self.tune < 0:
+            raise SettingsError("tune must be 0 or more")
