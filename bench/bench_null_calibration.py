@@ -71,8 +71,19 @@ def main() -> None:
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=2016)
+    ap.add_argument(
+        "--annotators",
+        type=int,
+        nargs="+",
+        choices=(1, 3),
+        default=[1, 3],
+        help="annotators per prompt, each a condition (default: 1 3)",
+    )
+    ap.add_argument(
+        "--first-study", type=int, default=0, help="NUTS fits studies first..first+nuts-studies-1 of the quadrature's"
+    )
     args = ap.parse_args()
-    for annotators in (1, 3):
+    for annotators in args.annotators:
         rng = np.random.default_rng(args.seed + annotators)
         net = 2 * rng.binomial(annotators, 0.5, size=(args.quad_studies, PROMPTS)) - annotators
         rm = net_ratings(votes(net[0], annotators, rng), merge_redundant=False)
@@ -100,7 +111,8 @@ def main() -> None:
             )
         nuts_p = []
         settings = FitSettings(cutpoints=cutpoints, chains=args.chains, draws=args.draws, seed=args.seed)
-        for s in range(args.nuts_studies):
+        studies = range(args.first_study, args.first_study + args.nuts_studies)
+        for s in studies:
             start = time.perf_counter()
             rm = net_ratings(votes(net[s], annotators, rng), merge_redundant=False)
             fit = fit_grm(rm, settings, use_cache=False)
@@ -111,12 +123,12 @@ def main() -> None:
                 flush=True,
             )
         if nuts_p:
-            agree = detected(nuts_p) == detected(quad[cutpoints][: len(nuts_p)])
+            agree = detected(nuts_p) == detected(quad[cutpoints][studies])
             print(
                 "  "
                 + rate_line(f"NUTS, {cutpoints}", detected(nuts_p))
                 + f"; same decision as the quadrature in {agree.sum()} of {len(agree)}; "
-                f"max |P difference| {np.max(np.abs(np.array(nuts_p) - quad[cutpoints][: len(nuts_p)])):.3f}"
+                f"max |P difference| {np.max(np.abs(np.array(nuts_p) - quad[cutpoints][studies])):.3f}"
             )
 
 

@@ -1,8 +1,9 @@
 """Command line: ``python -m lib {fit,rank,select,plan,revise,cost} ...``.
 
 Each subcommand lives in ``lib/commands/<name>.py`` with ``add_parser(subparsers)``; heavy imports
-(pymc, openai) happen inside the command so ``--help`` stays fast. Input errors exit with status 2
-and the same message the app shows.
+(pandas, scipy, pymc, openai) happen inside the command's ``run``, so ``--help`` and argument errors
+answer without them (``tests/test_cli_light.py`` lists the modules a parser imports). Input errors
+exit with status 2 and the same message the app shows.
 """
 
 from __future__ import annotations

@@ -27,13 +27,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from lib.columns import resolve_roles
 from lib.errors import FormatError, SettingsError
 from lib.tables import ColumnRoles, check_names, guess_roles, numbers, read_csv, row_numbers, text
 
 if TYPE_CHECKING:
+    import pandas as pd  # imported on use: the command line's parser reads FORMATS without pandas
+
     from lib.ratings import RatingMatrix
 
 __all__ = ["FORMATS", "FormatSpec", "Judgments", "format_spec", "read_csv", "register"]  # read_csv: lib.tables
@@ -351,6 +352,8 @@ def filter_rows(df: pd.DataFrame, column: str, values: Sequence[str], *, file: s
     SettingsError
         No value given, or a value that does not occur in the column (the known values are named).
     """
+    import pandas as pd
+
     if column not in df.columns:
         raise FormatError(
             f"column '{column}' is not in the file; its columns are {', '.join(map(str, df.columns))}",
@@ -382,6 +385,8 @@ def criterion_rows(df: pd.DataFrame, mapping: dict[str, str], criterion: str | N
     SettingsError
         ``criterion`` does not occur in the criterion column (the known criteria are named).
     """
+    import pandas as pd
+
     if criterion is None or not mapping.get("criterion"):
         return df
     cells = pd.Series(text(df[mapping["criterion"]]), index=df.index)
@@ -471,6 +476,8 @@ def _criteria(values: dict[str, np.ndarray], n: int) -> np.ndarray:
 
 
 def _at_least_two_systems(systems: np.ndarray, column: str, file: str) -> None:
+    import pandas as pd
+
     distinct = pd.unique(systems)
     if len(distinct) < 2:
         raise FormatError(
@@ -484,6 +491,8 @@ def _texts(
     prompts: np.ndarray, prompt_text: np.ndarray | None, pairs: list[tuple[np.ndarray, np.ndarray]]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """First non-empty prompt text per prompt and response per (prompt, system)."""
+    import pandas as pd
+
     pt = pd.DataFrame({"prompt_id": prompts, "prompt_text": prompt_text if prompt_text is not None else ""})
     pt = pt[pt.prompt_text != ""].drop_duplicates("prompt_id").reset_index(drop=True)
     frames = [pd.DataFrame({"prompt_id": prompts, "system": s, "response": r}) for s, r in pairs]
@@ -493,6 +502,8 @@ def _texts(
 
 
 def _votes_frame(records: list[tuple[str, str, str, str, str, str]]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame(records, columns=VOTE_COLUMNS, dtype=str)
 
 
@@ -546,6 +557,8 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
         Missing columns or values, unknown choice values, a system compared with itself, a single
         system overall, duplicated votes (same prompt, system pair, annotator and criterion).
     """
+    import pandas as pd
+
     values, mapping = _cells(df, "pairwise", columns, file)
     sa, sb = values["system_a"], values["system_b"]
     _at_least_two_systems(np.concatenate([sa, sb]), mapping["system_b"], file)
@@ -614,6 +627,8 @@ _POSITION_ALLOWED = (
 
 def _first_shown(values: dict[str, np.ndarray], sa: np.ndarray, sb: np.ndarray, column: str, file: str) -> np.ndarray:
     """The system shown first (on the left) per vote, "" where the cell is blank (issue 11, position bias)."""
+    import pandas as pd
+
     raw = values["position"]
     code = np.char.lower(raw.astype(str))
     first = np.where(
@@ -645,6 +660,8 @@ def read_bestworst(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
         Missing columns or values, a single system overall, unknown judgment values, a trial with
         one system, a system listed twice in a trial, a trial without exactly one MOST and one LEAST.
     """
+    import pandas as pd
+
     values, mapping = _cells(df, "bestworst", columns, file)
     _at_least_two_systems(values["system"], mapping["system"], file)
     raw = values["judgment"]
@@ -708,6 +725,8 @@ def _trials(
     FormatError
         A trial with one system, a system listed twice in a trial.
     """
+    import pandas as pd
+
     system = values["system"]
     criterion = _criteria(values, len(system))
     keys = {"annotator": values["annotator"], "prompt": values["prompt"], "criterion": criterion}
@@ -785,6 +804,8 @@ def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
         Missing columns or values, non-integer scores, a person answering an item twice, or only one
         score category in the whole file.
     """
+    import pandas as pd
+
     values, mapping = _cells(df, "responses", columns, file)
     score = _numbers(values, "score", mapping["score"], file)
     fractional = score != np.round(score)
@@ -844,6 +865,8 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
         Missing columns or values, non-numeric scores, a single system, or one annotator scoring the
         same system on the same prompt and criterion twice.
     """
+    import pandas as pd
+
     values, mapping = _cells(df, "ratings", columns, file)
     score = _numbers(values, "score", mapping["score"], file)
     _at_least_two_systems(values["system"], mapping["system"], file)

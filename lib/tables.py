@@ -18,12 +18,14 @@ import stat
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from lib.errors import FormatError
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported on use: the command line's parser reads lib.formats without pandas
 
 _SAVE_AS_UTF8 = "save it as UTF-8 (CSV UTF-8 in spreadsheet programs)"
 
@@ -117,6 +119,8 @@ def read_csv(source: Any, name: str) -> pd.DataFrame:
         No such file, empty file, header without data rows, a column name used twice, bytes that
         are not UTF-8 (with byte offset and line), or CSV that cannot be parsed (with the line).
     """
+    import pandas as pd
+
     data = read_bytes(source, name)
     if not data.strip():
         raise FormatError("the file is empty", file=name)
@@ -283,6 +287,8 @@ def _blank(table: pd.DataFrame | None, column: str) -> bool:
 
 def _integers(table: pd.DataFrame | None, column: str) -> bool:
     """True when ``table`` is given and every non-blank value of ``column`` is an integer."""
+    import pandas as pd
+
     if table is None or column not in table:
         return False
     values = text(table[column])
@@ -332,6 +338,8 @@ def combine_columns(df: pd.DataFrame, columns: Mapping[str, str] | None, *, file
         A part that is not a column of the file, or two different combinations of cells that give the
         same combined text (a cell holding the separator), which would merge different prompts.
     """
+    import pandas as pd
+
     wanted = {name for name in (columns or {}).values() if name and name not in df.columns and COMBINE in name}
     if not wanted:
         return df
@@ -373,6 +381,8 @@ def text(series: pd.Series) -> np.ndarray:
 def row_numbers(df: pd.DataFrame) -> np.ndarray:
     """1-based data rows of the file (header = row 0) from the index :func:`read_csv` set, so they
     stay right after blank lines and filters; positions for a frame with another index."""
+    import pandas as pd
+
     integer_index = pd.api.types.is_integer_dtype(df.index.dtype)
     return (df.index.to_numpy() if integer_index else np.arange(len(df))) + 1
 
@@ -400,6 +410,8 @@ def check_names(cells: np.ndarray, rows: np.ndarray, *, what: str, column: str |
     FormatError
         A cell longer than ``MAX_NAME_CHARS`` (its length and first characters are quoted).
     """
+    import pandas as pd
+
     lengths = pd.Series(cells, dtype=object).str.len().fillna(0).to_numpy()
     long = lengths > MAX_NAME_CHARS
     if long.any():
@@ -434,6 +446,8 @@ def numbers(cells: np.ndarray, rows: np.ndarray, *, what: str, column: str, file
     FormatError
         A non-blank cell that is not a finite number (up to five such values are quoted).
     """
+    import pandas as pd
+
     parsed = pd.to_numeric(pd.Series(cells, dtype=object).replace("", np.nan), errors="coerce").to_numpy(dtype=float)
     bad = (cells != "") & ~np.isfinite(parsed)
     shown = ", ".join(repr(v) for v in pd.unique(cells[bad])[:5])

@@ -17,9 +17,8 @@ from lib.cli import (
     seed,
 )
 from lib.errors import SettingsError
-from lib.planning.design import NUTS_CHECK_SETTINGS, PRESETS, RESPONSES, Assumptions, Design
+from lib.planning.design import MAX_MINUTES, NUTS_CHECK_SETTINGS, PRESETS, RESPONSES, Assumptions, Design
 from lib.planning.grid import default_analyses, designs, pairs_read, parse_counts
-from lib.planning.power import MAX_MINUTES
 
 OWN_FILES = (
     "power.csv",

@@ -16,6 +16,7 @@ where this matters; any PyMC model can be fitted so (:func:`laplace`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import arviz as az
@@ -143,6 +144,34 @@ NO_LOCAL_MODE = (
 )
 
 
+def _guarded_cost(inner, value_and_grad, start) -> tuple[Callable, list]:
+    """The outer L-BFGS cost of :func:`marginal_mode` and its warm start (a one-item list holding the last
+    finite inner solution, from ``start``, the joint mode's local variables).
+
+    A line-search trial point can make the inner solution non-finite: it is retried from ``start``, kept out
+    of the warm start, and a non-finite value or gradient is returned as ``(inf, 0)`` so that the line search
+    backs off. Before, one such point poisoned every later evaluation and the fit failed with
+    :data:`NO_LOCAL_MODE` on 3 of 80 null ratings studies that NUTS fits (issue 16's benchmark)."""
+    import jax.numpy as jnp
+
+    local = [start]
+
+    def cost(g):
+        g = jnp.asarray(g)
+        solved = inner(g, local[0])
+        if not np.isfinite(np.asarray(solved)).all():
+            solved = inner(g, start)
+        if np.isfinite(np.asarray(solved)).all():
+            local[0] = solved
+        value, grad = value_and_grad(g, solved)
+        grad = np.asarray(grad, dtype=np.float64)
+        if not (np.isfinite(value) and np.isfinite(grad).all()):
+            return np.inf, np.zeros_like(grad)
+        return float(value), grad
+
+    return cost, local
+
+
 def marginal_mode(
     f, x: np.ndarray, G: np.ndarray, L: np.ndarray, *, curvature: bool = True, inner_steps: int = 8
 ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -208,13 +237,7 @@ def marginal_mode(
         return f(assemble(g, l_star)) + 0.5 * jnp.sum(jnp.linalg.slogdet(D)[1])
 
     value_and_grad = jax.jit(jax.value_and_grad(marginal))
-    local = [jnp.asarray(x[L])]
-
-    def cost(g):
-        g = jnp.asarray(g)
-        local[0] = inner(g, local[0])
-        value, grad = value_and_grad(g, local[0])
-        return float(value), np.asarray(grad, dtype=np.float64)
+    cost, local = _guarded_cost(inner, value_and_grad, jnp.asarray(x[L]))
 
     result = minimize(cost, x[G], jac=True, method="L-BFGS-B", options={"maxiter": 2000, "gtol": 1e-6})
     g = jnp.asarray(result.x)

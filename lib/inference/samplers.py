@@ -8,6 +8,9 @@ density, about 3x the effective samples per second of PyMC's own sampler on the 
 ``XLA_FLAGS``: the first numpyro fit of a process, if JAX is not imported yet, adds
 ``--xla_force_host_platform_device_count=8`` to ``XLA_FLAGS`` so that chains run in parallel
 (:data:`MAX_PARALLEL_CHAINS`); importing this module leaves the environment alone.
+
+JAX's persistent compilation cache: :func:`runner` turns it on for the samplers of :data:`ON_JAX`
+(:mod:`lib.inference.compile_cache`), so a second process on the same shapes skips compilation.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from lib.errors import SettingsError
+from lib.inference import compile_cache
 from lib.inference.progress import Tracker
 from lib.inference.settings import SAMPLERS, NutsSettings
 
@@ -34,6 +38,10 @@ vectorised chains (``bench/bench_samplers.py``)."""
 
 PROGRESS_EVERY = 25
 """PyMC's sampler reports every this many iterations of a chain."""
+
+ON_JAX = ("numpyro", "laplace")
+"""Samplers whose programs JAX compiles: :func:`runner` turns on JAX's persistent compilation cache
+for them (:mod:`lib.inference.compile_cache`; ``EVAL_JAX_CACHE=0`` turns it off)."""
 
 COMPILE_LOCK = threading.Lock()
 """threading.Lock held while pytensor compiles, copies or jaxifies a function (any model's):
@@ -86,7 +94,22 @@ def runner(sampler: str) -> Callable[[Problem, NutsSettings, Tracker], Any]:
         The sampler is not registered.
     """
     module, _, name = SAMPLERS[sampler].run.partition(":")
-    return getattr(importlib.import_module(module), name)
+    run = getattr(importlib.import_module(module), name)
+    if sampler in ON_JAX:
+        if sampler == "numpyro":
+            split_host_cpu()  # before the cache imports JAX
+        compile_cache.enable()
+    return run
+
+
+def split_host_cpu() -> None:
+    """If JAX is not imported yet, add ``--xla_force_host_platform_device_count``
+    (:data:`MAX_PARALLEL_CHAINS`) to ``XLA_FLAGS`` so numpyro's chains run in parallel; JAX reads
+    the flag only when first imported."""
+    if "jax" not in sys.modules and "host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={MAX_PARALLEL_CHAINS}"
+        ).strip()
 
 
 def sample_map(problem: Problem, settings: NutsSettings, tracker: Tracker) -> Any:
@@ -151,9 +174,8 @@ def numpyro_sample(model, var_names: list[str], settings: NutsSettings, tracker:
     """NUTS (numpyro) on a PyMC model's JAX log density (as ``pm.sample(nuts_sampler="numpyro")``
     does), with a kernel that reports every chain's progress through a JAX host callback.
 
-    The first call in a process, if JAX is not imported yet, adds
-    ``--xla_force_host_platform_device_count`` (:data:`MAX_PARALLEL_CHAINS`) to ``XLA_FLAGS`` so
-    chains run in parallel; JAX reads the flag only when first imported.
+    The first call in a process, if JAX is not imported yet, splits the CPU into
+    :data:`MAX_PARALLEL_CHAINS` devices (:func:`split_host_cpu`) so chains run in parallel.
 
     Parameters
     ----------
@@ -172,10 +194,7 @@ def numpyro_sample(model, var_names: list[str], settings: NutsSettings, tracker:
     """
     import arviz as az
 
-    if "jax" not in sys.modules and "host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-        os.environ["XLA_FLAGS"] = (
-            os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={MAX_PARALLEL_CHAINS}"
-        ).strip()
+    split_host_cpu()
     import jax
     from jax.experimental import io_callback
     from numpyro.infer import MCMC, NUTS

@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 MAX_SD = 5.0
 """Largest component the estimate reports (logits): a moment beyond what this SD gives is reported as it."""
@@ -101,6 +100,7 @@ def _shared_moment(
 def _matching_sd(observed: float, *args) -> float:
     """The SD whose expected moment (:func:`_shared_moment` with the other ``args``) is the observed one, at
     most :data:`MAX_SD`."""
+    from scipy.optimize import brentq  # imported on use: lib.planning.design (the parser's defaults) stays light
 
     def gap(sd: float) -> float:
         return _shared_moment(sd, *args) - observed

@@ -287,6 +287,9 @@ RANGES = {
 }
 """The range of every numeric assumption, checked before anything runs: name -> (low, high, what)."""
 
+MAX_MINUTES = 30.0
+"""Default bound of a plan's estimated time on one core (``--max-minutes``), checked before it starts."""
+
 
 @dataclass
 class Assumptions:

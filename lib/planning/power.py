@@ -30,7 +30,7 @@ from lib.engine import Engine, TaskProgress
 from lib.errors import PlanStopped, SettingsError
 from lib.paths import cache_dir
 from lib.planning.analyses import ALPHA, LEVEL, analyse
-from lib.planning.design import ANALYSES, Assumptions, Design
+from lib.planning.design import ANALYSES, MAX_MINUTES, Assumptions, Design
 from lib.planning.simulate import simulate_study, skills_from_theta
 
 COLUMNS = [
@@ -92,9 +92,6 @@ is of the stated size)."""
 MAX_STUDY_JUDGMENTS = 5_000_000
 """Judgments of one simulated study (comparisons x prompts x annotators) at most: its arrays take
 about 60 bytes per judgment, so 300 MB, on every worker at once."""
-
-MAX_MINUTES = 30.0
-"""Default bound of a plan's estimated time on one core (``--max-minutes``), checked before it starts."""
 
 SECONDS_PER_JUDGMENT_SIMULATED = 2e-7
 """Measured cost on the 2-core machine (one core) of drawing and analysing one simulated judgment; an

@@ -8,12 +8,16 @@ each score an annotator gave one system on one prompt (*ratings*, which needs no
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from lib.errors import DesignError, SettingsError
-from lib.ratings import RatingMatrix
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from lib.ratings import RatingMatrix
 
 LIKELIHOODS = {
     "cells": "net rating per (system pair, prompt), the graded response model of the Abilities page",
@@ -61,6 +65,8 @@ class RankingData:
 
     def __post_init__(self) -> None:
         """Without ``component``, every system is in component 1."""
+        import pandas as pd
+
         if self.component is None:
             self.component = pd.Series(1, index=self.systems, name="component", dtype="int64")
 
@@ -91,6 +97,7 @@ def comparison_components(systems: list[str], system_a, system_b) -> pd.Series:
         ``component`` (int64) indexed by ``systems``: 1 for the largest component, 2 the next
         (ties broken by the alphabetically first system), ...
     """
+    import pandas as pd
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -237,6 +244,8 @@ def _votes(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]:
     DesignError
         Every vote is a tie (for the votes likelihood).
     """
+    import pandas as pd
+
     votes = data.judgments.votes
     if data.criterion is not None:
         votes = votes[votes["criterion"] == data.criterion]
@@ -257,6 +266,8 @@ def _ratings(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]
     DesignError
         Every score is the same (for the ratings likelihood).
     """
+    import pandas as pd
+
     table = data.ratings
     if data.criterion is not None and "criterion" in table:
         table = table[table["criterion"] == data.criterion]

@@ -99,6 +99,15 @@ def test_a_registered_sampler_is_offered_on_the_abilities_page(throwaway):
     assert "a test sampler" in box.help
 
 
+def test_a_registered_sampler_is_offered_on_the_leaderboard_page(throwaway):
+    from lib.ranking.fit import SAMPLERS as RANKING_SAMPLERS
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/leaderboard.py").run()
+    box = at.selectbox(key="lb_sampler")
+    assert list(box.options) == list(RANKING_SAMPLERS) and "metropolis" in box.options
+
+
 def test_a_sampler_is_offered_to_the_fits_it_is_made_for():
     from lib.inference.settings import samplers_for
 

@@ -1,0 +1,79 @@
+"""Compile once per machine: whole-process time of ``rank --sampler laplace`` with JAX's persistent
+compilation cache cold (empty folder) and warm (the folder a previous process filled), and with the
+cache off (``EVAL_JAX_CACHE=0``) for reference. Figures, not a test.
+
+Every run is a new ``python -m lib rank`` process on a bundled data set with its own
+``EVAL_CACHE_DIR``; a warm run gets a copy of the JAX folder a cold run wrote and nothing else (the
+fit cache would answer without compiling). Prints each run's whole-process seconds and the fit's own
+``wall_s`` (``diagnostics.json``: model build, compilation, optimisation, Hessian, read-outs), the
+median of each mode and the ratio warm / cold.
+
+    python bench/bench_compile_cache.py [--dataset pandalm_pairwise] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lib.datasets import DATASETS
+from lib.inference.compile_cache import ENV, KIND
+from lib.paths import ROOT
+
+
+def command(key: str, out: Path) -> list[str]:
+    """``python -m lib rank`` on the bundled data set ``key`` with Laplace, writing to ``out``."""
+    ds = DATASETS[key]
+    columns = ",".join(f"{role}={name}" for role, name in ds.columns.items())
+    criterion = ["--criterion", ds.criteria[0]] if len(ds.criteria) > 1 else []
+    return [
+        *(sys.executable, "-m", "lib", "rank", "--input", str(ds.path), "--format", ds.fmt),
+        *("--columns", columns, *criterion, "--sampler", "laplace", "--out", str(out)),
+    ]
+
+
+def run(key: str, cache: Path, out: Path, *, off: bool = False) -> tuple[float, float]:
+    """One whole process: (seconds, the fit's ``wall_s``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_") and k != ENV}
+    env["EVAL_CACHE_DIR"] = str(cache)
+    if off:
+        env[ENV] = "0"
+    began = time.perf_counter()
+    subprocess.run(command(key, out), cwd=ROOT, env=env, check=True, capture_output=True)
+    seconds = time.perf_counter() - began
+    return seconds, json.loads((out / "diagnostics.json").read_text())["wall_s"]
+
+
+def main(key: str, runs: int) -> None:
+    print("$", " ".join(Path(a).name if a == sys.executable else a for a in command(key, Path("OUT"))))
+    times: dict[str, list[float]] = {"off": [], "cold": [], "warm": []}
+    print(f"{'run':>4} {'mode':>5} {'process s':>10} {'fit wall_s':>11} {'entries':>8}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(runs):
+            for mode in times:
+                cache = Path(tmp) / f"{mode}{i}"
+                if mode == "warm":  # the JAX folder of this round's cold run, nothing else
+                    shutil.copytree(Path(tmp) / f"cold{i}" / KIND, cache / KIND)
+                seconds, wall = run(key, cache, Path(tmp) / f"out_{mode}{i}", off=mode == "off")
+                times[mode].append(seconds)
+                n = len(list((cache / KIND).glob("*-cache"))) if (cache / KIND).is_dir() else 0
+                print(f"{i + 1:>4} {mode:>5} {seconds:>10.2f} {wall:>11.2f} {n:>8}", flush=True)
+    med = {mode: statistics.median(t) for mode, t in times.items()}
+    print(" ".join(f"median {mode} {s:.2f} s;" for mode, s in med.items()), end=" ")
+    print(f"warm / cold {med['warm'] / med['cold']:.2f}, cold / off {med['cold'] / med['off']:.2f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="pandalm_pairwise", choices=sorted(DATASETS))
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    main(args.dataset, args.runs)
