@@ -241,9 +241,14 @@ def numpyro_sample(model, var_names: list[str], settings: NutsSettings, tracker:
     extra = mcmc.get_extra_fields(group_by_chain=True)
     dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
     coords = {name: np.asarray(model.coords[name]) for d in dims.values() for name in d}
-    return az.from_dict(
+    idata = az.from_dict(
         posterior={v.name: np.asarray(x) for v, x in zip(outputs, values, strict=True)},
         sample_stats={"diverging": np.asarray(extra["diverging"]), "energy": np.asarray(extra["energy"])},
         coords=coords,
         dims=dims,
     )
+    # Every fit compiles new programs (a new model's closures) that JAX's in-memory caches keep: about 600
+    # memory mappings a fit, until XLA cannot allocate and the process segfaults after about 93 fits
+    # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat.
+    jax.clear_caches()
+    return idata

@@ -6,12 +6,15 @@ Moments of the votes' deviations from their expected value under the pilot's fit
 (centred per comparison). Two votes of one cell by different annotators share only the prompt x
 comparison effect ``e_ij``, two votes of one annotator on different prompts of a comparison only the
 annotator x comparison effect ``a_ik``; so each SD is the one whose expected sum of ``d d'`` over those
-pairs, computed from the GRM by quadrature over the shared effect (:func:`_shared_moment`), equals the
-observed sum. A component whose moment is not :data:`NOISE_Z` standard errors above 0 is 0.
+pairs, computed from the GRM by quadrature over the shared effect and the other one
+(:func:`_shared_moment`), equals the observed sum. A component whose moment is not :data:`NOISE_Z`
+standard errors above 0 is 0.
 
-The pilot's theta is its fit without these effects (slightly flatter than the conditional one when
-they are large), and a few votes per cell detect only large components: ``tests/planning`` measures
-the estimates; the simulator check shows whether data simulated with them look like the pilot.
+The pilot's fit has no such effects, so its thetas are marginal, flatter than those the effects are
+added to: the moments are taken at the thetas the components imply (:func:`conditional_theta`), and the
+two are estimated in turn (:data:`ROUNDS`). A few votes per cell detect only large components:
+``tests/planning/test_variance_components.py`` measures the estimates; the simulator check shows whether
+data simulated with them look like the pilot.
 """
 
 from __future__ import annotations

@@ -100,7 +100,8 @@ def simulate_study(
     the normal model a judgment is ``N(theta_ijk, 1)``, Card et al. 2020's paired difference): with stated
     assumptions three categories (A better, tie, B better) with thresholds ``+-b_j``,
     ``alpha_j b_j = logit((1 + tie_rate) / 2)``;
-    with a pilot the truth is the pilot's MAP thetas and each judgment one of the pilot's (one vote,
+    with a pilot the truth is the pilot's MAP thetas (with variance components, the thetas they imply:
+    :meth:`lib.planning.design.PilotBank.true_theta`) and each judgment one of the pilot's (one vote,
     or one cell), with its alpha and b. ``top_alpha`` takes the bank's prompts of highest (estimated)
     alpha, of a pilot only those whose alpha it informs, then the others at random; ``random`` a random
     subset.
