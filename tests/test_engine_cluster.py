@@ -269,22 +269,18 @@ def test_ctrl_c_while_waiting_for_a_worker_cancels_the_tasks_at_once(cluster):
     waited the 60 s here)."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        _interrupt_while_waiting(cluster)
+        with Engine(cluster.address, lost_timeout=60) as engine:
+            threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+            start = time.monotonic()
+            with pytest.raises(KeyboardInterrupt):
+                list(engine.map(_draw, range(40)))
+            assert time.monotonic() - start < 3
+            deadline = time.monotonic() + 5
+            while engine._client.run_on_scheduler(_tasks_on):
+                assert time.monotonic() < deadline, "the tasks were not cancelled"
+                time.sleep(0.1)
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def _interrupt_while_waiting(cluster) -> None:
-    with Engine(cluster.address, lost_timeout=60) as engine:
-        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
-        start = time.monotonic()
-        with pytest.raises(KeyboardInterrupt):
-            list(engine.map(_draw, range(40)))
-        assert time.monotonic() - start < 3
-        deadline = time.monotonic() + 5
-        while engine._client.run_on_scheduler(_tasks_on):
-            assert time.monotonic() < deadline, "the tasks were not cancelled"
-            time.sleep(0.1)
 
 
 @pytest.mark.parametrize("cluster", [1], indirect=True)

@@ -70,6 +70,25 @@ def log_category_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> n
     return _log_prob_between(z[..., :-1], z[..., 1:])
 
 
+def judgment_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``P(u = k)`` of judgments that each have a theta of their own (a prompt or annotator effect added),
+    computed as :func:`log_category_probs` does.
+
+    Parameters
+    ----------
+    theta : ndarray, shape (...)
+    alpha : ndarray, broadcasting to ``theta``
+    b : ndarray, broadcasting to (..., K-1), ordered along the last axis
+
+    Returns
+    -------
+    ndarray, shape (..., K), float64; sums to 1 over the last axis.
+    """
+    b = np.asarray(b, dtype=float)
+    z = np.asarray(alpha, dtype=float)[..., None] * (np.asarray(theta, dtype=float)[..., None] - _edges(b))
+    return np.exp(_log_prob_between(z[..., :-1], z[..., 1:]))
+
+
 def category_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Category response curves ``P(u = k | theta)`` of the GRM.
 

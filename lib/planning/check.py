@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
-from lib.irt.readouts import category_probs
+from lib.irt.readouts import category_probs, judgment_probs
 from lib.planning.design import PilotBank
 
 CHECK_COLUMNS = ["check", "pilot", "simulated_mean", "simulated_low", "simulated_high", "p_value", "agrees"]
@@ -49,12 +48,9 @@ def simulator_check(pilot: PilotBank, replicates: int = 200, seed: int = 0, *, i
     n = pilot.counts.sum(axis=-1).astype(np.int64)  # (I, J) judgments per cell
     if item_sd > 0:
         theta = pilot.true_theta()[:, None] + item_sd * rng.standard_normal((replicates, *n.shape))  # (R, I, J)
-        above = expit(pilot.alpha[:, None] * (theta[..., None] - pilot.b))  # P(u >= c), (R, I, J, K-1)
-        edges = np.concatenate([np.ones((*theta.shape, 1)), above, np.zeros((*theta.shape, 1))], axis=-1)
-        probs = -np.diff(edges, axis=-1)
+        probs = judgment_probs(theta, pilot.alpha, pilot.b)  # (R, I, J, K)
     else:
         probs = category_probs(pilot.true_theta(), pilot.alpha, pilot.b)  # (I, J, K)
-    probs = np.clip(probs, 0.0, None)
     probs = probs / probs.sum(axis=-1, keepdims=True)
     simulated = rng.multinomial(n, probs, size=None if item_sd > 0 else (replicates, *n.shape))  # (R, I, J, K)
     observed = _statistics(pilot, pilot.counts[None], n)

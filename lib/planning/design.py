@@ -539,7 +539,8 @@ def fit_pilot(data) -> PilotBank:
     if default_cutpoints(data.fmt) != "antisymmetric":
         raise SettingsError(f"the planner needs a pilot of system comparisons, not '{data.fmt}' data")
     rm = data.matrix
-    counts = vote_counts(data)
+    votes = pilot_votes(data)
+    counts = vote_counts(votes, rm.shape) if votes is not None else None
     if counts is not None:
         found = fit_votes(counts)
         theta, alpha, b, informed = found["theta"], found["alpha"], found["b"], found["informed"]
@@ -562,7 +563,7 @@ def fit_pilot(data) -> PilotBank:
         ]
     )
     theta, alpha, b = (np.asarray(x, float) for x in (theta, alpha, b))
-    components = estimate_components(pilot_votes(data), theta, alpha, b, categories)
+    components = estimate_components(votes, theta, alpha, b, categories)
     return PilotBank(
         theta=theta,
         pairs=pair_index,

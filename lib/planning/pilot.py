@@ -41,14 +41,11 @@ def pilot_votes(data) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] |
     )
 
 
-def vote_counts(data) -> np.ndarray | None:
-    """Votes of every (comparison, prompt) cell of a pilot by value (-1, 0, +1): shape (I, J, 3), in
-    the order of ``data.matrix``; None for data without individual votes (:func:`pilot_votes`)."""
-    found = pilot_votes(data)
-    if found is None:
-        return None
-    i, j, _, score = found
-    counts = np.zeros((*data.matrix.shape, 3))
+def vote_counts(votes: tuple[np.ndarray, ...], shape: tuple[int, int]) -> np.ndarray:
+    """Votes of every (comparison, prompt) cell by value (-1, 0, +1): shape (I, J, 3) for ``shape`` (I, J),
+    from a pilot's votes as :func:`pilot_votes` gives them."""
+    i, j, _, score = votes
+    counts = np.zeros((*shape, 3))
     np.add.at(counts, (i, j, score + 1), 1.0)
     return counts
 

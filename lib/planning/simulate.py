@@ -8,7 +8,7 @@ from itertools import combinations
 
 import numpy as np
 
-from lib.irt.readouts import category_probs
+from lib.irt.readouts import category_probs, judgment_probs
 from lib.planning.design import Assumptions, Design
 from lib.selection.strategies import STRATEGIES as SELECTION_STRATEGIES
 
@@ -171,10 +171,7 @@ def simulate_study(
         scores = judgment_rng.normal(np.broadcast_to(judged, shape), 1.0, shape)
         return Study(scores, None, theta, pairs, skills, target, alpha, None, names, chosen)
     if a.item_sd > 0 or a.annotator_sd > 0:  # P(u >= c) = logistic(alpha_j (theta_ijk - b_jc)) per judgment
-        judged = np.broadcast_to(judged, (*shape[:2], judged.shape[2]))  # (I, J, n), or (I, J, 1): a cell's
-        above = 1.0 / (1.0 + np.exp(-alpha[:, None, None] * (judged[..., None] - b[:, None, :])))  # (.., K-1)
-        ones = np.ones((*judged.shape, 1))
-        cum = np.cumsum(-np.diff(np.concatenate([ones, above, 0 * ones], axis=-1), axis=-1), axis=-1)
+        cum = judgment_probs(judged, alpha[:, None], b[:, None, :]).cumsum(axis=-1)  # (I, J, n or 1, K)
     else:
         cum = category_probs(theta, alpha, b).cumsum(axis=-1)[:, :, None, :]  # (I, J, 1, K)
     u = judgment_rng.random(shape)
