@@ -2,7 +2,9 @@
 
 Not a page itself; imported as ``ui.text``. Streamlit renders Markdown (and LaTeX between
 ``$``) in ``st.markdown``, ``st.caption``, ``st.error`` and the like, so a name such as
-``![x](http://host/x.png)`` would load an image; escaping makes it show literally.
+``![x](http://host/x.png)`` would load an image; escaping makes it show literally. Streamlit's
+Markdown also turns bare addresses (``http://host``, ``www.host``, ``name@host``) into links after
+escapes are read, so a word joiner (U+2060, invisible) is put inside each.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import re
 # CommonMark's ASCII punctuation that can start or end Markdown syntax, plus "$" (LaTeX in
 # Streamlit), "~" (strikethrough) and ":" (Streamlit's :material/icon: and :color[text] syntax).
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|$~:=&\"'])")
+# Where remark-gfm's autolink literals start: a scheme's "://", "www." and an address's "@".
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=\bwww)(?=\.)|(?=@)")
+_WORD_JOINER = "\u2060"
 
 
 def escape_markdown(text: object) -> str:
@@ -25,6 +30,7 @@ def escape_markdown(text: object) -> str:
     -------
     str
         Safe to pass to ``st.markdown``, ``st.caption``, ``st.error``, ``st.warning``, ``st.info``.
-        Newlines are kept (they are not Markdown syntax by themselves).
+        Newlines are kept (they are not Markdown syntax by themselves); bare addresses hold an
+        invisible word joiner so they are not made links.
     """
-    return _SPECIAL.sub(r"\\\1", str(text))
+    return _SPECIAL.sub(r"\\\1", _AUTOLINK.sub(_WORD_JOINER, str(text)))
