@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run dev test lint typecheck chromium bench
+.PHONY: run dev test lint typecheck chromium postgres bench
 
 $(BIN)/.installed: requirements.txt requirements-test.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ $(BIN)/.installed: requirements.txt requirements-test.txt pyproject.toml
 # Debian's chromium for the real-browser tests (playwright drives it; no downloaded browsers).
 chromium:
 	bash scripts/install_chromium.sh
+
+# Debian's PostgreSQL for the study storage tests (they start a throwaway cluster on 127.0.0.1).
+postgres:
+	bash scripts/install_postgres.sh
 
 run: $(BIN)/.installed
 	$(BIN)/streamlit run app.py
@@ -34,7 +38,7 @@ typecheck: $(BIN)/.installed
 
 # Two processes for the tests that compute (pytest-xdist, whole files per process: module fixtures
 # stay shared); then the real-browser tests alone, as one of them times what a user waits for.
-test: lint typecheck chromium
+test: lint typecheck chromium postgres
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --ignore=tests/browser
 	$(BIN)/python -m pytest -q tests/browser
 

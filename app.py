@@ -2,11 +2,22 @@
 
 import streamlit as st
 
+from lib.study.create import TOKEN_PARAM
+from ui.access import needs_secret, serve_secret_page
+from ui.annotate import serve_annotator
 from ui.common import UPLOAD, current_fit, init_state, link_problems, sync_url
 from ui.navigation import app_pages
 from ui.text import escape_markdown
 
 st.set_page_config(page_title="Efficient human evaluation", layout="wide")
+if TOKEN_PARAM in st.query_params:
+    # An annotator's link: the annotation page alone, no navigation, no analysis page, no URL state.
+    serve_annotator()
+    st.stop()
+if needs_secret():
+    # Served beyond this machine (or a secret is set): the secret's page alone until it is given.
+    serve_secret_page()
+    st.stop()
 init_state()
 
 page = st.navigation(app_pages())

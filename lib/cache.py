@@ -159,19 +159,24 @@ def netcdf_bytes(idata: Any) -> bytes:
 
     h5netcdf writing to a file crashed the process (segmentation fault in its close) when the disk
     filled half-way; in memory nothing can fail half-way, and the bytes are then written plainly.
+    Dask's local scheduler is set for the write: in a Dask worker xarray would otherwise guard the
+    buffer with a cluster-wide lock named after it, which failed every save and then hung the worker
+    (tests/test_cache_in_worker.py).
     """
+    import dask
     import xarray as xr
 
     buf = io.BytesIO()
     mode: Literal["w", "a"] = "w"
-    if idata.attrs:
-        xr.Dataset(attrs=idata.attrs).to_netcdf(buf, mode=mode, engine="h5netcdf", group="/")
-        mode = "a"
-    for group in idata.groups():
-        data = getattr(idata, group)
-        encoding = {name: {"zlib": True} for name, v in data.variables.items() if v.dtype.kind in "biufc"}
-        data.to_netcdf(buf, mode=mode, group=group, engine="h5netcdf", encoding=encoding)
-        mode = "a"
+    with dask.config.set(scheduler="synchronous"):
+        if idata.attrs:
+            xr.Dataset(attrs=idata.attrs).to_netcdf(buf, mode=mode, engine="h5netcdf", group="/")
+            mode = "a"
+        for group in idata.groups():
+            data = getattr(idata, group)
+            encoding = {name: {"zlib": True} for name, v in data.variables.items() if v.dtype.kind in "biufc"}
+            data.to_netcdf(buf, mode=mode, group=group, engine="h5netcdf", encoding=encoding)
+            mode = "a"
     return buf.getvalue()
 
 

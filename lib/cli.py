@@ -1,4 +1,4 @@
-"""Command line: ``python -m lib {fit,rank,select,plan,revise,cost} ...``.
+"""Command line: ``python -m lib {fit,rank,select,plan,revise,cost,study,judge} ...``.
 
 Each subcommand lives in ``lib/commands/<name>.py`` with ``add_parser(subparsers)``; heavy imports
 (pandas, scipy, pymc, openai) happen inside the command's ``run``, so ``--help`` and argument errors
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from lib.errors import InputError, OutputError, SettingsError
 
-COMMANDS = ("fit", "rank", "select", "plan", "revise", "cost")
+COMMANDS = ("fit", "rank", "select", "plan", "revise", "cost", "study", "judge")
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -211,6 +211,24 @@ def add_out_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_llm_request_options(parser: argparse.ArgumentParser, unit: str) -> None:
+    """``--concurrency``, ``--timeout`` and ``--max-retries`` of the commands that ask an LLM
+    (``unit``: what is in flight, e.g. "drafts"); read into :class:`lib.revision.client.LLMSettings`."""
+    parser.add_argument("--concurrency", type=count, default=4, help=f"{unit} in flight at once (default 4)")
+    parser.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=60.0,
+        help="seconds one request may wait for the LLM's answer (default 60)",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=non_negative_int,
+        default=3,
+        help="retries of a request that timed out, was rate-limited or hit a server error (default 3)",
+    )
+
+
 def progress_printer() -> Callable[[float, str], None]:
     r"""A progress callback for a command: it prints ``[ 40%] message`` when the stage changes or the
     fraction has grown by a further 10% (a line each, as a carriage return is printed as ``\r``).
@@ -232,6 +250,26 @@ def progress_printer() -> Callable[[float, str], None]:
             print(f"[{fraction:4.0%}] {message}", flush=True)
 
     return show
+
+
+def add_verbose_option(parser: argparse.ArgumentParser) -> None:
+    """``--verbose``: print the seconds each phase took (:func:`print_timings`)."""
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print the seconds each phase took (read, checks, model build, compile, ...; also the "
+        "'timings' of diagnostics.json)",
+    )
+
+
+def print_timings(timings: dict[str, float], started: float) -> None:
+    """Print the seconds per phase (:func:`lib.inference.timings.timings_text`) and the time not in a
+    phase since ``started`` (``time.perf_counter()`` when the command began)."""
+    import time
+
+    from lib.inference.timings import timings_text
+
+    print("time per phase:\n" + timings_text(timings, time.perf_counter() - started))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 import arviz as az
 import numpy as np
 
-ESS_MIN = 400
+from lib.inference.settings import TARGET_ESS
+
+ESS_MIN = TARGET_ESS
 """Smallest acceptable bulk and tail ESS of every reported parameter (Vehtari et al. 2021: 100 per
 chain for the 4 chains the fits default to). Below it quantiles and tail probabilities are too noisy."""
 

@@ -572,12 +572,13 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
         )
 
     raw = values["choice"]
-    winner = np.array([_CHOICE_CODES.get(c.lower(), "") for c in raw], dtype=object)
+    seen, distinct = pd.factorize(raw)  # a handful of distinct choices: each looked up once
+    winner = np.array([_CHOICE_CODES.get(c.lower(), "") for c in distinct], dtype=object)[seen]
     for fold in (str, str.casefold):  # exact system names first, then ignoring case
-        choice = np.array([fold(c) for c in raw], dtype=object)
         for code, names in (("a", sa), ("b", sb)):
-            by_name = (winner == "") & (choice == np.array([fold(n) for n in names], dtype=object))
-            winner[by_name] = code
+            rest = np.flatnonzero(winner == "")
+            by_name = np.array([fold(raw[i]) == fold(names[i]) for i in rest], dtype=bool)
+            winner[rest[by_name]] = code
     unknown = winner == ""
     if unknown.any():
         shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])

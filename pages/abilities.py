@@ -9,7 +9,7 @@ from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.inference.diagnostics import NOT_CONVERGED, diagnostics_json
-from lib.inference.settings import gives_posterior
+from lib.inference.settings import TARGET_CHUNK, gives_posterior
 from lib.irt.contraction import UNINFORMED_BELOW
 from lib.irt.fit import fit_grm, netcdf_bytes
 from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings
@@ -17,6 +17,7 @@ from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from ui.common import current_fit, current_input
 from ui.text import escape_markdown
+from ui.timings import show_timings
 
 started = time.perf_counter()  # a click reruns this script: the user's wait starts about here
 
@@ -31,7 +32,7 @@ def _options_help(helps: dict[str, str]) -> str:
 def settings_form(data) -> tuple[FitSettings, bool]:
     old = st.session_state["fit_settings"]
     with st.expander("Fit settings", expanded=current_fit(data) is None):
-        c = st.columns(6)
+        c = st.columns(7)
         samplers, cuts = list(SAMPLERS), list(CUTPOINTS)
         sampler = c[0].selectbox(
             "Sampler",
@@ -49,11 +50,31 @@ def settings_form(data) -> tuple[FitSettings, bool]:
             "when the prompts have too few rated comparisons to inform their own thresholds.",
         )
         chains = c[2].number_input("Chains", 1, 8, old.chains, key="abil_chains")
-        draws = c[3].number_input("Draws", 50, 10000, old.draws, step=100, key="abil_draws")
+        draws = c[3].number_input(
+            "Draws", 50, 10000, old.draws, step=100, key="abil_draws", help="per chain; with a target ESS, the most"
+        )
         tune = c[4].number_input("Tuning", 0, 10000, old.tune, step=100, key="abil_tune")
-        seed = c[5].number_input("Seed", 0, 2**31 - 1, old.seed, key="abil_seed")
+        target = c[5].number_input(
+            "Target ESS",
+            0,
+            100_000,
+            old.target_ess or 0,
+            step=100,
+            key="abil_target",
+            disabled=not SAMPLERS[sampler].to_target,
+            help=f"numpyro: warm up from the MAP point, then draw {TARGET_CHUNK} per chain at a time until the bulk "
+            "and tail ESS of every theta, alpha and b reach it and their R-hat is at most 1.01 (or Draws per chain "
+            "are drawn); 0: exactly Draws.",
+        )
+        seed = c[6].number_input("Seed", 0, 2**31 - 1, old.seed, key="abil_seed")
     settings = FitSettings(
-        cutpoints=cutpoints, sampler=sampler, chains=int(chains), draws=int(draws), tune=int(tune), seed=int(seed)
+        cutpoints=cutpoints,
+        sampler=sampler,
+        chains=int(chains),
+        draws=int(draws),
+        tune=int(tune),
+        seed=int(seed),
+        target_ess=int(target) if target and SAMPLERS[sampler].to_target else None,
     )
     st.session_state["fit_settings"] = settings
     return settings, st.button("Fit", type="primary", key="abil_fit")
@@ -91,6 +112,12 @@ def show_diagnostics(fit) -> None:
             f"{d.wall_s:.1f} s",
             help="from the start of the fit to its result, model building and compilation included",
         )
+    if d.stopped is not None:
+        st.caption(
+            f"Sampled to the target ESS {d.target_ess}: {d.draws} draws per chain, "
+            + ("the target was reached." if d.stopped == "target" else "the ceiling (Draws) was reached first.")
+        )
+    show_timings(d.timings)
 
 
 st.title("Abilities")
@@ -117,9 +144,12 @@ if data is not None:
         )
     elif fit is not None:
         s = fit.settings
+        sizes = (
+            f"{s.draws} draws" if s.target_ess is None else f"at most {s.draws} draws to the target ESS {s.target_ess}"
+        )
         st.caption(
             f"Showing the fit with {s.sampler}, {s.cutpoints} cutpoints, {s.chains} chains x "
-            f"{s.draws} draws ({s.tune} tuning), seed {s.seed}."
+            f"{sizes} ({s.tune} tuning), seed {s.seed}."
         )
         show_diagnostics(fit)
         table = ability_table(fit, data.matrix)

@@ -25,6 +25,7 @@ from ui.common import (
     restore,
     sync_url,
 )
+from ui.judges import judge_upload
 from ui.mapping import column_mapping
 from ui.text import escape_markdown
 
@@ -241,3 +242,4 @@ if data is not None:
     if (warning := merge_warning(data.matrix)) is not None:
         st.warning(escape_markdown(warning))
     summary(data)
+    judge_upload(data)

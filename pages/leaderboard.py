@@ -17,6 +17,7 @@ from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
 from ui.common import cached_bundled, current_input
 from ui.text import escape_markdown
+from ui.timings import show_timings
 
 # With fewer systems than MIN_SYSTEMS (LAMP's 3 conditions, the app's default data) the page opens on
 # HANNA's 11 systems: a leaderboard of three says little.
@@ -141,13 +142,14 @@ def show(result, data) -> None:
     default = f" (the default sampler: {DEFAULT_SAMPLER})" if s.sampler == DEFAULT_SAMPLER else ""
     st.caption(
         f"{escape_markdown(fit.data.likelihood)} likelihood, {escape_markdown(d.sampler)}{default}"
-        + ("" if d.sampler == LAPLACE else f", {d.chains} chains x {d.draws} draws")
+        + (f", {d.draws} draws" if d.sampler == LAPLACE else f", {d.chains} chains x {d.draws} draws")
         + f", {d.wall_s:.1f} s (estimated before the fit: {result.cost})."
     )
     for note in result.notes:
         st.info(escape_markdown(note))
     for w in d.warnings:
         st.warning(escape_markdown(w))
+    show_timings(d.timings)
     st.dataframe(readable(board.round(3)), hide_index=True, key="lb_table")
     order = list(board["system"])
     tabs = st.tabs(["Skills", "Ranks", "Win probabilities", "IRT vs Bradley–Terry"])

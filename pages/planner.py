@@ -39,6 +39,7 @@ from lib.planning.power import (
 from lib.plots.planning import cost_table, highlight_cheapest, power_curve
 from ui.common import current_input, sync_url
 from ui.engine import scheduler_field
+from ui.judges import planner_section
 from ui.text import escape_markdown
 
 PILOT, TYPED = "From the pilot (Data page)", "Typed in"
@@ -64,6 +65,8 @@ st.caption(
     "the usual t-test, Wilcoxon and sign tests. Power is the share of studies whose 95% interval "
     "excludes 0, with its Monte-Carlo error (Card et al. 2020; Howcroft & Rieser 2021)."
 )
+# Before the planner's own steps, which stop the page until a plan is run; shown only with a judge file.
+planner_section()
 
 source = st.radio("Assumptions", [PILOT, TYPED], key="planner_source", horizontal=True)
 c = st.columns(3)
@@ -294,6 +297,7 @@ if not result["done"]:
     st.warning(f"The plan was stopped: showing the {len(plan_df)} designs that finished.")
 
 best = cheapest(plan_df, target)
+st.session_state["planner_best"] = best  # the Studies page's default annotators per item
 binding = best[best["reached"]]
 if len(binding):
     st.info(

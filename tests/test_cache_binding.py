@@ -102,7 +102,9 @@ def laplace_draws(monkeypatch):
     """Laplace fits replaced by normal draws, different for every fit (these tests are about the cache)."""
     calls = []
 
-    def fake(model, names, settings, tracker, *, local=(), unit="prompt", mode=None, marginal_curvature=True):
+    def fake(
+        model, names, settings, tracker, *, local=(), unit="prompt", mode=None, marginal_curvature=True, memo=None
+    ):
         calls.append(1)
         rng = np.random.default_rng(len(calls))
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}

@@ -28,6 +28,8 @@ TYPE_ERRORS = {
     "plan": ["--target-power", "1"],
     "revise": ["--concurrency", "0"],
     "cost": ["--n-max", "0"],
+    "study": ["create", "--per-item", "0"],
+    "judge": ["--timeout", "0"],
 }
 """An option of each command whose argparse ``type`` refuses the value."""
 

@@ -14,6 +14,7 @@ import streamlit as st
 
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import InputError
+from lib.inference.settings import sampling_sizes
 from lib.inputs import AnalysisInput, analysis_input, bundled_input
 from lib.irt.settings import FitSettings
 from lib.tables import read_csv
@@ -39,8 +40,9 @@ DEFAULTS = {
     "upload_filter_values": [],
     "upload_drop": False,
     "analysis_input": None,  # set by the Data page; None after an upload that could not be used
-    "fit_settings": FitSettings(),
+    "fit_settings": FitSettings(**sampling_sizes(FitSettings.sampler, draws=None, tune=None, target_ess=None)),
     "fit": None,  # the GRMFit shown on the Abilities and Prompts pages
+    "judge_file": None,  # (human data source, file name, bytes) of the LLM-judge votes given on the Data page
 }
 
 

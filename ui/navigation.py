@@ -19,10 +19,12 @@ SECTIONS = {
         ("pages/data.py", "Data", ":material/table:"),
         ("pages/abilities.py", "Abilities", ":material/leaderboard:"),
         ("pages/leaderboard.py", "Leaderboard", ":material/trophy:"),
+        ("pages/judges.py", "Judges", ":material/gavel:"),
         ("pages/prompts.py", "Prompts", ":material/quiz:"),
         ("pages/diagnostics.py", "Diagnostics", ":material/monitor_heart:"),
         ("pages/selection.py", "Prompt selection", ":material/filter_alt:"),
         ("pages/planner.py", "Study planner", ":material/science:"),
+        ("pages/studies.py", "Studies", ":material/assignment:"),
     ],
     "Other analyses": [
         ("pages/revision.py", "Revision edits", ":material/edit_note:"),

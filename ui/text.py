@@ -16,7 +16,7 @@ import re
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|$~:=&\"'])")
 # Where remark-gfm's autolink literals start: a scheme's "://", "www." and an address's "@".
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=\bwww)(?=\.)|(?=@)")
-_WORD_JOINER = "\u2060"
+WORD_JOINER = "\u2060"
 
 
 def escape_markdown(text: object) -> str:
@@ -33,4 +33,4 @@ def escape_markdown(text: object) -> str:
         Newlines are kept (they are not Markdown syntax by themselves); bare addresses hold an
         invisible word joiner so they are not made links.
     """
-    return _SPECIAL.sub(r"\\\1", _AUTOLINK.sub(_WORD_JOINER, str(text)))
+    return _SPECIAL.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, str(text)))

@@ -7,7 +7,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lib.cli import add_input_options, add_out_option, count, non_negative_int, progress_printer, read_input, seed
+from lib.cli import (
+    add_input_options,
+    add_out_option,
+    add_verbose_option,
+    count,
+    non_negative_int,
+    print_timings,
+    progress_printer,
+    read_input,
+    seed,
+)
+from lib.inference.settings import TARGET_CHUNK, TARGET_ESS, TARGET_TUNE
 from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings
 
 OUTPUTS = ["abilities.csv", "prompts.csv", "diagnostics.json", "posterior.nc", "groups.csv"]
@@ -36,9 +47,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="; ".join(f"{s.name}: {s.help}" for s in SAMPLERS.values()),
     )
     p.add_argument("--chains", type=count, help=f"default {FitSettings.chains}")
-    p.add_argument("--draws", type=count, help=f"draws per chain, default {FitSettings.draws}")
-    p.add_argument("--tune", type=non_negative_int, help=f"tuning iterations per chain, default {FitSettings.tune}")
+    p.add_argument(
+        "--draws",
+        type=count,
+        help=f"draws per chain, default {FitSettings.draws}; given without --target-ess, exactly this many "
+        "(no target); with a target, the ceiling",
+    )
+    p.add_argument(
+        "--tune",
+        type=non_negative_int,
+        help=f"tuning iterations per chain, default {FitSettings.tune} ({TARGET_TUNE} when sampling to a target ESS)",
+    )
+    p.add_argument(
+        "--target-ess",
+        type=count,
+        default=None,
+        metavar="N",
+        help=f"numpyro: warm up from the MAP point, then draw {TARGET_CHUNK} per chain at a time until the bulk and "
+        f"tail ESS of every theta, alpha and b reach N and their R-hat is at most 1.01, or --draws per chain are "
+        f"drawn (diagnostics.json says which: 'stopped'). Default {TARGET_ESS} unless --draws is given",
+    )
     p.add_argument("--seed", type=seed)
+    add_verbose_option(p)
     add_out_option(p)
     p.set_defaults(run=run)
 
@@ -52,22 +82,32 @@ def run(args: argparse.Namespace) -> int:
         0, also for a fit that did not converge (it prints an error line and ``diagnostics.json``
         says ``"converged": false``); a refused input raises :class:`lib.errors.InputError`.
     """
+    import time
+
     from lib.data_checks import auto_cutpoints
     from lib.export import csv_text, prepare_out
     from lib.inference.diagnostics import diagnostics_json
+    from lib.inference.settings import sampling_sizes
+    from lib.inference.timings import PhaseTimer
     from lib.irt.fit import fit_grm
     from lib.irt.summary import ability_table, prompt_table
 
+    started = time.perf_counter()
+    sizes = sampling_sizes(args.sampler, draws=args.draws, tune=args.tune, target_ess=args.target_ess)
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
-    data = read_input(args)
+    timer = PhaseTimer()
+    with timer.phase("read"):
+        data = read_input(args)
     rm = data.matrix
     cutpoints = args.cutpoints or auto_cutpoints(rm, args.format)
-    given = {k: getattr(args, k) for k in ("chains", "draws", "tune", "seed") if getattr(args, k) is not None}
-    settings = FitSettings(cutpoints=cutpoints, sampler=args.sampler, **given)
-    fit = fit_grm(rm, settings, use_cache=False, progress=progress_printer())
+    given = {k: getattr(args, k) for k in ("chains", "seed") if getattr(args, k) is not None}
+    settings = FitSettings(cutpoints=cutpoints, sampler=args.sampler, **given, **sizes)
+    fit = fit_grm(rm, settings, use_cache=False, progress=progress_printer(), timer=timer)
+    with timer.phase("read-outs"):
+        abilities, prompts = ability_table(fit, rm), prompt_table(fit, rm)
     texts = {
-        "abilities.csv": csv_text(ability_table(fit, rm)),
-        "prompts.csv": csv_text(prompt_table(fit, rm).drop(columns="b_mean")),
+        "abilities.csv": csv_text(abilities),
+        "prompts.csv": csv_text(prompts.drop(columns="b_mean")),
         "diagnostics.json": diagnostics_json(fit.diagnostics),
         "groups.csv": csv_text(rm.groups),
     }
@@ -81,6 +121,14 @@ def run(args: argparse.Namespace) -> int:
             (Path(staging) / name).replace(out / name)
     for w in fit.diagnostics.warnings:
         print(f"warning: {w}")
+    d = fit.diagnostics
+    if d.stopped is not None:
+        print(
+            f"sampled to the target ESS {d.target_ess}: {d.draws} draws per chain, "
+            + ("target reached" if d.stopped == "target" else "ceiling reached first (--draws)")
+        )
+    if args.verbose:
+        print_timings(d.timings, started)
     print(f"wrote {out}/{', '.join(OUTPUTS)}")
     if fit.diagnostics.converged is False:
         print(

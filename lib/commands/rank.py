@@ -7,10 +7,26 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lib.cli import add_input_options, add_out_option, count, non_negative_int, positive_float, read_input, seed
+from lib.cli import (
+    add_input_options,
+    add_out_option,
+    add_verbose_option,
+    count,
+    non_negative_int,
+    positive_float,
+    read_input,
+    seed,
+)
 from lib.errors import SettingsError
 
-OUTPUTS = ("leaderboard.csv", "win_matrix.csv", "diagnostics.json", "next_batch.csv", "annotators.csv")
+OUTPUTS = (
+    "leaderboard.csv",
+    "win_matrix.csv",
+    "diagnostics.json",
+    "next_batch.csv",
+    "annotators.csv",
+    "judge_quality.csv",
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -26,9 +42,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="leaderboard of systems: skills, ranks, P(best), Bradley–Terry baseline, what to annotate next",
         description="Fit one skill per system (structured IRT: theta of a pair = s_B - s_A, with the "
         "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json, "
-        "with --next N next_batch.csv and with --annotator-effect annotators.csv to --out.",
+        "with --next N next_batch.csv, with --annotator-effect annotators.csv and with --judge judge_quality.csv "
+        "to --out.",
     )
     add_input_options(p, "CSV of judgments or ratings")
+    p.add_argument(
+        "--judge",
+        default=None,
+        metavar="FILE",
+        help="CSV of LLM-judge verdicts (pairwise columns and a 'judge' column) on the same prompts and system "
+        "pairs: adds human-only, judge-only and prediction-powered (PPI++) Bradley–Terry skills and rank-sets "
+        "to leaderboard.csv, writes judge_quality.csv and effective_human_n in diagnostics.json",
+    )
     p.add_argument(
         "--likelihood",
         choices=list(LIKELIHOODS),
@@ -101,6 +126,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--draws", type=count, help="draws per chain (default 1000; Laplace: draws in all)")
     p.add_argument("--tune", type=non_negative_int, help="tuning iterations per chain (default 500)")
     p.add_argument("--seed", type=seed, help="default 0")
+    add_verbose_option(p)
     add_out_option(p)
     p.set_defaults(run=run)
 
@@ -119,10 +145,15 @@ def run(args: argparse.Namespace) -> int:
         An option that does not fit the format (``--position-column``, ``--annotator-effect``) or a
         negative ``--next``.
     """
-    from lib.cli import parse_columns, progress_printer
+    import time
+
+    from lib.cli import parse_columns, print_timings, progress_printer
     from lib.export import prepare_out
+    from lib.inference.timings import PhaseTimer
     from lib.ranking.fit import RankSettings
     from lib.ranking.run import rank_systems
+
+    started = time.perf_counter()
 
     if args.next < 0:
         raise SettingsError(f"--next must be 0 or more (got {args.next})")
@@ -136,7 +167,10 @@ def run(args: argparse.Namespace) -> int:
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
     # Votes are ranked from the votes: the pairs x prompts matrix is built only for the cells likelihood.
+    reading = time.perf_counter()
     data = read_input(args, matrix=args.likelihood == "cells")
+    read_s = time.perf_counter() - reading
+    judged = _judge(args.judge, data) if args.judge else None  # its errors come before the long fit
     sizes = ("sampler", "chains", "draws", "tune", "seed")
     given = {k: getattr(args, k) for k in sizes if getattr(args, k) is not None}
     settings = RankSettings(
@@ -156,22 +190,67 @@ def run(args: argparse.Namespace) -> int:
         max_minutes=args.max_minutes,
         progress=progress_printer(),
     )
-    written = _write_outputs(result, out)
+    PhaseTimer(result.fit.diagnostics.timings).add("read", read_s)  # diagnostics.json's timings
+    written = _write_outputs(result, out, judged)
+    if judged is not None:
+        _print_judged(judged)
     _print_result(result, default_sampler=args.sampler is None)
+    if args.verbose:
+        print_timings(result.fit.diagnostics.timings, started)
     print(f"wrote {out}/{', '.join(written)}")
     return 0
 
 
-def _write_outputs(result, out: Path) -> list[str]:
+def _judge(path: str, data):
+    """The judge analysis of ``--judge`` beside the human votes (:func:`lib.judges.run.judge_leaderboard`).
+
+    Raises
+    ------
+    lib.errors.SettingsError
+        The human file yields no pairwise votes.
+    """
+    from lib.judges.read import read_judge_file
+    from lib.judges.run import judge_leaderboard
+    from lib.tables import read_csv
+
+    if data.judgments is None:
+        raise SettingsError(f"--judge needs human pairwise votes to compare with, not the {data.fmt} format")
+    name = Path(path).name
+    return judge_leaderboard(data.judgments.votes, read_judge_file(read_csv(Path(path), name), file=name))
+
+
+def _print_judged(judged) -> None:
+    """The judges' quality, the notes and the effective human sample size of ``--judge``."""
+    for note in judged.notes:
+        print(f"note: {note}")
+    print(judged.quality.table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    d = judged.diagnostics
+    print(
+        f"prediction-powered skills: lambda = {d['lambda']:.3f}; the {d['human_votes']} human votes are worth "
+        f"{d['effective_human_n']:.0f} (effective human sample size)"
+    )
+
+
+def _write_outputs(result, out: Path, judged=None) -> list[str]:
     """Write the result's tables to ``out`` (staged, so no partial outputs); returns the names written."""
+    import json
+
     from lib.export import csv_text
     from lib.inference.diagnostics import diagnostics_json
 
+    board, diagnostics = result.leaderboard, diagnostics_json(result.fit.diagnostics)
+    if judged is not None:
+        from lib.judges.run import JUDGE_COLUMNS
+
+        board = board.merge(judged.leaderboard[["system", *JUDGE_COLUMNS]], on="system", how="left")
+        diagnostics = json.dumps(json.loads(diagnostics) | judged.diagnostics, indent=2, allow_nan=False)
     texts = {
-        "leaderboard.csv": csv_text(result.leaderboard),
+        "leaderboard.csv": csv_text(board),
         "win_matrix.csv": csv_text(result.win_matrix),
-        "diagnostics.json": diagnostics_json(result.fit.diagnostics),
+        "diagnostics.json": diagnostics,
     }
+    if judged is not None:
+        texts["judge_quality.csv"] = csv_text(judged.quality.table)
     if result.next_batch is not None:
         texts["next_batch.csv"] = csv_text(result.next_batch)
     if result.severity is not None:

@@ -19,7 +19,7 @@ OUTPUTS = ("edits.jsonl", "revision_distance.csv", "failures.csv")
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """The ``revise`` subcommand and its options."""
-    from lib.cli import add_columns_option, add_out_option, count, non_negative_int, positive_float
+    from lib.cli import add_columns_option, add_llm_request_options, add_out_option
 
     parser = subparsers.add_parser(
         "revise",
@@ -38,19 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--base-url", default=None, help="server URL (default $OPENAI_BASE_URL or OpenAI)")
     parser.add_argument("--model", default=None, help="model name (default $OPENAI_MODEL)")
-    parser.add_argument("--concurrency", type=count, default=4, help="drafts in flight at once (default 4)")
-    parser.add_argument(
-        "--timeout",
-        type=positive_float,
-        default=60.0,
-        help="seconds one request may wait for the LLM's answer (default 60)",
-    )
-    parser.add_argument(
-        "--max-retries",
-        type=non_negative_int,
-        default=3,
-        help="retries of a request that timed out, was rate-limited or hit a server error (default 3)",
-    )
+    add_llm_request_options(parser, "drafts")
     add_columns_option(parser)
     add_out_option(parser)
     parser.set_defaults(run=run)

@@ -6,6 +6,7 @@
   one runner per sampler (numpyro, pymc, nutpie, map);
 - :mod:`~lib.inference.laplace`: MAP + Laplace by block Hessian, marginal mode and Schur complement;
 - :mod:`~lib.inference.progress`: progress reporting from the sampler's threads;
+- :mod:`~lib.inference.timings`: where a fit's time went, seconds per phase (one timer for every fit path);
 - :mod:`~lib.inference.store`: the fit cache, one format and one key for every fit;
 - :mod:`~lib.inference.diagnostics`: convergence diagnostics of a fit and their JSON.
 

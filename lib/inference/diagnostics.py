@@ -30,6 +30,13 @@ class Diagnostics:
     passed (None without Markov chains to check); when False, ``warnings`` starts with the failed
     checks. ``prior_dominated``: ids of the parameters whose prior-to-posterior contraction is
     low (the GRM, :mod:`lib.irt.contraction`), ``n_prior_dominated`` their count.
+
+    ``timings``: seconds per phase of the fit (:data:`lib.inference.timings.PHASES`), and of the
+    command or page around it (read, read-outs, Bradley–Terry baseline); never overlapping, so they
+    sum to at most the wall time of the whole. A fit read from the cache has the original fit's.
+    ``target_ess``: the ESS sampled to (None: a fixed number of draws); ``stopped``: why sampling
+    stopped, ``"target"`` (every reported parameter's bulk and tail ESS reached it) or ``"ceiling"``
+    (the draws ran out first), None without a target.
     """
 
     sampler: str
@@ -44,6 +51,9 @@ class Diagnostics:
     warnings: list[str] = field(default_factory=list)
     n_prior_dominated: int = 0
     prior_dominated: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    target_ess: int | None = None
+    stopped: str | None = None
 
 
 def diagnose(
@@ -68,7 +78,8 @@ def diagnose(
     -------
     Diagnostics
         Without Markov chains: NaN R-hat and ESS, ``converged`` None, the sampler's note as warning.
-        Else each failed check is a warning starting with :data:`NOT_CONVERGED`.
+        Else each failed check is a warning starting with :data:`NOT_CONVERGED`; ``target_ess`` and
+        ``stopped`` come from the posterior's attributes of the same names (a fit sampled to a target).
     """
     post = idata["posterior"]
     if not is_mcmc(sampler):
@@ -91,6 +102,7 @@ def diagnose(
     else:
         checked_idata = az.InferenceData(posterior=checked)
     check = check_convergence(checked_idata, names)
+    target = post.attrs.get("target_ess")
     return Diagnostics(
         sampler,
         post.sizes["chain"],
@@ -102,6 +114,8 @@ def diagnose(
         wall_s,
         check.converged,
         [f"{NOT_CONVERGED}: {failure}" for failure in check.failures],
+        target_ess=None if target is None else int(target),
+        stopped=post.attrs.get("stopped"),
     )
 
 

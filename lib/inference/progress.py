@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from lib.inference.timings import PhaseTimer
+
 FitProgress = Callable[[float, str], None]
 """Called with (fraction done in [0, 1], what is happening)."""
 
@@ -48,6 +50,8 @@ class Tracker:
         Iterations of all chains together (chains x (tune + draws)); at least 1 is assumed.
     start : float
         ``time.perf_counter()`` when the fit began.
+    timer : PhaseTimer, optional
+        Takes the seconds of the sampler's phases (:mod:`lib.inference.timings`); a new one by default.
 
     Attributes
     ----------
@@ -55,8 +59,9 @@ class Tracker:
         (fraction done in [0, 1], stage) not yet taken by :meth:`drain`; guarded by ``lock``.
     """
 
-    def __init__(self, total: int, start: float) -> None:
+    def __init__(self, total: int, start: float, timer: PhaseTimer | None = None) -> None:
         self.total, self.start = max(total, 1), start
+        self.timer = timer or PhaseTimer()
         self.done = 0
         self.events: list[tuple[float, str]] = []
         self.lock = threading.Lock()
@@ -82,7 +87,9 @@ class Tracker:
             return events
 
 
-def run_reporting(work: Callable[[Tracker], Any], report: FitProgress, start: float, total: int) -> Any:
+def run_reporting(
+    work: Callable[[Tracker], Any], report: FitProgress, start: float, total: int, timer: PhaseTimer | None = None
+) -> Any:
     """Run ``work`` in a thread and relay its progress from this thread every half second.
 
     Progress comes from the sampler's own threads, which cannot draw on a Streamlit page; the
@@ -99,13 +106,15 @@ def run_reporting(work: Callable[[Tracker], Any], report: FitProgress, start: fl
         ``time.perf_counter()`` when the fit began.
     total : int
         Iterations of all chains together (:class:`Tracker`).
+    timer : PhaseTimer, optional
+        Takes the seconds of the sampler's phases (the :class:`Tracker`'s ``timer``).
 
     Returns
     -------
     arviz.InferenceData
         What ``work`` returned; whatever it raised is raised again here.
     """
-    tracker = Tracker(total, start)
+    tracker = Tracker(total, start, timer)
     outcome: dict[str, Any] = {}
 
     def target() -> None:

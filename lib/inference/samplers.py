@@ -28,7 +28,7 @@ import numpy as np
 from lib.errors import SettingsError
 from lib.inference import compile_cache
 from lib.inference.progress import Tracker
-from lib.inference.settings import SAMPLERS, NutsSettings
+from lib.inference.settings import SAMPLERS, TARGET_CHUNK, NutsSettings
 
 MAX_PARALLEL_CHAINS = 8
 """numpyro runs chains in parallel only across JAX devices, and the CPU is one device unless XLA
@@ -70,6 +70,14 @@ class Problem:
         complement of the joint Hessian at the marginal mode (False; cheaper on large data).
     mode : dict
         Laplace writes the posterior mode of the kept variables here (name -> ndarray).
+    key : str, optional
+        Names the model and its data (not the sampler's sizes or seed): a runner may keep the model and
+        its compiled programs under it for the next fit of the same model (Laplace,
+        :data:`lib.inference.laplace.KEPT_MODELS`). None: nothing is kept.
+    start : callable, optional
+        ``start(model)``: the model's MAP point on the unconstrained space, one array per variable of
+        ``model.value_vars`` in their order; a fit sampled to a target ESS warms up from it
+        (:func:`numpyro_sample`). None: from PyMC's jittered initial point.
     """
 
     build: Callable[[], tuple[Any, list[str]]]
@@ -78,11 +86,14 @@ class Problem:
     unit: str = "prompt"
     marginal_curvature: bool = True
     mode: dict[str, np.ndarray] = field(default_factory=dict)
+    start: Callable[[Any], list[np.ndarray]] | None = None
+    key: str | None = None
 
     def model(self, tracker: Tracker) -> tuple[Any, list[str]]:
-        """Build the model (stage "building the model"): ``(model, names)``."""
+        """Build the model (stage and phase "building the model"): ``(model, names)``."""
         tracker.stage(0.01, "building the model")
-        return self.build()
+        with tracker.timer.phase("model build"):
+            return self.build()
 
 
 def runner(sampler: str) -> Callable[[Problem, NutsSettings, Tracker], Any]:
@@ -122,7 +133,7 @@ def sample_map(problem: Problem, settings: NutsSettings, tracker: Tracker) -> An
     """
     if problem.point is None:
         raise SettingsError("this model has no MAP point: fit it with a sampler that gives a posterior")
-    return problem.point(tracker)
+    return problem.point(tracker)  # it times its own phases
 
 
 def pm_sample(model, names: list[str], sampler: str, settings: NutsSettings, **kwargs) -> Any:
@@ -155,24 +166,38 @@ def sample_pymc(problem: Problem, settings: NutsSettings, tracker: Tracker) -> A
             tracker.iterations(PROGRESS_EVERY, draw.tuning)
 
     tracker.stage(0.03, "compiling")
-    return pm_sample(model, names, "pymc", settings, callback=callback, cores=min(settings.chains, os.cpu_count() or 1))
+    with tracker.timer.phase("compile, warm-up and sampling"):
+        return pm_sample(
+            model, names, "pymc", settings, callback=callback, cores=min(settings.chains, os.cpu_count() or 1)
+        )
 
 
 def sample_nutpie(problem: Problem, settings: NutsSettings, tracker: Tracker) -> Any:
     """The ``nutpie`` sampler (through ``pm.sample``; it reports elapsed time only)."""
     model, names = problem.model(tracker)
     tracker.stage(0.03, "compiling, then warm-up and sampling (nutpie reports no progress)")
-    return pm_sample(model, names, "nutpie", settings)
+    with tracker.timer.phase("compile, warm-up and sampling"):
+        return pm_sample(model, names, "nutpie", settings)
 
 
 def sample_numpyro(problem: Problem, settings: NutsSettings, tracker: Tracker) -> Any:
-    """The ``numpyro`` sampler: :func:`numpyro_sample` on the problem's model."""
-    return numpyro_sample(*problem.model(tracker), settings, tracker)
+    """The ``numpyro`` sampler: :func:`numpyro_sample` on the problem's model, warmed up from its MAP
+    point (``problem.start``) when sampled to a target ESS."""
+    model, names = problem.model(tracker)
+    start = None
+    if settings.target_ess is not None and problem.start is not None:
+        tracker.stage(0.02, "finding the MAP point to start from")
+        with tracker.timer.phase("optimise"):
+            start = problem.start(model)
+    return numpyro_sample(model, names, settings, tracker, start=start)
 
 
-def numpyro_sample(model, var_names: list[str], settings: NutsSettings, tracker: Tracker) -> Any:
+def numpyro_sample(
+    model, var_names: list[str], settings: NutsSettings, tracker: Tracker, *, start: list[np.ndarray] | None = None
+) -> Any:
     """NUTS (numpyro) on a PyMC model's JAX log density (as ``pm.sample(nuts_sampler="numpyro")``
-    does), with a kernel that reports every chain's progress through a JAX host callback.
+    does): a fixed number of draws by numpyro's own ``MCMC`` (a kernel reporting every chain's progress
+    through a JAX host callback), or draws to a target ESS (:func:`_sample_to_target`).
 
     The first call in a process, if JAX is not imported yet, splits the CPU into
     :data:`MAX_PARALLEL_CHAINS` devices (:func:`split_host_cpu`) so chains run in parallel.
@@ -183,30 +208,90 @@ def numpyro_sample(model, var_names: list[str], settings: NutsSettings, tracker:
     var_names : list of str
         Variables (free or deterministic) kept in the posterior, with the model's dims.
     settings : NutsSettings
-        ``chains``, ``draws``, ``tune`` and ``seed``.
+        ``chains``, ``draws``, ``tune``, ``seed`` and ``target_ess``: with a target, draws come in
+        chunks of :data:`lib.inference.settings.TARGET_CHUNK` per chain until the bulk and tail ESS of
+        every kept variable reach it and their R-hat is at most 1.01, or ``draws`` per chain are drawn
+        (progress follows the ESS).
     tracker : Tracker
-        Takes the progress.
+        Takes the progress and the phases (compile, warm-up, sampling).
+    start : list of ndarray, optional
+        Unconstrained values of ``model.value_vars`` (e.g. the MAP point) the chains start from, each
+        jittered by U(-1, 1) as PyMC jitters its own initial point; None: PyMC's jittered initial point.
 
     Returns
     -------
     arviz.InferenceData
-        ``posterior`` with ``var_names``; ``sample_stats`` with ``diverging`` and ``energy``.
+        ``posterior`` with ``var_names``; ``sample_stats`` with ``diverging`` and ``energy``; with a
+        target, ``posterior.attrs`` holds ``target_ess`` and ``stopped`` (``"target"`` or ``"ceiling"``,
+        read by :func:`lib.inference.diagnostics.diagnose`).
     """
     import arviz as az
 
     split_host_cpu()
     import jax
-    from jax.experimental import io_callback
     from numpyro.infer import MCMC, NUTS
-    from pymc.sampling.jax import (
-        _get_batched_jittered_initial_points,
-        _postprocess_samples,
-        get_jaxified_graph,
-        get_jaxified_logp,
-    )
+    from pymc.sampling.jax import _postprocess_samples, get_jaxified_graph, get_jaxified_logp
 
-    tune, draws, chains = settings.tune, settings.draws, settings.chains
-    every = max(1, (tune + draws) // 20)  # each chain's bar moves in about 5% steps
+    tune, draws, chains, target = settings.tune, settings.draws, settings.chains, settings.target_ess
+    tracker.stage(0.03, "compiling")
+    with tracker.timer.phase("compile"), COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
+        logp = get_jaxified_logp(model, negative_logp=False)
+        outputs = [v for v in model.unobserved_value_vars if v.name in var_names]
+        to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
+    init = _initial_points(model, logp, start, settings)
+    key = jax.random.PRNGKey(settings.seed)
+    keys = jax.random.split(key, chains) if chains > 1 else key
+    fields = ("diverging", "energy")
+    dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
+    coords = {name: np.asarray(model.coords[name]) for d in dims.values() for name in d}
+
+    def to_idata(pieces: list[tuple[Any, dict]]) -> Any:
+        """Chunks of (unconstrained draws, extra fields), each (chain, draw, ...), as one InferenceData."""
+        raw = [np.concatenate([np.asarray(p[0][i]) for p in pieces], axis=1) for i in range(len(pieces[0][0]))]
+        values = _postprocess_samples(to_params, raw, postprocessing_vectorize="vmap")
+        return az.from_dict(
+            posterior={v.name: np.asarray(x) for v, x in zip(outputs, values, strict=True)},
+            sample_stats={k: np.concatenate([np.asarray(p[1][k]) for p in pieces], axis=1) for k in fields},
+            coords=coords,
+            dims=dims,
+        )
+
+    if target is None:  # warm-up and draws in one program, as numpyro runs them
+        mcmc = MCMC(
+            _reporting_nuts(logp, settings, tracker),
+            num_warmup=tune,
+            num_samples=draws,
+            num_chains=chains,
+            chain_method="parallel" if chains <= MAX_PARALLEL_CHAINS else "sequential",
+            progress_bar=False,
+        )
+        with tracker.timer.phase("warm-up and sampling"):
+            mcmc.run(keys, init_params=init, extra_fields=fields)
+            raw = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))  # JAX dispatches asynchronously
+        pieces = [(list(raw), mcmc.get_extra_fields(group_by_chain=True))]
+        with tracker.timer.phase("read-outs"):
+            idata = to_idata(pieces)
+    else:
+        idata = _sample_to_target(
+            NUTS(potential_fn=logp, target_accept_prob=0.8), keys, init, to_idata, settings, tracker
+        )
+    # Every fit compiles new programs (a new model's closures) that JAX's in-memory caches keep: about 600
+    # memory mappings a fit, until XLA cannot allocate and the process segfaults after about 93 fits
+    # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat.
+    jax.clear_caches()
+    return idata
+
+
+def _reporting_nuts(logp, settings: NutsSettings, tracker: Tracker) -> Any:
+    """NUTS (numpyro) on ``logp`` whose chains report their iterations through a JAX host callback
+    (in about 5% steps). A program with a host callback is not kept by JAX's persistent compilation
+    cache: a fit sampled to a target ESS reports between its chunks instead."""
+    import jax
+    from jax.experimental import io_callback
+    from numpyro.infer import NUTS
+
+    tune = settings.tune
+    every = max(1, (tune + settings.draws) // 20)
 
     def on_iteration(i) -> None:
         tracker.iterations(every, int(i) <= tune)
@@ -214,41 +299,139 @@ def numpyro_sample(model, var_names: list[str], settings: NutsSettings, tracker:
     class ReportingNUTS(NUTS):
         def sample(self, state, model_args, model_kwargs):
             state = super().sample(state, model_args, model_kwargs)
-            jax.lax.cond(state.i % every == 0, lambda i: io_callback(on_iteration, None, i), lambda i: None, state.i)
+            jax.lax.cond(
+                state.i % every == 0,
+                lambda i: io_callback(on_iteration, None, i),
+                lambda i: None,
+                state.i,
+            )
             return state
 
-    tracker.stage(0.03, "compiling")
-    with COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
-        logp = get_jaxified_logp(model, negative_logp=False)
-        outputs = [v for v in model.unobserved_value_vars if v.name in var_names]
-        to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
-    init = _get_batched_jittered_initial_points(model, chains, None, settings.seed, logp_fn=logp)
-    method = "parallel" if chains <= MAX_PARALLEL_CHAINS else "sequential"
-    mcmc = MCMC(
-        ReportingNUTS(potential_fn=logp, target_accept_prob=0.8),
-        num_warmup=tune,
-        num_samples=draws,
-        num_chains=chains,
-        chain_method=method,
-        progress_bar=False,
-    )
-    key = jax.random.PRNGKey(settings.seed)
-    mcmc.run(
-        jax.random.split(key, chains) if chains > 1 else key, init_params=init, extra_fields=("diverging", "energy")
-    )
-    raw = mcmc.get_samples(group_by_chain=True)
-    values = _postprocess_samples(to_params, raw, postprocessing_vectorize="vmap")
-    extra = mcmc.get_extra_fields(group_by_chain=True)
-    dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
-    coords = {name: np.asarray(model.coords[name]) for d in dims.values() for name in d}
-    idata = az.from_dict(
-        posterior={v.name: np.asarray(x) for v, x in zip(outputs, values, strict=True)},
-        sample_stats={"diverging": np.asarray(extra["diverging"]), "energy": np.asarray(extra["energy"])},
-        coords=coords,
-        dims=dims,
-    )
-    # Every fit compiles new programs (a new model's closures) that JAX's in-memory caches keep: about 600
-    # memory mappings a fit, until XLA cannot allocate and the process segfaults after about 93 fits
-    # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat.
-    jax.clear_caches()
-    return idata
+    return ReportingNUTS(potential_fn=logp, target_accept_prob=0.8)
+
+
+def _initial_points(model, logp, start: list[np.ndarray] | None, settings: NutsSettings) -> list:
+    """Each chain's start, unconstrained (leading dim: chain, unless one chain): ``start`` jittered by
+    U(-1, 1) as PyMC jitters its own, or PyMC's jittered initial point when ``start`` is None."""
+    from pymc.sampling.jax import _get_batched_jittered_initial_points
+
+    chains = settings.chains
+    if start is None:
+        return _get_batched_jittered_initial_points(model, chains, None, settings.seed, logp_fn=logp)
+    rng = np.random.default_rng(settings.seed)
+    init = [np.stack([v + rng.uniform(-1, 1, np.shape(v)) for _ in range(chains)]) for v in start]
+    return init if chains > 1 else [v[0] for v in init]
+
+
+def _sample_to_target(kernel, keys, init: list, to_idata: Callable, settings: NutsSettings, tracker: Tracker) -> Any:
+    """NUTS from ``init`` in chunks of :data:`lib.inference.settings.TARGET_CHUNK` iterations per chain, one
+    program compiled once for the warm-up and every chunk of draws (numpyro's ``MCMC.run`` compiles its
+    program anew each call, and a program without a host callback is kept by JAX's persistent compilation
+    cache), until the draws meet the target (:func:`_draw_to_target`).
+
+    Returns ``to_idata(chunks)`` (chunks of (unconstrained draws, extra fields), each (chain, draw, ...)),
+    whose posterior's attrs say ``target_ess`` and ``stopped`` (``"target"`` or ``"ceiling"``).
+    """
+    import jax
+
+    chains, tune = settings.chains, settings.tune
+
+    def init_chain(key, params):
+        return kernel.init(key, tune, params, (), {})
+
+    def chain(state):
+        def transition(s, _):
+            s = kernel.sample(s, (), {})
+            return s, (s.z, s.diverging, s.energy)
+
+        return jax.lax.scan(transition, state, None, length=TARGET_CHUNK)
+
+    with tracker.timer.phase("compile"):
+        if chains == 1:
+            state = init_chain(keys, init)
+            program = jax.jit(chain)
+        else:
+            parallel = chains <= jax.local_device_count()
+            state = (jax.pmap(init_chain) if parallel else jax.vmap(init_chain))(keys, init)
+            program = jax.pmap(chain) if parallel else jax.jit(jax.vmap(chain))
+        step = program.lower(state).compile()
+    ran = 0  # iterations run per chain
+    with tracker.timer.phase("warm-up"):
+        while ran + TARGET_CHUNK <= tune:
+            state, _ = step(state)
+            ran += TARGET_CHUNK
+            jax.block_until_ready(state)
+            tracker.iterations(chains * TARGET_CHUNK, tuning=True)
+    with tracker.timer.phase("sampling"):
+        return _draw_to_target(step, state, ran, to_idata, settings, tracker)
+
+
+def _draw_to_target(step: Callable, state: Any, ran: int, to_idata: Callable, settings: NutsSettings, tracker: Tracker):
+    """Chunks of draws from ``step(state) -> (state, (z, diverging, energy))`` (each (chain, draw, ...), or
+    (draw, ...) for one chain; :data:`lib.inference.settings.TARGET_CHUNK` iterations per chain, ``ran``
+    of the ``settings.tune`` warm-up iterations already run) until every reported parameter's bulk and
+    tail ESS reach the target and its R-hat is at most :data:`lib.convergence.RHAT_MAX`, or the ceiling
+    is drawn; the warm-up's iterations and those past the ceiling are dropped. Between two checks it
+    draws as many chunks as the ESS, growing in proportion to the draws, says the target needs."""
+    from lib.convergence import RHAT_MAX
+
+    target, draws, tune = settings.target_ess, settings.draws, settings.tune
+    assert target is not None
+    tune_share = tune / (tune + draws)
+    pieces: list[tuple[Any, dict]] = []
+    done, wanted = 0, 1  # draws kept per chain; chunks to draw before the next check
+    while True:
+        for _ in range(wanted):
+            state, (z, diverging, energy) = step(state)
+            if settings.chains == 1:  # (draw, ...) -> (chain, draw, ...)
+                z, diverging, energy = [x[None] for x in z], diverging[None], energy[None]
+            keep = slice(max(tune - ran, 0), max(tune - ran, 0) + draws - done)  # past the warm-up, to the ceiling
+            ran += TARGET_CHUNK
+            pieces.append(
+                ([np.asarray(x)[:, keep] for x in z], {"diverging": diverging[:, keep], "energy": energy[:, keep]})
+            )
+            done += pieces[-1][1]["energy"].shape[1]
+            if done >= draws:
+                break
+        idata = to_idata(pieces)
+        ess, rhat = lowest_ess(idata), highest_rhat(idata)
+        tracker.stage(
+            0.05 + 0.9 * (tune_share + (1 - tune_share) * min(1.0, max(ess / target, done / draws))),
+            f"sampling: ESS {ess:.0f} of the target {target}, R-hat {rhat:.3f}, after {done} draws per chain",
+        )
+        reached = ess >= target and rhat <= RHAT_MAX
+        if reached or done >= draws:
+            idata.posterior.attrs.update(target_ess=target, stopped="target" if reached else "ceiling")
+            return idata
+        needed = done * target / max(ess, 1.0) - done  # ESS grows about in proportion to the draws
+        wanted = int(np.clip(np.ceil(needed / TARGET_CHUNK), 1, -(-(draws - done) // TARGET_CHUNK)))
+
+
+def highest_rhat(idata: Any) -> float:
+    """The largest rank-normalised split R-hat (arviz) of any variable and element of ``idata.posterior``
+    (elements whose draws do not vary left out, as in :func:`lowest_ess`); 0 when none has one."""
+    import warnings
+
+    import arviz as az
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rhat = az.rhat(idata["posterior"]).to_array().to_numpy().ravel()
+    return float(np.nanmax(rhat)) if np.isfinite(rhat).any() else 0.0
+
+
+def lowest_ess(idata: Any) -> float:
+    """The smallest bulk or tail ESS (arviz) of any variable and element of ``idata.posterior``.
+
+    Elements whose draws do not vary (a threshold fixed at 0) have no ESS (NaN) and are left out: the
+    convergence check reports them when they should vary (a stuck chain). Returns 0 when none has one."""
+    import warnings
+
+    import arviz as az
+
+    post = idata["posterior"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        values = [az.ess(post, method=m).to_array().to_numpy().ravel() for m in ("bulk", "tail")]
+    ess = np.concatenate(values)
+    return float(np.nanmin(ess)) if np.isfinite(ess).any() else 0.0

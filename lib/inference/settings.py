@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from lib.errors import SettingsError
 
@@ -39,6 +40,8 @@ class Sampler:
         Whether its draws are Markov chains, whose convergence is checked (R-hat, ESS, divergences).
     note : str, optional
         A warning every fit by it carries (what its results cannot tell).
+    to_target : bool
+        Whether it samples to a target ESS (``NutsSettings.target_ess``; :func:`sampling_sizes`).
     """
 
     name: str
@@ -48,6 +51,7 @@ class Sampler:
     fits: tuple[str, ...] = FITS
     mcmc: bool = True
     note: str | None = None
+    to_target: bool = False
 
 
 SAMPLERS: dict[str, Sampler] = {
@@ -58,6 +62,7 @@ SAMPLERS: dict[str, Sampler] = {
             "NUTS in JAX (fastest full posterior; the GRM's default)",
             True,
             "lib.inference.samplers:sample_numpyro",
+            to_target=True,
         ),
         Sampler("pymc", "PyMC's own NUTS", True, "lib.inference.samplers:sample_pymc"),
         Sampler(
@@ -156,6 +161,17 @@ def check_known(kind: str, value: str, known: Mapping) -> None:
         raise SettingsError(f"unknown {kind} '{value}'; choose one of {', '.join(known)}")
 
 
+TARGET_ESS = 400
+"""The effective sample size a NUTS fit samples to when asked to (``--target-ess``, the Abilities page):
+bulk and tail ESS of every reported parameter; also the convergence check's threshold
+(:data:`lib.convergence.ESS_MIN`, Vehtari et al. 2021: 100 per chain for 4 chains)."""
+TARGET_TUNE = 300
+"""Warm-up iterations per chain of a fit sampled to a target ESS when none are chosen: it starts at the
+MAP point, not at the prior's (``bench/bench_target_ess.py``)."""
+TARGET_CHUNK = 100
+"""Draws per chain between two checks of the ESS of a fit sampled to a target."""
+
+
 @dataclass
 class NutsSettings:
     """The sizes every sampler of every fit reads (Laplace: ``draws`` independent draws as one chain).
@@ -169,22 +185,63 @@ class NutsSettings:
     chains : int
         NUTS chains (at least 1).
     draws : int
-        Draws per chain (at least 1).
+        Draws per chain (at least 1); with ``target_ess``, the ceiling.
     tune : int
         Tuning iterations per chain (0 or more).
     seed : int
         Random seed.
+    target_ess : int, optional
+        None: ``draws`` draws per chain. Else (the numpyro sampler; the others ignore it) warm-up starts
+        at the model's MAP point when it has one, and draws come in chunks of :data:`TARGET_CHUNK` per
+        chain until the bulk and tail ESS of every reported parameter reach ``target_ess`` and their R-hat
+        is at most 1.01, or ``draws`` per chain are drawn (the ceiling); ``Diagnostics.stopped`` says which.
     """
 
     chains: int = 4
     draws: int = 1000
     tune: int = 500
     seed: int = 0
+    target_ess: int | None = None
 
     def check_sizes(self) -> None:
-        """Raise ``SettingsError`` for chains or draws below 1, or tune below 0."""
+        """Raise ``SettingsError`` for chains, draws or a target ESS below 1, or tune below 0."""
         for name in ("chains", "draws"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name} must be at least 1")
+        if self.target_ess is not None and self.target_ess < 1:
+            raise SettingsError("the target ESS must be at least 1")
         if self.tune < 0:
             raise SettingsError("tune must be 0 or more")
+
+
+def sampling_sizes(sampler: str, *, draws: int | None, tune: int | None, target_ess: int | None) -> dict[str, Any]:
+    """The sizes a command or a page asks of a sampler, from what the user gave (None: not given).
+
+    The rule of ``--draws`` and ``--target-ess`` (the same on the Abilities page): for a sampler that
+    samples to a target (:attr:`Sampler.to_target`), a target ESS given is sampled to, with ``draws``
+    (given, or the default) as the ceiling per chain; draws given without a target are drawn as asked
+    (a fixed count, as before targets existed); neither given: :data:`TARGET_ESS`, with
+    :data:`TARGET_TUNE` warm-up iterations unless ``tune`` is given. Other samplers draw ``draws``.
+
+    Returns
+    -------
+    dict
+        Keyword arguments of a :class:`NutsSettings` subclass: ``target_ess`` always, ``draws`` and
+        ``tune`` when they are given or follow from the rule.
+
+    Raises
+    ------
+    SettingsError
+        A target ESS for a sampler that does not sample to one.
+    """
+    sizes: dict[str, Any] = {k: v for k, v in (("draws", draws), ("tune", tune)) if v is not None}
+    if sampler not in SAMPLERS or not SAMPLERS[sampler].to_target:
+        if target_ess is not None:
+            targets = one_of([name for name, s in SAMPLERS.items() if s.to_target])
+            raise SettingsError(f"the {sampler} sampler does not sample to a target ESS: use {targets}")
+        return sizes | {"target_ess": None}
+    if target_ess is None and draws is not None:
+        return sizes | {"target_ess": None}
+    if tune is None:
+        sizes["tune"] = TARGET_TUNE
+    return sizes | {"target_ess": TARGET_ESS if target_ess is None else target_ess}

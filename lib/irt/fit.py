@@ -27,8 +27,9 @@ from lib.inference.progress import FitProgress, Tracker, monotone, run_reporting
 from lib.inference.samplers import Problem, runner
 from lib.inference.settings import gives_posterior
 from lib.inference.store import FitStore, Stored, try_cache_write
+from lib.inference.timings import PhaseTimer
 from lib.irt.contraction import UNINFORMED_BELOW, uninformed
-from lib.irt.map import fit_map, map_solver_ready
+from lib.irt.map import fit_map, map_solver, map_solver_ready, map_unconstrained
 from lib.irt.model import build_grm
 from lib.irt.settings import FitSettings, check_cutpoints
 from lib.ratings import RatingMatrix
@@ -157,6 +158,7 @@ def fit_grm(
     progress: FitProgress | None = None,
     use_cache: bool = True,
     remember: bool = False,
+    timer: PhaseTimer | None = None,
 ) -> GRMFit:
     """Fit the GRM to a rating matrix; cached on disk by a hash of data and settings.
 
@@ -177,12 +179,17 @@ def fit_grm(
     remember : bool
         Make this the fit :func:`load_latest` returns for this data (the user's own fit; internal
         fits, e.g. prompt selection's calibration, leave it off).
+    timer : PhaseTimer, optional
+        Takes the seconds of the fit's phases (the caller may have timed its own, e.g. reading the
+        file); a new one by default. ``diagnostics.timings`` is its ``seconds``.
 
     Returns
     -------
     GRMFit
         ``diagnostics.wall_s`` is the time from this call to the result, including model building
-        and compilation.
+        and compilation (the cache write excepted: the cached entry holds it too); ``diagnostics.timings``
+        the seconds per phase (:mod:`lib.inference.timings`). With ``settings.target_ess`` (numpyro),
+        warm-up starts at the MAP point.
 
     Raises
     ------
@@ -196,35 +203,44 @@ def fit_grm(
     from lib.data_checks import check_design, cutpoints_note
 
     start = time.perf_counter()
-    settings = settings or FitSettings()
-    settings.validate()
-    check_cutpoints(settings.cutpoints, len(rm.categories))
-    design = check_design(rm)
-    _check_labels(rm)
+    timer = timer or PhaseTimer()
+    with timer.phase("checks"):
+        settings = settings or FitSettings()
+        settings.validate()
+        check_cutpoints(settings.cutpoints, len(rm.categories))
+        design = check_design(rm)
+        _check_labels(rm)
     report = monotone(progress or (lambda fraction, message: None))
-    if use_cache and (hit := load_cached(rm, settings)) is not None:
-        if remember:
-            try_cache_write(lambda: _remember(rm, settings), hit.diagnostics.warnings)
-        report(1.0, "loaded from cache")
-        return hit
+    if use_cache:
+        with timer.phase("cache read"):
+            hit = load_cached(rm, settings)
+        if hit is not None:
+            if remember:
+                try_cache_write(lambda: _remember(rm, settings), hit.diagnostics.warnings)
+            report(1.0, "loaded from cache")
+            return hit
     run = runner(settings.sampler)
     idata = run_reporting(
         lambda tracker: run(_problem(rm, settings), settings, tracker),
         report,
         start,
         settings.chains * (settings.tune + settings.draws),
+        timer,
     )
     report(0.97, "computing diagnostics")
-    diag = diagnose(idata, settings, 0.0)
-    diag.warnings += design.warnings
-    if (note := cutpoints_note(rm, settings.cutpoints)) is not None:
-        diag.warnings.append(note)
+    with timer.phase("diagnostics"):
+        diag = diagnose(idata, settings, 0.0)
+        diag.warnings += design.warnings
+        if (note := cutpoints_note(rm, settings.cutpoints)) is not None:
+            diag.warnings.append(note)
+    diag.timings = timer.seconds
     diag.wall_s = time.perf_counter() - start
     fit = GRMFit(idata=idata, diagnostics=diag, settings=settings, cache_key=fit_key(rm, settings))
     if use_cache:
-        try_cache_write(lambda: save(fit, rm), diag.warnings)
-        if remember:
-            try_cache_write(lambda: _remember(rm, settings), diag.warnings)
+        with timer.phase("cache write"):
+            try_cache_write(lambda: save(fit, rm), diag.warnings)
+            if remember:
+                try_cache_write(lambda: _remember(rm, settings), diag.warnings)
     report(1.0, f"done in {time.perf_counter() - start:.1f} s")
     return fit
 
@@ -250,7 +266,11 @@ def _problem(rm: RatingMatrix, settings: FitSettings) -> Problem:
             prompt_ids=c["prompt"],
         ), list(NAMES)
 
-    return Problem(build=build, point=lambda tracker: _map_posterior(rm, settings, tracker))
+    def start(model) -> list[np.ndarray]:
+        values = map_unconstrained(rm.codes(), len(rm.categories), cutpoints=settings.cutpoints)
+        return [values[v.name] for v in model.value_vars]
+
+    return Problem(build=build, point=lambda tracker: _map_posterior(rm, settings, tracker), start=start)
 
 
 def _map_posterior(rm: RatingMatrix, settings: FitSettings, tracker: Tracker) -> az.InferenceData:
@@ -260,7 +280,10 @@ def _map_posterior(rm: RatingMatrix, settings: FitSettings, tracker: Tracker) ->
         tracker.stage(0.1, "finding the MAP point")
     else:
         tracker.stage(0.05, "compiling the MAP solver (first time only for data of this size)")
-    point = fit_map(codes, n_categories, cutpoints=settings.cutpoints)
+        with tracker.timer.phase("compile"):
+            map_solver(codes.shape, n_categories, settings.cutpoints)
+    with tracker.timer.phase("optimise"):
+        point = fit_map(codes, n_categories, cutpoints=settings.cutpoints)
     post = xr.Dataset(
         {
             "theta": (("chain", "draw", "comparison"), point.theta[None, None]),

@@ -76,6 +76,8 @@ class _MapSolver:
         ]
         self._pool_lock = threading.Lock()
         self.x_start = np.concatenate([np.ravel(start[v.name]) for v in model.value_vars])
+        self.value_shapes = {v.name: np.shape(start[v.name]) for v in model.value_vars}
+        """The model's value variables (unconstrained) in the order of the flat vector, name -> shape."""
 
     def _borrow(self):
         with self._pool_lock:
@@ -127,7 +129,8 @@ def map_solver_ready(shape: tuple[int, int], n_categories: int, cutpoints: str) 
         return (tuple(shape), int(n_categories), cutpoints) in _SOLVERS
 
 
-def _map_solver(shape: tuple[int, int], n_categories: int, cutpoints: str) -> _MapSolver:
+def map_solver(shape: tuple[int, int], n_categories: int, cutpoints: str) -> _MapSolver:
+    """The compiled MAP solver for this data shape, compiled now unless it is kept (:data:`MAX_SOLVERS`)."""
     key = (tuple(shape), int(n_categories), cutpoints)
     with _SOLVERS_LOCK:
         if key in _SOLVERS:
@@ -184,7 +187,13 @@ def fit_map(
     w = np.ones(codes.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
     if w.shape != (codes.shape[0],) or not (w >= 0).all():
         raise SettingsError(f"weights must be {codes.shape[0]} non-negative numbers, one per comparison")
-    solver = _map_solver(codes.shape, n_categories, cutpoints)
+    solver = map_solver(codes.shape, n_categories, cutpoints)
+    x_all = _all_data_optimum(solver, codes, n_categories, cutpoints)
+    return solver.point(x_all if np.all(w == 1) else solver.optimum(codes, w, x_all))
+
+
+def _all_data_optimum(solver: _MapSolver, codes: np.ndarray, n_categories: int, cutpoints: str) -> np.ndarray:
+    """The unconstrained MAP point of all the data (flat), computed once per data set and kept."""
     key = (hashlib.sha256(codes.tobytes()).hexdigest(), codes.shape, int(n_categories), cutpoints)
     with _SOLVERS_LOCK:
         x_all = _ALL_DATA_OPTIMA.get(key)
@@ -194,4 +203,26 @@ def fit_map(
             _ALL_DATA_OPTIMA[key] = x_all
             while len(_ALL_DATA_OPTIMA) > 4 * MAX_SOLVERS:
                 _ALL_DATA_OPTIMA.popitem(last=False)
-    return solver.point(x_all if np.all(w == 1) else solver.optimum(codes, w, x_all))
+    return x_all
+
+
+def map_unconstrained(
+    codes: np.ndarray, n_categories: int, *, cutpoints: str = "antisymmetric"
+) -> dict[str, np.ndarray]:
+    """The MAP point on the unconstrained space, by value variable of :func:`lib.irt.model.build_grm`
+    (name -> array of its shape): where NUTS starts a fit sampled to a target ESS.
+
+    Raises
+    ------
+    SettingsError
+        See :func:`lib.irt.settings.check_cutpoints`.
+    """
+    check_cutpoints(cutpoints, n_categories)
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    solver = map_solver(codes.shape, n_categories, cutpoints)
+    x, values, offset = _all_data_optimum(solver, codes, n_categories, cutpoints), {}, 0
+    for name, shape in solver.value_shapes.items():
+        size = int(np.prod(shape))
+        values[name] = x[offset : offset + size].reshape(shape)
+        offset += size
+    return values

@@ -70,6 +70,16 @@ def cluster_scores(ia: np.ndarray, ib: np.ndarray, score: np.ndarray, cluster: n
     return g.T @ g * n_clusters / max(n_clusters - 1, 1)
 
 
+def vote_scores(ia: np.ndarray, ib: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:
+    """``sum_v score_v^2 (e_a - e_b)(e_a - e_b)'`` (k, k): :func:`cluster_scores` with each observation a
+    cluster of its own, without the small-sample factor, summed into the k x k matrix directly (the N x k
+    matrix of scores took 12 s and 400 MB for an arena's 500,000 votes)."""
+    d2 = score**2
+    same = np.bincount(ia * k + ia, d2, k * k) + np.bincount(ib * k + ib, d2, k * k)
+    cross = np.bincount(ia * k + ib, d2, k * k) + np.bincount(ib * k + ia, d2, k * k)
+    return (same - cross).reshape(k, k)
+
+
 @dataclass
 class Clustering:
     """Prompt clustering of a ranking fit's votes (:func:`prompt_clustering`).
@@ -129,7 +139,7 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray]) -> C
     with np.errstate(all="ignore"):
         d = alpha * (lo * (1 - lo) - hi * (1 - hi)) / np.maximum(lo - hi, 1e-300)
     with np.errstate(all="ignore"):
-        g_naive = cluster_scores(obs.system_b, obs.system_a, d, rows, k) * (len(rows) - 1) / len(rows)
+        g_naive = vote_scores(obs.system_b, obs.system_a, d, k)
         g_cluster = cluster_scores(obs.system_b, obs.system_a, d, obs.prompt, k)
     if not (np.isfinite(g_naive).all() and np.isfinite(g_cluster).all()):  # means outside the model's range
         return Clustering(float("nan"), n_prompts, False, skill)

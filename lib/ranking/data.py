@@ -250,8 +250,8 @@ def _votes(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]:
     if data.criterion is not None:
         votes = votes[votes["criterion"] == data.criterion]
     votes = votes.reset_index(drop=True)
-    systems = sorted(set(votes["system_a"]) | set(votes["system_b"]))
     counts = pd.concat([votes["system_a"], votes["system_b"]]).value_counts()
+    systems = sorted(counts.index.tolist())  # every system once (not a Python set of every vote's)
     if likelihood == "votes" and (votes["winner"] == "tie").all():
         raise DesignError("every vote is a tie: the votes cannot tell any system apart")
     return votes, systems, counts

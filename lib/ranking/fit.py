@@ -27,6 +27,7 @@ from lib.inference.progress import FitProgress, monotone, run_reporting
 from lib.inference.samplers import Problem, runner
 from lib.inference.settings import NutsSettings, check_known, samplers_for
 from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of, try_cache_write
+from lib.inference.timings import PhaseTimer
 from lib.ranking.data import RankingData
 
 LAPLACE = "laplace"
@@ -50,8 +51,10 @@ takes seconds where NUTS takes minutes (hours on an arena), and it agrees with N
 where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and says so (:func:`nuts_reason`)."""
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
-STORE = FitStore("rankings", model_version=2)
-"""Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model changes."""
+STORE = FitStore("rankings", model_version=2, thin_dim="prompt")
+"""Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model changes.
+Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
+(:func:`lib.inference.store.thinned`): the read-outs use only the means of alpha and b."""
 
 
 @dataclass
@@ -200,6 +203,7 @@ def fit_ranking(
     progress: FitProgress | None = None,
     fixed_alpha: bool = False,
     use_cache: bool = True,
+    timer: PhaseTimer | None = None,
 ) -> RankingFit:
     """Fit the ranking model (:mod:`lib.ranking.model`) to the data of one likelihood; cached on
     disk by a hash of the observations and the settings (:func:`_request`).
@@ -218,11 +222,14 @@ def fit_ranking(
         True, progress "loaded from cache"; ``diagnostics.wall_s`` is the original fit's). A fit
         that cannot be written is still returned, with a warning in ``diagnostics.warnings``; fits
         whose labels hold NUL characters (netcdf cannot store them) are not cached.
+    timer : PhaseTimer, optional
+        Takes the seconds of the fit's phases (:mod:`lib.inference.timings`); a new one by default.
 
     Returns
     -------
     RankingFit
-        ``diagnostics.wall_s`` counts model building and compilation.
+        ``diagnostics.wall_s`` counts model building and compilation; ``diagnostics.timings`` is the
+        timer's ``seconds`` (a cache hit: the original fit's).
 
     Raises
     ------
@@ -233,6 +240,7 @@ def fit_ranking(
     from lib.ranking.model import LOCAL, build_ranking, observations, posterior_names
 
     start = time.perf_counter()
+    timer = timer or PhaseTimer()
     settings = settings or RankSettings()
     settings.validate()
     if settings.likelihood not in (None, rd.likelihood):
@@ -248,9 +256,13 @@ def fit_ranking(
         raise SettingsError("position bias needs to know which system was shown first (a position column)")
     use_cache = use_cache and "\x00" not in "".join(map(str, [*obs.systems, *obs.prompts]))
     request = _request(obs, settings, fixed_alpha)
-    if use_cache and (hit := _load(rd, request, settings)) is not None:
-        report(1.0, "loaded from cache")
-        return hit
+    timer.add("checks", time.perf_counter() - start)
+    if use_cache:
+        with timer.phase("cache read"):
+            hit = _load(rd, request, settings)
+        if hit is not None:
+            report(1.0, "loaded from cache")
+            return hit
     # Ratings always take the marginal's curvature: their Schur complement need not be positive
     # definite at the marginal mode (the scale sigma_eta), and they have few globals.
     curvature = len(obs.code) <= MARGINAL_MAX_OBS or not obs.paired
@@ -268,31 +280,45 @@ def fit_ranking(
         )
         return model, posterior_names(model)
 
-    problem = Problem(build=build, local=LOCAL, unit="prompt", marginal_curvature=curvature)
+    problem = Problem(
+        build=build,
+        local=LOCAL,
+        unit="prompt",
+        marginal_curvature=curvature,
+        key=digest_of(  # the model and its data, under which its compiled programs are kept
+            obs,
+            [settings.baseline, settings.intransitivity, settings.position_bias, settings.annotator_effect],
+            [fixed_alpha, curvature],
+        ),
+    )
     run = runner(sampler)
     idata = run_reporting(
         lambda tracker: run(problem, settings, tracker),
         report,
         start,
         settings.chains * (settings.tune + settings.draws),
+        timer,
     )
     report(0.97, "computing diagnostics")
-    # constant by construction: b = 0 of votes without ties, alpha = 1 when fixed; the baseline's skill
-    fixed = ["b"] * (obs.paired and len(obs.categories) == 2) + ["alpha"] * fixed_alpha
-    names = [n for n in idata["posterior"].data_vars if n not in fixed]
-    drop = {"system": [settings.baseline]} if settings.baseline is not None else None
-    diag = diagnose(idata, sampler, time.perf_counter() - start, names, drop)
-    if reason:
-        diag.warnings.insert(0, FALLBACK_NOTE.format(reason=reason, sampler=sampler))
-    if sampler == LAPLACE and obs.paired and not fixed_alpha and not curvature:
-        diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
-    if obs.paired:
-        from lib.ranking.clusters import cluster_by_prompt
+    with timer.phase("diagnostics"):
+        # constant by construction: b = 0 of votes without ties, alpha = 1 when fixed; the baseline's skill
+        fixed = ["b"] * (obs.paired and len(obs.categories) == 2) + ["alpha"] * fixed_alpha
+        names = [n for n in idata["posterior"].data_vars if n not in fixed]
+        drop = {"system": [settings.baseline]} if settings.baseline is not None else None
+        diag = diagnose(idata, sampler, time.perf_counter() - start, names, drop)
+        if reason:
+            diag.warnings.insert(0, FALLBACK_NOTE.format(reason=reason, sampler=sampler))
+        if sampler == LAPLACE and obs.paired and not fixed_alpha and not curvature:
+            diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
+        if obs.paired:
+            from lib.ranking.clusters import cluster_by_prompt
 
-        cluster_by_prompt(idata, obs, settings.cluster_prompts, diag.warnings)
+            cluster_by_prompt(idata, obs, settings.cluster_prompts, diag.warnings)
+    diag.timings = timer.seconds
     fit = RankingFit(idata, diag, rd, settings, obs.categories, problem.mode or None, STORE.key(request))
     if use_cache:
         extra = {"categories": list(fit.categories), "mode": None if fit.mode is None else arrays_json(fit.mode)}
-        try_cache_write(lambda: STORE.save(request, idata, diag, extra), diag.warnings)
+        with timer.phase("cache write"):
+            try_cache_write(lambda: STORE.save(request, idata, diag, extra), diag.warnings)
     report(1.0, f"done in {diag.wall_s:.1f} s")
     return fit

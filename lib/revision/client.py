@@ -93,6 +93,30 @@ def _response_format() -> ResponseFormatJSONSchema:
     }
 
 
+def openai_client(settings: LLMSettings, http_client: Any = None) -> tuple[LLMSettings, Any]:
+    """The openai SDK client of ``settings`` (the one place it is built), and the settings with their
+    Base URL checked.
+
+    Raises
+    ------
+    SettingsError
+        A Base URL that cannot be used (:func:`lib.revision.credentials.check_base_url`), checked
+        before the SDK, whose HTTP client fails with InvalidURL.
+    """
+    import openai
+
+    if settings.base_url is not None:
+        settings = replace(settings, base_url=check_base_url(settings.base_url))
+    client = openai.OpenAI(
+        api_key=settings.api_key or "not-needed",
+        base_url=settings.base_url,
+        max_retries=settings.max_retries,
+        timeout=settings.timeout,
+        http_client=http_client,
+    )
+    return settings, client
+
+
 class EditProposer:
     """Ask an LLM for revision edits of many drafts.
 
@@ -123,20 +147,9 @@ class EditProposer:
         use_cache: bool = True,
         http_client: Any = None,
     ) -> None:
-        import openai
-
-        if settings.base_url is not None:  # before the SDK, whose HTTP client fails with InvalidURL
-            settings = replace(settings, base_url=check_base_url(settings.base_url))
-        self.settings = settings
+        self.settings, self._client = openai_client(settings, http_client)
         self.template = template
         self.cache = (cache or cache_dir("revision")) if use_cache else None
-        self._client = openai.OpenAI(
-            api_key=settings.api_key or "not-needed",
-            base_url=settings.base_url,
-            max_retries=settings.max_retries,
-            timeout=settings.timeout,
-            http_client=http_client,
-        )
         self._schema_ok = True  # off for the rest of the run once JSON mode worked where a schema failed
 
     def cache_key(self, task: DraftTask) -> str:

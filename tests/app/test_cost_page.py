@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -13,6 +12,7 @@ from lib.cost.analysis import analyse
 from lib.cost.costs import DEFAULT_WEIGHT, Weights
 from lib.cost.schema import read_study
 from lib.formats import read_csv
+from tests.app.shown import unescaped
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "cost.py")
@@ -23,11 +23,6 @@ EXAMPLE = ROOT / "data" / "cost_example" / "study.csv"
 def expected():
     study = read_study(read_csv(EXAMPLE, EXAMPLE.name), file=EXAMPLE.name)
     return study, analyse(study)
-
-
-def unescaped(text: str) -> str:
-    """Markdown as the reader sees it: backslash escapes removed (user text is escaped)."""
-    return re.sub(r"\\(.)", r"\1", text)
 
 
 def _run() -> AppTest:

@@ -3,7 +3,6 @@ grids as messages, and the scheduler field only when the operator allows it."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from lib.planning.nuts import NUTS_COLUMNS
 from lib.planning.power import COLUMNS, PAIR_COLUMNS, RANKING_COLUMNS
+from tests.app.shown import unescaped
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "planner.py")
 
@@ -20,11 +20,6 @@ def at(monkeypatch, tmp_path):
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("EVAL_ALLOW_SCHEDULER", raising=False)
     return AppTest.from_file(PAGE, default_timeout=180).run()
-
-
-def unescaped(text: str) -> str:
-    """Markdown as the reader sees it: backslash escapes removed."""
-    return re.sub(r"\\(.)", r"\1", text)
 
 
 def typed_tiny_plan(at: AppTest) -> AppTest:
@@ -51,6 +46,7 @@ def test_a_tiny_plan_shows_curves_cheapest_design_costs_and_downloads(at):
     assert list(costs.columns) == [*COLUMNS, "cheapest"] and len(costs) == 8
     reached = best[best["reached"]]
     assert costs["cheapest"].sum() == len(reached)
+    assert list(at.session_state["planner_best"]["strategy"]) == list(best["strategy"])  # the Studies page default
     ranking = next(d.value for d in at.dataframe if "best_first" in d.value.columns)
     assert list(ranking.columns) == RANKING_COLUMNS and ranking["best_first"].between(0, 1).all()
     labels = [b.proto.label for b in at.get("download_button")]

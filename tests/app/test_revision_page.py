@@ -9,6 +9,8 @@ import httpx2
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app.shown import unescaped
+
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "revision.py")
 
 
@@ -196,8 +198,8 @@ def test_user_text_in_markdown_elements_is_escaped(at):
     at.radio(key="revision_source").set_value("Diff-based (towards a reference)").run()
     assert not at.exception and not at.error
     label = at.metric[0].label
-    assert image not in label and label.replace("\\", "").startswith(image)
+    assert image not in label and unescaped(label).startswith(image)
     # a file name and a value quoted in an error are escaped too
     bad = f"text_id,system,draft\n1,A,x\n1,A,{image}\n"
     at.file_uploader(key="revision_drafts_file").set_value((f"{image}.csv", bad.encode(), "text/csv")).run()
-    assert not at.exception and image not in at.error[0].value and image in at.error[0].value.replace("\\", "")
+    assert not at.exception and image not in at.error[0].value and image in unescaped(at.error[0].value)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from lib.inputs import bundled_input
 from lib.selection.settings import DEFAULT_TARGET_SE
+from tests.app.shown import unescaped
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -29,11 +29,6 @@ def needed_table(at: AppTest):
 
 def chart_titles(at: AppTest) -> list[str]:
     return [el.proto.spec for el in at.get("plotly_chart")]
-
-
-def unescaped(text: str) -> str:
-    """Markdown as the reader sees it: backslash escapes removed."""
-    return re.sub(r"\\(.)", r"\1", text)
 
 
 def test_default_data_shows_curve_needed_table_what_if_and_the_few_comparisons_warning(at):

@@ -149,3 +149,16 @@ def _choose_map(page) -> None:
 def choose_map():
     """Chooses the MAP sampler on the Abilities page now shown (the page must be drawing its Fit button)."""
     return _choose_map
+
+
+def _upload_judgments(page, path) -> None:
+    page.get_by_text("Upload a CSV").click()
+    uploader = page.locator("[data-testid='stFileUploader']").filter(has_text="Judgments CSV")
+    uploader.locator("input[type='file']").set_input_files(str(path))
+
+
+@pytest.fixture
+def upload_judgments():
+    """Chooses "Upload a CSV" on the Data page now shown and gives ``path`` to its judgments uploader (by its
+    label: once data are valid the page has a second uploader, for LLM-judge votes)."""
+    return _upload_judgments

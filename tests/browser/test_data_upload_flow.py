@@ -23,18 +23,17 @@ def choose_format(page, name: str) -> None:
     page.get_by_role("option", name=name, exact=True).click()
 
 
-def test_the_first_format_choice_after_a_new_upload_takes(page, app_url, tmp_path):
+def test_the_first_format_choice_after_a_new_upload_takes(page, app_url, tmp_path, upload_judgments):
     first, second = tmp_path / "first.csv", tmp_path / "second.csv"
     first.write_text(RANKED.format(rank="rank"))
     second.write_text(RANKED.format(rank="order_given"))  # no column says "rank": the format is asked for
     page.goto(app_url)
     page.get_by_role("heading", name="Data").wait_for(timeout=120_000)
-    page.get_by_text("Upload a CSV").click()
-    page.locator("input[type='file']").set_input_files(str(first))
+    upload_judgments(page, first)
     page.get_by_text("Map your columns").wait_for()  # read as a ranking
     choose_format(page, "bestworst")
     page.get_by_text("judgment", exact=True).wait_for()
-    page.locator("input[type='file']").set_input_files(str(second))
+    upload_judgments(page, second)
     page.get_by_text("The format could not be told").wait_for()
     assert shown_format(page) == ""  # not the last file's "bestworst"
     choose_format(page, "bestworst")

@@ -14,7 +14,7 @@ def test_leaderboard_page_shows_the_table_and_the_forest_plot(page, app_url):
     assert not page.locator("[data-testid='stException']").count()
 
 
-def test_unpaired_ratings_go_from_upload_to_leaderboard(page, app_url, tmp_path):
+def test_unpaired_ratings_go_from_upload_to_leaderboard(page, app_url, tmp_path, upload_judgments):
     from lib.ranking.simulate import simulate_ratings
 
     scores, _ = simulate_ratings(4, 40, 6, raters_per_cell=2, unpaired=True, seed=1)  # one system per prompt
@@ -22,8 +22,7 @@ def test_unpaired_ratings_go_from_upload_to_leaderboard(page, app_url, tmp_path)
     scores.rename(columns={"prompt_id": "prompt", "annotator_id": "annotator"}).to_csv(path, index=False)
     page.goto(app_url)
     page.get_by_role("heading", name="Data").wait_for(timeout=120_000)
-    page.get_by_text("Upload a CSV").click()
-    page.locator("input[type='file']").set_input_files(str(path))
+    upload_judgments(page, path)
     page.locator("[data-testid='stAlert']").filter(has_text="no prompt was rated for two systems").wait_for(
         timeout=60_000
     )

@@ -22,13 +22,12 @@ def test_fit_the_default_data_and_see_abilities_and_prompts(abilities_with_map):
     assert not page.locator("[data-testid='stException']").count()
 
 
-def test_a_bad_upload_gets_a_message_naming_file_row_and_column(page, app_url, tmp_path):
+def test_a_bad_upload_gets_a_message_naming_file_row_and_column(page, app_url, tmp_path, upload_judgments):
     bad = tmp_path / "my votes.csv"
     bad.write_text("prompt,system_a,system_b,annotator,choice\np1,x,y,r1,A\np2,x,y,r1,maybe\n")
     page.goto(app_url)
     page.get_by_role("heading", name="Data").wait_for(timeout=120_000)
-    page.get_by_text("Upload a CSV").click()
-    page.locator("input[type='file']").set_input_files(str(bad))
+    upload_judgments(page, bad)
     error = page.locator("[data-testid='stAlert']").filter(has_text="Cannot use this data")
     error.wait_for(timeout=60_000)
     text = error.inner_text()

@@ -88,7 +88,9 @@ def _fit_map(page, choose_map) -> None:
     page.get_by_text("MAP ability (preview").first.wait_for(timeout=180_000)
 
 
-def test_markup_names_fetch_nothing_and_link_nowhere_on_any_page(page, app_url, listener, tmp_path, choose_map):
+def test_markup_names_fetch_nothing_and_link_nowhere_on_any_page(
+    page, app_url, listener, tmp_path, choose_map, upload_judgments
+):
     port, hits = listener
     seen: list[str] = []
     page.on("request", lambda r: seen.append(r.url) if f":{port}" in r.url else None)
@@ -96,8 +98,7 @@ def test_markup_names_fetch_nothing_and_link_nowhere_on_any_page(page, app_url, 
     hostile_votes(port).to_csv(path, index=False)
     page.goto(app_url)
     page.get_by_role("heading", name="Data").wait_for(timeout=120_000)
-    page.get_by_text("Upload a CSV").click()
-    page.locator("input[type='file']").set_input_files(str(path))
+    upload_judgments(page, path)
     page.get_by_text("Net ratings (u > 0").first.wait_for(timeout=60_000)
     live = {"Data": page.evaluate(LIVE, port)}
     for name, shows in PAGES.items():

@@ -1,14 +1,18 @@
 """The on-disk cache of ranking fits: a hit skips sampling, any change of data or settings misses,
-a damaged entry is discarded and refitted, an unwritable cache only warns."""
+a damaged entry is discarded and refitted, an unwritable cache only warns, large per-prompt draws are
+kept thinned with the read-outs unchanged."""
 
 from dataclasses import replace
 
 import arviz as az
 import numpy as np
+import pandas as pd
 import pytest
 
 import lib.inference.laplace
+import lib.inference.store
 from lib.ranking.fit import RankSettings, fit_ranking
+from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_arena
 
 SETTINGS = RankSettings(sampler="laplace", draws=50)
@@ -31,7 +35,9 @@ def fits(monkeypatch):
     these tests are about the cache) and count the fits actually run (a cache hit runs none)."""
     calls = []
 
-    def fake(model, names, settings, tracker, *, local=(), unit="prompt", mode=None, marginal_curvature=True):
+    def fake(
+        model, names, settings, tracker, *, local=(), unit="prompt", mode=None, marginal_curvature=True, memo=None
+    ):
         calls.append(1)
         rng = np.random.default_rng(settings.seed)
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
@@ -120,3 +126,22 @@ def test_an_unwritable_cache_warns_and_still_returns_the_fit(monkeypatch, tmp_pa
         fit = fit_ranking(rd, SETTINGS)
     assert fit.skill_draws().shape == (50, 4)
     assert any("could not be saved" in w for w in fit.diagnostics.warnings)
+
+
+@pytest.mark.parametrize("likelihood", ["votes", "cells"])
+def test_read_outs_of_a_thinned_cached_fit_equal_the_fresh_fits(monkeypatch, arena_analysis, fits, likelihood):
+    monkeypatch.setattr(lib.inference.store, "THIN_VALUES", 100)  # alpha (and the cells' b) are larger
+    data = arena_analysis(simulate_arena(5, 40, 400, seed=4)[0])
+    settings = replace(SETTINGS, likelihood=likelihood)
+    fresh = rank_systems(data, settings, n_next=5)
+    cached = rank_systems(data, settings, n_next=5)
+    assert not fresh.fit.from_cache and cached.fit.from_cache and len(fits) == 1
+    post, before = cached.fit.idata["posterior"], fresh.fit.idata["posterior"]
+    for name in ["alpha", "b"] if likelihood == "cells" else ["alpha"]:
+        assert post[name].dims == before[name].dims and post[name].shape == before[name].shape
+        assert len(np.unique(post[name].to_numpy()[0, :, 0])) < settings.draws  # kept thinned
+        np.testing.assert_allclose(post[name].mean(("chain", "draw")), before[name].mean(("chain", "draw")), atol=1e-12)
+    np.testing.assert_array_equal(cached.fit.skill_draws(), fresh.fit.skill_draws())
+    pd.testing.assert_frame_equal(cached.leaderboard, fresh.leaderboard)
+    pd.testing.assert_frame_equal(cached.win_matrix, fresh.win_matrix)
+    pd.testing.assert_frame_equal(cached.next_batch, fresh.next_batch, check_exact=False, rtol=1e-9)

@@ -1,0 +1,89 @@
+"""Prediction-powered leaderboards (issue 20): coverage in simulation and on PandaLM. Figures, not a test.
+
+1. The issue's simulation (``lib.judges.simulate.coverage_study``): data sets of 6 systems, 2,000
+   items of which 300 carry a human vote, a judge that copies the human vote 60% of the time and
+   otherwise favours the weakest system by 1 logit. Prints the coverage and mean width of the
+   human-only, judge-only and prediction-powered 95% intervals.
+2. PandaLM (data/pandalm_pairwise): for each of ``DRAWS`` random 15% subsets of the items, the human
+   votes there plus every verdict of both judges; prints how often the prediction-powered intervals
+   hold the skill fitted on all human votes (per system and for every system at once), the width
+   ratio to the human-only intervals on the same 15%, lambda and the effective human sample size.
+
+    python bench/bench_ppi_coverage.py [N_SETS] [DRAWS]     # default 200 200
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+
+from lib.datasets import DATASETS
+from lib.inputs import analysis_input
+from lib.judges.read import read_judge_file
+from lib.judges.run import judge_leaderboard, keep_share
+from lib.judges.simulate import coverage_study
+from lib.paths import DATA_DIR
+from lib.tables import read_csv
+
+
+def simulation(n_sets: int) -> None:
+    study = coverage_study(n_sets, seed=20)
+    print(f"simulation: {n_sets} data sets x 6 systems, 95% intervals")
+    print(f"{'estimator':>10} {'coverage':>9} {'mean width':>11} {'coverage of the favoured system':>32}")
+    favoured = study[study["system"] == 0]
+    for name in ("human", "judge", "ppi"):
+        print(
+            f"{name:>10} {study[f'{name}_covered'].mean():9.3f} {study[f'{name}_width'].mean():11.3f} "
+            f"{favoured[f'{name}_covered'].mean():32.3f}"
+        )
+    print(f"PPI width / human-only width: {(study['ppi_width'] / study['human_width']).mean():.3f}")
+    every = study.groupby("dataset")["rank_set_covered"].all().mean()
+    print(f"rank-sets (simultaneous 95%): every true rank held in {every:.3f} of the data sets")
+
+
+def pandalm(draws: int) -> None:
+    ds = DATASETS["pandalm_pairwise"]
+    votes = analysis_input(read_csv(ds.path, ds.path.name), ds.fmt, ds.columns, file=ds.path.name, matrix=False)
+    votes = votes.judgments.votes
+    path = DATA_DIR / "pandalm_pairwise" / "judge_votes_long.csv"
+    judges = read_judge_file(read_csv(path, path.name), file=path.name)
+    everyone = judge_leaderboard(votes, judges).leaderboard.set_index("system")["human_skill"]
+    rows = []
+    for d in range(draws):
+        result = judge_leaderboard(keep_share(votes, 0.15, seed=d), judges)
+        board = result.leaderboard.set_index("system")
+        truth = everyone.reindex(board.index)
+        rows.append(
+            pd.DataFrame(
+                {
+                    "draw": d,
+                    "system": board.index,
+                    "covered": (board["ppi_low"] <= truth) & (truth <= board["ppi_high"]),
+                    "human_covered": (board["human_low"] <= truth) & (truth <= board["human_high"]),
+                    "ratio": (board["ppi_high"] - board["ppi_low"]) / (board["human_high"] - board["human_low"]),
+                    "lam": result.diagnostics["lambda"],
+                    "ess": result.diagnostics["effective_human_n"] / result.diagnostics["human_votes"],
+                }
+            )
+        )
+    table = pd.concat(rows, ignore_index=True)
+    first = table[table["draw"] == 0].set_index("system")
+    print(f"\nPandaLM: 15% of the items' human votes (149 items, 447 votes) + both judges, {draws} draws")
+    print("first draw (seed 0), per system: PPI interval holds the all-human skill, width / human-only width")
+    print(first[["covered", "ratio"]].round(3).to_string())
+    per_system = table.groupby("system")[["covered", "human_covered", "ratio"]].mean()
+    print("\nover all draws, per system: share covered (PPI, human-only), mean width ratio")
+    print(per_system.round(3).to_string())
+    every = table.groupby("draw")["covered"].all().mean()
+    narrower = table.groupby("draw")["ratio"].max().lt(1).mean()
+    print(
+        f"every system covered in {every:.3f} of the draws; every PPI interval narrower in {narrower:.3f}; "
+        f"lambda median {table['lam'].median():.3f}; effective human n / human votes median "
+        f"{table.groupby('draw')['ess'].first().median():.3f}"
+    )
+
+
+if __name__ == "__main__":
+    simulation(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    pandalm(int(sys.argv[2]) if len(sys.argv) > 2 else 200)

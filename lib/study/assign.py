@@ -1,0 +1,95 @@
+"""Who judges what: each item to ``per_item`` distinct annotators, balanced, gold items mixed in.
+
+The regular items' copies are dealt round-robin in item-major order: copy r of item i (after a
+random permutation of items and annotators) goes to annotator ``(i * per_item + r) mod A``. The
+``per_item`` copies of an item land on consecutive annotators, hence distinct ones when
+``per_item <= A``, and the ``I * per_item`` copies are dealt in turn, so every annotator gets
+``floor`` or ``ceil`` of ``I * per_item / A`` items. Each annotator then gets
+``round(gold_rate * n / (1 - gold_rate))`` distinct gold items besides their n regular ones (at
+most every gold item), so that gold items are about ``gold_rate`` of their pages, and their pages are
+put in a random order. The systems of every page are shown in a random order of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lib.study.errors import StudyError
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The assignment: ``pages[a]`` the item indices annotator a sees, in page order;
+    ``orders[a][p]`` the positions of the item's systems as shown on page p (a permutation)."""
+
+    pages: list[list[int]]
+    orders: list[list[list[int]]]
+
+
+def gold_count(n_regular: int, gold_rate: float, n_gold: int) -> int:
+    """Gold pages of an annotator with ``n_regular`` regular pages: about ``gold_rate`` of all pages,
+    at most ``n_gold`` (each gold item once)."""
+    return min(n_gold, round(gold_rate * n_regular / (1 - gold_rate))) if gold_rate > 0 else 0
+
+
+def assign(
+    regular: list[int],
+    gold: list[int],
+    n_systems: list[int],
+    *,
+    annotators: int,
+    per_item: int,
+    gold_rate: float,
+    seed: int,
+) -> Plan:
+    """The pages of every annotator.
+
+    Parameters
+    ----------
+    regular, gold : list of int
+        Indices of the regular and the gold items.
+    n_systems : list of int
+        Systems shown per item (by index), for the shown orders.
+    annotators, per_item : int
+        Number of annotators, and of distinct annotators per regular item.
+    gold_rate : float
+        Share of each annotator's pages that are gold items, in [0, 1).
+    seed : int
+        Seed of the random permutations.
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    StudyError
+        ``per_item`` above the number of annotators, a rate outside [0, 1), gold items asked for
+        but none given, or no regular item.
+    """
+    if not regular:
+        raise StudyError("the study has no item to judge (every item is a gold item)")
+    if not 1 <= per_item <= annotators:
+        raise StudyError(
+            f"each item needs {per_item} distinct annotators, but the study has {annotators}: "
+            "ask for fewer per item or more annotators"
+        )
+    if not 0 <= gold_rate < 1:
+        raise StudyError(f"the gold rate must be at least 0 and below 1, not {gold_rate}")
+    if gold_rate > 0 and not gold:
+        raise StudyError("a gold rate was asked for but no item has a gold answer (gold_<criterion> columns)")
+    rng = np.random.default_rng(seed)
+    items = rng.permutation(regular)
+    who = rng.permutation(annotators)
+    pages: list[list[int]] = [[] for _ in range(annotators)]
+    for i, item in enumerate(items):
+        for r in range(per_item):
+            pages[who[(i * per_item + r) % annotators]].append(int(item))
+    for a in range(annotators):
+        k = gold_count(len(pages[a]), gold_rate, len(gold))
+        mixed = pages[a] + [int(g) for g in rng.choice(gold, size=k, replace=False)] if k else pages[a]
+        pages[a] = [mixed[j] for j in rng.permutation(len(mixed))]
+    orders = [[[int(p) for p in rng.permutation(n_systems[item])] for item in mine] for mine in pages]
+    return Plan(pages, orders)

@@ -1,0 +1,275 @@
+"""The researcher's view of a study: progress, agreement so far, gold accuracy, seconds, speeders.
+
+Speeders: an annotator whose median seconds per page is below :data:`SPEEDER_FRACTION` of the
+study's median seconds per page (over every answered page of every annotator) is flagged. The rule
+is relative, so it holds for pages of any length; it flags, it does not remove: the researcher decides.
+Agreement (:data:`AGREEMENT`, per task): Fleiss' kappa of the pairwise votes the export implies
+(:func:`lib.ratings.fleiss_kappa`, per criterion), as the Data page computes it, for best-worst and
+pairwise; Krippendorff's alpha with the interval metric of the ratings
+(:func:`lib.study.agreement.interval_alpha`, per criterion, a unit being a (prompt, system)) for Likert.
+A judgment is one pick per criterion of a page, or one rating of one passage per criterion
+(:meth:`lib.study.tasks.TaskSpec.judgments`).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlalchemy import func, select
+
+from lib.study.create import annotator_link
+from lib.study.db import transaction
+from lib.study.export import export_judgments, load_study
+from lib.study.models import Annotator, Answer, Assignment, Study
+from lib.study.tasks import gold_correct, task_spec
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+SPEEDER_FRACTION = 0.3
+"""An annotator is flagged when their median seconds per page is below this share of the study's."""
+
+SPEEDER_RULE = (
+    f"flagged when the annotator's median seconds per page is below {SPEEDER_FRACTION:.0%} of the "
+    "study's median seconds per page"
+)
+
+EXPORT_ROLES = {
+    "bestworst": {
+        "prompt": "prompt_id",
+        "annotator": "annotator",
+        "system": "system",
+        "judgment": "judgment",
+        "trial": "page",
+        "criterion": "criterion",
+    },
+    "pairwise": {
+        "prompt": "prompt_id",
+        "system_a": "system_a",
+        "system_b": "system_b",
+        "annotator": "annotator",
+        "choice": "choice",
+        "criterion": "criterion",
+        "position": "position",
+    },
+    "likert": {
+        "prompt": "prompt_id",
+        "system": "system",
+        "score": "score",
+        "annotator": "annotator",
+        "criterion": "criterion",
+        "prompt_text": "prompt_text",
+        "response": "response",
+    },
+}
+"""The :mod:`lib.formats` roles of the export's columns (the Data page guesses the same)."""
+
+
+@dataclass(frozen=True)
+class StudySummary:
+    """What the Studies page shows of one study.
+
+    Attributes
+    ----------
+    annotators : pandas.DataFrame
+        Per annotator: ``annotator, pages, done, gold_pages, gold_done, gold_accuracy,
+        median_seconds_per_page, seconds_per_judgment, speeder`` (NaN where nothing is answered yet;
+        ``seconds_per_judgment`` the median over their pages).
+    items : pandas.DataFrame
+        Per item: ``prompt_id, systems, gold, annotators, done``.
+    agreement : pandas.DataFrame
+        Per criterion: ``criterion``, the task's statistic (:data:`AGREEMENT`: ``fleiss_kappa`` or
+        ``krippendorff_alpha``) and its ``cells`` / ``units`` (NaN until two of them are judged twice).
+    median_seconds_per_judgment : float
+        Over every answered page, its seconds divided by its judgments (criteria, times the passages
+        for a rated task); NaN before any answer.
+    gold_accuracy : float
+        Share of the gold criteria answered as the gold answer says; NaN without any.
+    """
+
+    annotators: pd.DataFrame
+    items: pd.DataFrame
+    agreement: pd.DataFrame
+    median_seconds_per_judgment: float
+    gold_accuracy: float
+
+
+def list_studies(*, url: str | None = None) -> pd.DataFrame:
+    """Every study: ``study_id, name, task, criteria, annotators, pages, answered, created_at``."""
+    import pandas as pd
+
+    with transaction(url) as session:
+        pages = dict(
+            session.execute(
+                select(Annotator.study_id, func.count(Assignment.id)).join(Assignment).group_by(Annotator.study_id)
+            ).all()
+        )
+        answered = dict(
+            session.execute(
+                select(Annotator.study_id, func.count(Answer.id))
+                .join(Assignment, Assignment.annotator_id == Annotator.id)
+                .join(Answer, Answer.assignment_id == Assignment.id)
+                .group_by(Annotator.study_id)
+            ).all()
+        )
+        rows = [
+            {
+                "study_id": s.id,
+                "name": s.name,
+                "task": s.task,
+                "criteria": ", ".join(s.criteria),
+                "annotators": len(s.annotators),
+                "pages": pages.get(s.id, 0),
+                "answered": answered.get(s.id, 0),
+                "created_at": s.created_at,
+            }
+            for s in session.scalars(select(Study).order_by(Study.id))
+        ]
+    return pd.DataFrame(
+        rows, columns=["study_id", "name", "task", "criteria", "annotators", "pages", "answered", "created_at"]
+    )
+
+
+def study_links(study_id: int, base_url: str, *, url: str | None = None) -> pd.DataFrame:
+    """``annotator, link, active`` per annotator of the study (the links hold the tokens: keep them private)."""
+    import pandas as pd
+
+    with transaction(url) as session:
+        study = load_study(session, study_id)
+        rows = [(a.label, annotator_link(base_url, a.token), a.active) for a in study.annotators]
+    return pd.DataFrame(rows, columns=["annotator", "link", "active"])
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def summarize(study_id: int, *, url: str | None = None) -> StudySummary:
+    """Progress, agreement, gold accuracy, seconds and speeders of a study.
+
+    Raises
+    ------
+    lib.study.errors.StudyError
+        No study of that id.
+    """
+    import pandas as pd
+
+    with transaction(url) as session:
+        study = load_study(session, study_id)
+        spec = task_spec(study.task)
+        n_criteria = len(study.criteria)
+        people: list[dict] = []
+        per_item: dict[int, dict] = {}
+        all_seconds: list[float] = []
+        all_per_judgment: list[float] = []
+        all_gold: list[bool] = []
+        for person in study.annotators:
+            seconds, per_judgment, gold_pages, gold_checks = [], [], 0, []
+            for asg in person.assignments:
+                item = asg.item
+                row = per_item.setdefault(
+                    item.id,
+                    {
+                        "prompt_id": item.prompt_id,
+                        "systems": ", ".join(s for s, _ in item.responses),
+                        "gold": item.gold is not None,
+                        "annotators": 0,
+                        "done": 0,
+                    },
+                )
+                row["annotators"] += 1
+                gold_pages += item.gold is not None
+                if asg.answer is None:
+                    continue
+                row["done"] += 1
+                seconds.append(asg.answer.seconds)
+                per_judgment.append(asg.answer.seconds / (n_criteria * spec.judgments(len(item.responses))))
+                if item.gold is not None:
+                    gold_checks += gold_correct(item.gold, asg.answer.choices)
+            all_seconds += seconds
+            all_per_judgment += per_judgment
+            all_gold += gold_checks
+            people.append(
+                {
+                    "annotator": person.label,
+                    "pages": len(person.assignments),
+                    "done": len(seconds),
+                    "gold_pages": gold_pages,
+                    "gold_done": len(gold_checks) // max(1, n_criteria),
+                    "gold_accuracy": sum(gold_checks) / len(gold_checks) if gold_checks else float("nan"),
+                    "median_seconds_per_page": _median(seconds),
+                    "seconds_per_judgment": _median(per_judgment),
+                }
+            )
+        task = study.task
+    study_median = _median(all_seconds)
+    annotators = pd.DataFrame(people)
+    if len(annotators):
+        annotators["speeder"] = annotators["median_seconds_per_page"] < SPEEDER_FRACTION * study_median
+    return StudySummary(
+        annotators=annotators,
+        items=pd.DataFrame(list(per_item.values()), columns=["prompt_id", "systems", "gold", "annotators", "done"]),
+        agreement=AGREEMENT[task].compute(export_judgments(study_id, url=url), task),
+        median_seconds_per_judgment=_median(all_per_judgment),
+        gold_accuracy=sum(all_gold) / len(all_gold) if all_gold else float("nan"),
+    )
+
+
+def _kappa(table: pd.DataFrame, task: str) -> pd.DataFrame:
+    """Fleiss' kappa per criterion of the votes the export implies."""
+    import pandas as pd
+
+    from lib.formats import read_judgments
+    from lib.ratings import fleiss_kappa
+
+    rows = []
+    if len(table):
+        fmt = task_spec(task).format
+        votes = read_judgments(table.astype(str), fmt, EXPORT_ROLES[task], file="study export").votes
+        for criterion, group in votes.groupby("criterion", sort=False):
+            kappa, cells = fleiss_kappa(group)
+            rows.append({"criterion": criterion, "fleiss_kappa": kappa, "cells": cells})
+    return pd.DataFrame(rows, columns=["criterion", "fleiss_kappa", "cells"])
+
+
+def _alpha(table: pd.DataFrame, task: str) -> pd.DataFrame:
+    """Krippendorff's alpha (interval) per criterion of the ratings, a unit being a (prompt, system)."""
+    import pandas as pd
+
+    from lib.study.agreement import interval_alpha
+
+    rows = []
+    for criterion, group in table.groupby("criterion", sort=False):
+        alpha, units = interval_alpha(list(zip(group.prompt_id, group.system, strict=True)), group.score)
+        rows.append({"criterion": criterion, "krippendorff_alpha": alpha, "units": units})
+    return pd.DataFrame(rows, columns=["criterion", "krippendorff_alpha", "units"])
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How a task's agreement so far is measured: the statistic's column, what it is, its function."""
+
+    column: str
+    help: str
+    compute: Callable[[pd.DataFrame, str], pd.DataFrame]
+
+
+_KAPPA = Agreement(
+    "fleiss_kappa",
+    "Fleiss' kappa of the pairwise votes the answers imply, per criterion (gold items left out).",
+    _kappa,
+)
+AGREEMENT = {
+    "bestworst": _KAPPA,
+    "pairwise": _KAPPA,
+    "likert": Agreement(
+        "krippendorff_alpha",
+        "Krippendorff's alpha (interval metric) of the ratings, per criterion, a unit being a prompt's "
+        "passage (gold items left out): 1 = full agreement, 0 = agreement at chance.",
+        _alpha,
+    ),
+}
+"""The agreement statistic of each task type."""

@@ -1,0 +1,100 @@
+"""Sampling to a target ESS (issue 19 item 3): the rule of --draws and --target-ess, a numpyro fit that
+stops once the target is met and one that stops at the ceiling, both saying which."""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from lib.errors import SettingsError
+from lib.inference.progress import Tracker
+from lib.inference.settings import TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, sampling_sizes
+from lib.irt.fit import fit_grm
+from lib.irt.settings import FitSettings
+from lib.irt.simulate import simulate_grm
+from tests.conftest import rating_matrix_from_codes
+
+
+def test_draws_alone_are_a_fixed_count_and_nothing_given_samples_to_the_default_target():
+    assert sampling_sizes("numpyro", draws=None, tune=None, target_ess=None) == {
+        "tune": TARGET_TUNE,
+        "target_ess": TARGET_ESS,
+    }
+    assert sampling_sizes("numpyro", draws=200, tune=None, target_ess=None) == {"draws": 200, "target_ess": None}
+    assert sampling_sizes("numpyro", draws=200, tune=50, target_ess=80) == {"draws": 200, "tune": 50, "target_ess": 80}
+    assert sampling_sizes("pymc", draws=None, tune=None, target_ess=None) == {"target_ess": None}
+    with pytest.raises(SettingsError, match="does not sample to a target ESS: use numpyro"):
+        sampling_sizes("pymc", draws=None, tune=None, target_ess=400)
+
+
+def test_a_target_below_one_is_refused():
+    with pytest.raises(SettingsError, match="target ESS"):
+        FitSettings(target_ess=0).validate()
+
+
+@pytest.fixture(scope="module")
+def rm():
+    return rating_matrix_from_codes(simulate_grm(6, 40, seed=2).codes)
+
+
+def test_a_numpyro_fit_samples_to_the_target_and_says_so(rm):
+    # Small design, short warm-up: the target ESS is soon met, R-hat at most 1.01 takes a few chunks more.
+    settings = FitSettings(chains=2, tune=100, draws=8 * TARGET_CHUNK, target_ess=40, seed=1)
+    d = fit_grm(rm, settings, use_cache=False).diagnostics
+    assert d.stopped == "target" and d.target_ess == 40
+    assert d.draws <= settings.draws and d.draws % TARGET_CHUNK == 0
+    assert min(d.ess_bulk_min, d.ess_tail_min) >= 40 and d.rhat_max <= 1.01
+    assert {"optimise", "compile", "warm-up", "sampling"} <= set(d.timings)  # warmed up from the MAP point
+
+
+def fake_chunks(chains: int, offset: float = 0.0):
+    """A stand-in for the compiled NUTS chunk: 3 parameters whose draws are the N(0, 1) quantiles of a
+    chunk in random order, the even ranks in its first half and the odd in its second (halves and chains
+    alike: R-hat about 1; the first chain shifted by ``offset``: chains that disagree), and the iteration's
+    number as its energy (to see which iterations are kept)."""
+    rng = np.random.default_rng(0)
+    grid = norm.ppf((np.arange(TARGET_CHUNK) + 0.5) / TARGET_CHUNK)
+
+    def order():
+        return np.concatenate([rng.permutation(np.arange(k, TARGET_CHUNK, 2)) for k in (0, 1)])
+
+    def step(i):
+        iterations = np.broadcast_to(np.arange(i, i + TARGET_CHUNK), (chains, TARGET_CHUNK))
+        z = np.stack([np.stack([grid[order()] for _ in range(3)], axis=-1) for _ in range(chains)])
+        z[0] += offset
+        return i + TARGET_CHUNK, ([z], np.zeros((chains, TARGET_CHUNK), bool), iterations)
+
+    def to_idata(pieces):
+        return az.from_dict(
+            posterior={"x": np.concatenate([p[0][0] for p in pieces], axis=1)},
+            sample_stats={k: np.concatenate([p[1][k] for p in pieces], axis=1) for k in ("diverging", "energy")},
+        )
+
+    return step, to_idata
+
+
+@pytest.mark.parametrize(
+    ("tune", "target", "offset", "draws", "stopped", "kept"),
+    [
+        # out of reach: the ceiling, the last chunk cut to it; iterations 100-149 of the first chunk drawn
+        # here are warm-up too (the warm-up ran one whole chunk, 0-99)
+        (150, 100_000, 0.0, 120, "ceiling", 120),
+        (100, 30, 0.0, 400, "target", 100),  # 2 chains x 100 draws: ESS about 200, R-hat about 1
+        (100, 30, 1.0, 400, "ceiling", 400),  # ESS enough but the chains disagree (R-hat above 1.01)
+    ],
+)
+def test_chunks_drop_the_warm_up_and_stop_at_the_target_or_the_ceiling(tune, target, offset, draws, stopped, kept):
+    from lib.inference.samplers import _draw_to_target
+
+    step, to_idata = fake_chunks(2, offset)
+    settings = FitSettings(chains=2, tune=tune, draws=draws, target_ess=target)
+    events = []
+    tracker = Tracker(1, 0.0)
+    tracker.stage = lambda fraction, message: events.append((fraction, message))
+    idata = _draw_to_target(step, TARGET_CHUNK, TARGET_CHUNK, to_idata, settings, tracker)
+    assert (idata.posterior.attrs["target_ess"], idata.posterior.attrs["stopped"]) == (target, stopped)
+    energy = idata.sample_stats["energy"].to_numpy()
+    assert energy.shape == (2, kept) and (energy[0] == np.arange(tune, tune + kept)).all()
+    assert [f for f, _ in events] == sorted(f for f, _ in events) and "ESS" in events[-1][1]

@@ -1,0 +1,16 @@
+"""Where a fit's time went, on a page: the seconds per phase in an expander (Abilities, Leaderboard)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from lib.inference.timings import timings_table
+
+
+def show_timings(timings: dict[str, float]) -> None:
+    """An expander "Time per phase" with the seconds of each phase (:func:`lib.inference.timings.timings_table`,
+    a static table: the page's data tables stay its only interactive ones); nothing when the fit has none
+    (one read from a cache written before they were kept)."""
+    if timings:
+        with st.expander("Time per phase"):
+            st.table(timings_table(timings).round(3).set_index("phase"))
