@@ -238,9 +238,7 @@ def rank_systems(
     ) is not None:
         result.severity_scale, result.severity = severity
     if rd.likelihood == "ratings":
-        notes.append(RATINGS_CALIBRATION_NOTE)
-    if n_next and rd.likelihood == "ratings":
-        notes.append(NO_PAIRS_NOTE)
+        notes += [RATINGS_CALIBRATION_NOTE, *([NO_PAIRS_NOTE] if n_next else [])]
     elif n_next:
         result.next_batch, said = annotate_next(fit.idata, n_next, component=component, judgments=data.judgments)
         notes += said
