@@ -272,6 +272,17 @@ def print_timings(timings: dict[str, float], started: float) -> None:
     print("time per phase:\n" + timings_text(timings, time.perf_counter() - started))
 
 
+def print_target_ess(diagnostics) -> None:
+    """Print how a fit sampled to a target ESS stopped (:class:`lib.inference.diagnostics.Diagnostics`
+    ``target_ess``, ``draws`` and ``stopped``); nothing for a fixed number of draws."""
+    d = diagnostics
+    if d.stopped is not None:
+        print(
+            f"sampled to the target ESS {d.target_ess}: {d.draws} draws per chain, "
+            + ("target reached" if d.stopped == "target" else "ceiling reached first (--draws)")
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``python -m lib`` parser: one subcommand per module of :data:`COMMANDS` (its ``add_parser``)."""
     parser = argparse.ArgumentParser(

@@ -8,11 +8,20 @@ from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.inference.diagnostics import diagnostics_json
+from lib.inference.settings import TARGET_CHUNK, sampling_sizes
 from lib.irt.fit import data_key
 from lib.plots.ranking import active_vs_uniform, irt_vs_bradley_terry, rank_intervals, skill_forest, win_heatmap
 from lib.ranking.budget import WIN_MATRIX_TOP
 from lib.ranking.data import LIKELIHOODS, names_annotators, shows_position, systems_of
-from lib.ranking.fit import DEFAULT_SAMPLER, LAPLACE, SAMPLERS, RankSettings, nuts_reason
+from lib.ranking.fit import (
+    DEFAULT_SAMPLER,
+    FALLBACK_SAMPLER,
+    LAPLACE,
+    SAMPLERS,
+    RankSettings,
+    fitted_sampler,
+    nuts_reason,
+)
 from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
 from ui.common import cached_bundled, current_input
@@ -23,6 +32,9 @@ from ui.timings import show_timings
 # HANNA's 11 systems: a leaderboard of three says little.
 MANY_SYSTEMS = "hanna_means"
 MIN_SYSTEMS = 4
+
+# NUTS's sizes as the command line takes them when none are given: a target ESS, the warm-up it starts with
+NUTS_DEFAULTS = RankSettings(**sampling_sizes(FALLBACK_SAMPLER, draws=None, tune=None, target_ess=None))
 
 OWN_LIKELIHOOD = "(the data's own)"
 SUM_TO_ZERO = "(none: skills sum to zero)"
@@ -100,11 +112,35 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
                 )
                 and named
             )
-        d = st.columns(4)
-        chains = d[0].number_input("Chains (NUTS)", 1, 8, RankSettings.chains, key="lb_chains")
-        draws = d[1].number_input("Draws (NUTS)", 50, 10000, RankSettings.draws, step=100, key="lb_draws")
-        tune = d[2].number_input("Tuning (NUTS)", 0, 10000, RankSettings.tune, step=100, key="lb_tune")
-        win_top = d[3].number_input(
+        # The sampler the fit runs: numpyro chosen, or the NUTS a Laplace fit falls back to, takes a target ESS
+        chosen = RankSettings(sampler=sampler, intransitivity=intransitivity, annotator_effect=severity)
+        to_target = SAMPLERS[fitted_sampler(chosen)].to_target
+        d = st.columns(5)
+        chains = d[0].number_input("Chains (NUTS)", 1, 8, NUTS_DEFAULTS.chains, key="lb_chains")
+        draws = d[1].number_input(
+            "Draws (NUTS)",
+            50,
+            10000,
+            NUTS_DEFAULTS.draws,
+            step=100,
+            key="lb_draws",
+            help="per chain; with a target ESS, the most (MAP + Laplace: draws in all)",
+        )
+        tune = d[2].number_input("Tuning (NUTS)", 0, 10000, NUTS_DEFAULTS.tune, step=100, key="lb_tune")
+        target = d[3].number_input(
+            "Target ESS (NUTS)",
+            0,
+            100_000,
+            NUTS_DEFAULTS.target_ess,
+            step=100,
+            key="lb_target",
+            disabled=not to_target,
+            help=f"numpyro, chosen or the NUTS a MAP + Laplace fit falls back to: warm up from the posterior mode, "
+            f"then draw {TARGET_CHUNK} per chain at a time until the bulk and tail ESS of every reported parameter "
+            "reach it and their R-hat is at most 1.01 (or Draws per chain are drawn); 0: exactly Draws."
+            + ("" if to_target else f" Not used here: this fit runs {escape_markdown(fitted_sampler(chosen))}."),
+        )
+        win_top = d[4].number_input(
             "Win matrix: top systems",
             2,
             1000,
@@ -122,6 +158,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         chains=int(chains),
         draws=int(draws),
         tune=int(tune),
+        target_ess=int(target) if target and to_target else None,
     )
     return settings, int(n_next), int(win_top), st.button("Rank", type="primary", key="lb_rank")
 
@@ -135,6 +172,14 @@ def run(data, settings: RankSettings, n_next: int, win_top: int):
     return result
 
 
+def target_text(d) -> str:
+    """How a fit sampled to a target ESS stopped, for the caption ("" for a fixed number of draws)."""
+    if d.stopped is None:
+        return ""
+    reached = "the target was reached" if d.stopped == "target" else "the ceiling (Draws) was reached first"
+    return f" sampled to the target ESS {d.target_ess} ({reached})"
+
+
 def show(result, data) -> None:
     fit, board = result.fit, result.leaderboard
     d = fit.diagnostics
@@ -143,6 +188,7 @@ def show(result, data) -> None:
     st.caption(
         f"{escape_markdown(fit.data.likelihood)} likelihood, {escape_markdown(d.sampler)}{default}"
         + (f", {d.draws} draws" if d.sampler == LAPLACE else f", {d.chains} chains x {d.draws} draws")
+        + target_text(d)
         + f", {d.wall_s:.1f} s (estimated before the fit: {result.cost})."
     )
     for note in result.notes:

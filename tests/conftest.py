@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,13 +29,48 @@ def rating_matrix_from_codes(codes: np.ndarray) -> RatingMatrix:
 @pytest.fixture(autouse=True, scope="session")
 def _own_cache_dir(tmp_path_factory):
     """Fits, rankings and plans made by tests go to a temporary folder, never the repository's .cache
-    (a test that wants a fresh cache sets ``EVAL_CACHE_DIR`` itself)."""
+    (a test that wants a fresh cache sets ``EVAL_CACHE_DIR`` itself); JAX's compiled programs go to one
+    folder for the whole run (:func:`_share_compiled_programs`)."""
     if "EVAL_CACHE_DIR" not in os.environ:
-        os.environ["EVAL_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+        cache = tmp_path_factory.mktemp("cache")
+        os.environ["EVAL_CACHE_DIR"] = str(cache)
+        _share_compiled_programs(tmp_path_factory, cache)
         yield
         del os.environ["EVAL_CACHE_DIR"]
     else:
         yield
+
+
+def _share_compiled_programs(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> None:
+    """Compile each JAX program once per run: JAX's persistent compilation cache
+    (:mod:`lib.inference.compile_cache`) in one folder for both pytest-xdist processes and the commands
+    tests start with this cache folder, turned on before any test as the first numpyro fit of a process
+    turns it on. Without it each process compiled what the other had compiled, and a process kept the
+    folder of whichever test fitted first. Tests of the cache itself start processes with folders of
+    their own (tests/test_compile_cache.py).
+
+    The CPU is split for numpyro's chains as the first numpyro fit of a process splits it; the processes
+    tests start (commands, the app's server) get the environment as it was, as a user's would."""
+    from lib.inference import compile_cache
+    from lib.inference.samplers import split_host_cpu
+
+    run = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run = run.parent  # the run's folder: each process has its own below it
+    shared = run / "compiled"
+    shared.mkdir(exist_ok=True)
+    (cache / compile_cache.KIND).symlink_to(shared, target_is_directory=True)
+    flags = os.environ.get("XLA_FLAGS")
+    split_host_cpu()
+    compile_cache.enable()  # imports JAX
+
+    import jax
+
+    jax.devices()  # XLA reads XLA_FLAGS when its CPU backend starts, not when JAX is imported
+    if flags is None:
+        os.environ.pop("XLA_FLAGS", None)
+    else:
+        os.environ["XLA_FLAGS"] = flags
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from lib.cli import (
     add_verbose_option,
     count,
     non_negative_int,
+    print_target_ess,
     print_timings,
     progress_printer,
     read_input,
@@ -122,11 +123,7 @@ def run(args: argparse.Namespace) -> int:
     for w in fit.diagnostics.warnings:
         print(f"warning: {w}")
     d = fit.diagnostics
-    if d.stopped is not None:
-        print(
-            f"sampled to the target ESS {d.target_ess}: {d.draws} draws per chain, "
-            + ("target reached" if d.stopped == "target" else "ceiling reached first (--draws)")
-        )
+    print_target_ess(d)
     if args.verbose:
         print_timings(d.timings, started)
     print(f"wrote {out}/{', '.join(OUTPUTS)}")

@@ -14,6 +14,7 @@ from lib.cli import (
     count,
     non_negative_int,
     positive_float,
+    print_target_ess,
     read_input,
     seed,
 )
@@ -32,7 +33,7 @@ OUTPUTS = (
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``rank`` subcommand and its options (light imports only: ``--help`` stays fast)."""
     # Light imports only (``--help`` stays fast): the fitting modules load pymc.
-    from lib.inference.settings import samplers_for
+    from lib.inference.settings import TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, samplers_for
     from lib.ranking.budget import MAX_MEMORY_GB, MAX_MINUTES, WIN_MATRIX_TOP
     from lib.ranking.data import LIKELIHOODS
 
@@ -123,8 +124,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=f"refuse, before computing, a fit estimated to take longer (default {MAX_MINUTES:g} minutes)",
     )
     p.add_argument("--chains", type=count, help="NUTS chains (default 4)")
-    p.add_argument("--draws", type=count, help="draws per chain (default 1000; Laplace: draws in all)")
-    p.add_argument("--tune", type=non_negative_int, help="tuning iterations per chain (default 500)")
+    p.add_argument(
+        "--draws",
+        type=count,
+        help="draws per chain (default 1000; Laplace: draws in all); given without --target-ess, exactly this "
+        "many (no target); with a target, the ceiling",
+    )
+    p.add_argument(
+        "--tune",
+        type=non_negative_int,
+        help=f"tuning iterations per chain (default 500; {TARGET_TUNE} when sampling to a target ESS)",
+    )
+    p.add_argument(
+        "--target-ess",
+        type=count,
+        default=None,
+        metavar="N",
+        help=f"numpyro (chosen, or the NUTS a Laplace fit falls back to): warm up from the posterior mode, then "
+        f"draw {TARGET_CHUNK} per chain at a time until the bulk and tail ESS of every reported parameter reach N "
+        f"and their R-hat is at most 1.01, or --draws per chain are drawn (diagnostics.json says which: "
+        f"'stopped'). Default {TARGET_ESS} for numpyro unless --draws is given; refused by the other samplers",
+    )
     p.add_argument("--seed", type=seed, help="default 0")
     add_verbose_option(p)
     add_out_option(p)
@@ -142,15 +162,17 @@ def run(args: argparse.Namespace) -> int:
     Raises
     ------
     lib.errors.SettingsError
-        An option that does not fit the format (``--position-column``, ``--annotator-effect``) or a
-        negative ``--next``.
+        An option that does not fit the format (``--position-column``, ``--annotator-effect``), a
+        negative ``--next``, or ``--target-ess`` for a fit whose sampler does not sample to one.
     """
+    import dataclasses
     import time
 
     from lib.cli import parse_columns, print_timings, progress_printer
     from lib.export import prepare_out
+    from lib.inference.settings import sampling_sizes
     from lib.inference.timings import PhaseTimer
-    from lib.ranking.fit import RankSettings
+    from lib.ranking.fit import RankSettings, fitted_sampler
     from lib.ranking.run import rank_systems
 
     started = time.perf_counter()
@@ -165,14 +187,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
-    out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
-    # Votes are ranked from the votes: the pairs x prompts matrix is built only for the cells likelihood.
-    reading = time.perf_counter()
-    data = read_input(args, matrix=args.likelihood == "cells")
-    read_s = time.perf_counter() - reading
-    judged = _judge(args.judge, data) if args.judge else None  # its errors come before the long fit
-    sizes = ("sampler", "chains", "draws", "tune", "seed")
-    given = {k: getattr(args, k) for k in sizes if getattr(args, k) is not None}
+    given = {k: getattr(args, k) for k in ("sampler", "chains", "seed") if getattr(args, k) is not None}
     settings = RankSettings(
         likelihood=args.likelihood,
         baseline=args.baseline,
@@ -181,6 +196,15 @@ def run(args: argparse.Namespace) -> int:
         annotator_effect=args.annotator_effect,
         **given,
     )
+    # --draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback too)
+    sizes = sampling_sizes(fitted_sampler(settings), draws=args.draws, tune=args.tune, target_ess=args.target_ess)
+    settings = dataclasses.replace(settings, **sizes)
+    out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
+    # Votes are ranked from the votes: the pairs x prompts matrix is built only for the cells likelihood.
+    reading = time.perf_counter()
+    data = read_input(args, matrix=args.likelihood == "cells")
+    read_s = time.perf_counter() - reading
+    judged = _judge(args.judge, data) if args.judge else None  # its errors come before the long fit
     result = rank_systems(
         data,
         settings,
@@ -294,6 +318,7 @@ def _print_result(result, *, default_sampler: bool) -> None:
         + (f" (default sampler: {result.fit.settings.sampler})" if default_sampler else "")
         + f" in {d.wall_s:.1f} s"
     )
+    print_target_ess(d)
     columns = ["system", "skill_mean", "rank_low", "rank_high", "p_best", "bt_rating"]
     if result.leaderboard["component"].max() > 1:  # ranked within each group of linked systems
         columns.append("component")

@@ -23,6 +23,7 @@ import numpy as np
 
 from lib.errors import SettingsError
 from lib.inference.diagnostics import Diagnostics, diagnose
+from lib.inference.laplace import joint_mode
 from lib.inference.progress import FitProgress, monotone, run_reporting
 from lib.inference.samplers import Problem, runner
 from lib.inference.settings import NutsSettings, check_known, samplers_for
@@ -92,6 +93,12 @@ class RankSettings(NutsSettings, RankChoices):
         whether or not, a fit whose votes are clustered by prompt says so in its warnings.
     chains, draws, tune, seed : int
         NUTS sizes; Laplace draws ``draws`` independent draws as one chain.
+    target_ess : int, optional
+        A fit run by a sampler that samples to a target (:func:`fitted_sampler`; numpyro) warms up
+        from the joint posterior mode (:func:`lib.inference.laplace.joint_mode`) and draws until the
+        bulk and tail ESS of every reported parameter reach it and their R-hat is at most 1.01,
+        ``draws`` per chain at most
+        (:class:`lib.inference.settings.NutsSettings`); None: ``draws`` per chain.
     """
 
     def validate(self) -> None:
@@ -132,6 +139,13 @@ def nuts_reason(settings: RankSettings) -> str | None:
             "width of their intervals"
         )
     return None
+
+
+def fitted_sampler(settings: RankSettings) -> str:
+    """The sampler a fit of these settings runs: ``settings.sampler``, or :data:`FALLBACK_SAMPLER` where
+    Laplace is not trustworthy (:func:`nuts_reason`); whether it takes a target ESS is its
+    :attr:`lib.inference.settings.Sampler.to_target`."""
+    return FALLBACK_SAMPLER if nuts_reason(settings) else settings.sampler
 
 
 FALLBACK_NOTE = "MAP + Laplace is not trustworthy here ({reason}): fitted with NUTS ({sampler}) instead."
@@ -236,6 +250,12 @@ def fit_ranking(
     SettingsError
         Invalid settings, a baseline that is not a system, options the likelihood cannot take, a
         Laplace fit whose Hessian is not positive definite.
+
+    Notes
+    -----
+    With ``settings.target_ess`` a numpyro fit warms up from the joint posterior mode
+    (:func:`lib.inference.laplace.joint_mode`) and samples to the target; ``diagnostics.target_ess``
+    and ``diagnostics.stopped`` say which it reached.
     """
     from lib.ranking.model import LOCAL, build_ranking, observations, posterior_names
 
@@ -267,7 +287,7 @@ def fit_ranking(
     # definite at the marginal mode (the scale sigma_eta), and they have few globals.
     curvature = len(obs.code) <= MARGINAL_MAX_OBS or not obs.paired
     reason = nuts_reason(settings)
-    sampler = FALLBACK_SAMPLER if reason else settings.sampler
+    sampler = fitted_sampler(settings)
 
     def build():
         model = build_ranking(
@@ -290,6 +310,7 @@ def fit_ranking(
             [settings.baseline, settings.intransitivity, settings.position_bias, settings.annotator_effect],
             [fixed_alpha, curvature],
         ),
+        start=joint_mode,
     )
     run = runner(sampler)
     idata = run_reporting(

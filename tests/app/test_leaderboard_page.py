@@ -40,7 +40,7 @@ def test_page_opens_on_hanna_with_table_and_plots(at):
     infos = " ".join(i.value for i in at.info)
     assert "Bradley–Terry baseline needs pairwise votes" in infos
     assert "What to annotate next scores pairwise judgments" in infos
-    assert "ratings likelihood as optimistic" in infos  # its null calibration (issue 16), on the page too
+    assert "ratings likelihood as slightly optimistic" in infos  # its null calibration (issue 16), on the page too
     assert len(at.get("plotly_chart")) == 3  # forest, ranks, heatmap; no BT panel without votes
     assert at.selectbox(key="lb_sampler").value == DEFAULT_SAMPLER  # one default, stated with the result
     assert any(f"the default sampler: {DEFAULT_SAMPLER}" in c.value for c in at.caption)
@@ -182,3 +182,32 @@ def test_unpaired_ratings_uploaded_on_the_data_page_reach_the_leaderboard(new_se
     assert sorted(board["system"]) == truth["systems"] and board["p_best"].sum() == pytest.approx(1.0)
     assert "ratings likelihood" in " ".join(c.value for c in at.caption)
     assert not any("could not be used" in w.value for w in at.warning)
+
+
+def test_target_ess_is_offered_when_the_fit_samples_with_nuts_and_the_fit_stops_at_it(at):
+    from lib.ranking.simulate import simulate_arena
+
+    votes, _ = simulate_arena(5, 30, 300, seed=3)
+    columns = {"prompt_id": "prompt", "annotator_id": "annotator", "winner": "choice"}
+    at.session_state["view_dataset"] = "upload"
+    at.session_state["analysis_input"] = analysis_input(
+        votes.rename(columns=columns), "pairwise", file="arena.csv", merge_redundant=False
+    )
+    at.session_state["lb_sampler"] = "pymc"  # NUTS waits for the button: nothing is fitted until then
+    at.run()
+    assert not at.exception and not at.error
+    assert at.number_input(key="lb_target").disabled  # PyMC's NUTS draws a fixed number
+    at.selectbox(key="lb_sampler").set_value("laplace")
+    at.checkbox(key="lb_intransitivity").check().run()  # MAP + Laplace falls back to numpyro, which takes one
+    assert any("not trustworthy" in i.value for i in at.info) and not at.number_input(key="lb_target").disabled
+    at.checkbox(key="lb_intransitivity").uncheck()
+    at.selectbox(key="lb_sampler").set_value("numpyro")
+    for key, value in {"lb_chains": 2, "lb_draws": 800, "lb_tune": 200, "lb_target": 100}.items():
+        at.number_input(key=key).set_value(value)
+    at.run()
+    assert any("Press" in i.value for i in at.info)  # NUTS waits for the button
+    at.button(key="lb_rank").click().run()
+    assert not at.exception and not at.error
+    caption = next(c.value for c in at.caption if "chains x" in c.value)
+    assert "numpyro, 2 chains x" in caption and "sampled to the target ESS 100 (the target was reached)" in caption
+    assert table(at)["p_best"].sum() == pytest.approx(1.0)

@@ -135,14 +135,17 @@ def _choose_map(page) -> None:
     if not sampler.is_visible():  # collapsed when the app server's cache already holds a fit
         page.get_by_text("Fit settings").click()
     option = page.get_by_role("option", name="map", exact=True)
-    for _ in range(3):  # a click during the expander's opening animation does not open the list
-        sampler.click()
+    # A click during the expander's opening animation does not open the list, and a rerun of the page
+    # can close the open list under the click (the option is detached): open it again.
+    for attempt in range(3):
+        if not option.is_visible():
+            sampler.click()
         try:
-            option.wait_for(timeout=5_000)
-            break
+            option.click(timeout=5_000)
+            return
         except PlaywrightTimeout:
-            continue
-    option.click()
+            if attempt == 2:
+                raise
 
 
 @pytest.fixture

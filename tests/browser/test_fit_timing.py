@@ -9,6 +9,7 @@ import pytest
 
 
 @pytest.mark.browser
+@pytest.mark.timed
 def test_reported_map_time_matches_click_to_result_in_the_browser(abilities_with_map):
     page = abilities_with_map
     result = page.locator("[data-testid='stAlert']").filter(has_text="Result in")

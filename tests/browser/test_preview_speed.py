@@ -15,6 +15,7 @@ TIMED = 3
 
 
 @pytest.mark.browser
+@pytest.mark.timed
 def test_map_preview_answers_within_a_second_once_compiled(abilities_with_map):
     page = abilities_with_map
     result = page.locator("[data-testid='stAlert']").filter(has_text="Result in")
@@ -40,6 +41,7 @@ def test_map_preview_answers_within_a_second_once_compiled(abilities_with_map):
 
 
 @pytest.mark.browser
+@pytest.mark.timed
 def test_laplace_leaderboard_answers_within_a_second_once_compiled(page, app_url):
     page.goto(f"{app_url}/leaderboard")
     page.get_by_role("heading", name="Leaderboard").wait_for(timeout=120_000)
