@@ -41,9 +41,10 @@ typecheck: $(BIN)/.installed
 # of its own); last, on their own, the tests that time what a user waits for (marker `timed`).
 # Files go out in collection order: xdist's default, most tests first, left the files of one or two
 # long tests (a process each) to the end, and one process idle behind them (71 s of a 21-min run).
+# The 20 slowest tests are listed, so a run shows where its time goes.
 XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: lint typecheck chromium postgres
-	$(BIN)/python -m pytest -q $(XDIST) -m "not timed" --ignore=tests/browser
+	$(BIN)/python -m pytest -q $(XDIST) -m "not timed" --ignore=tests/browser --durations=20
 	$(BIN)/python -m pytest -q $(XDIST) -m "not timed" tests/browser
 	$(BIN)/python -m pytest -q -m timed
 
