@@ -115,8 +115,9 @@ def runner(sampler: str) -> Callable[[Problem, NutsSettings, Tracker], Any]:
 
 def split_host_cpu() -> None:
     """If JAX is not imported yet, add ``--xla_force_host_platform_device_count``
-    (:data:`MAX_PARALLEL_CHAINS`) to ``XLA_FLAGS`` so numpyro's chains run in parallel; JAX reads
-    the flag only when first imported."""
+    (:data:`MAX_PARALLEL_CHAINS`) to ``XLA_FLAGS`` so numpyro's chains run in parallel. XLA reads the
+    flag when its CPU backend starts (the first device query or computation, after the import): the
+    import is the safe side to check, as a process that imported JAX may have started it."""
     if "jax" not in sys.modules and "host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
         os.environ["XLA_FLAGS"] = (
             os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={MAX_PARALLEL_CHAINS}"
