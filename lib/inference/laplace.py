@@ -416,12 +416,20 @@ def lbfgs(value_and_grad: Callable, x0: np.ndarray):
     ``OptimizeResult`` (``x``, ``nit``, ...)."""
     from scipy.optimize import minimize
 
+    options = {"maxiter": 20000, "maxcor": 20, "ftol": 1e-8, "gtol": 1e-5}
+    return minimize(
+        _cost(value_and_grad), np.asarray(x0, dtype=np.float64), jac=True, method="L-BFGS-B", options=options
+    )
+
+
+def _cost(value_and_grad: Callable) -> Callable[[np.ndarray], tuple[float, np.ndarray]]:
+    """``value_and_grad`` as scipy wants it: a float value and a float64 gradient."""
+
     def cost(x):
         value, grad = value_and_grad(x)
         return float(value), np.asarray(grad, dtype=np.float64)
 
-    options = {"maxiter": 20000, "maxcor": 20, "ftol": 1e-8, "gtol": 1e-5}
-    return minimize(cost, np.asarray(x0, dtype=np.float64), jac=True, method="L-BFGS-B", options=options)
+    return cost
 
 
 def joint_mode(model) -> list[np.ndarray]:
@@ -446,12 +454,7 @@ def joint_mode(model) -> list[np.ndarray]:
 
 def _mode(value_and_grad, hvp, f, lay: _Layout, unit: str, tracker: Tracker, marginal_curvature: bool, memo):
     """The posterior mode (flat, unconstrained) and the Hessian blocks there (:func:`laplace`)."""
-    timer = tracker.timer
-
-    def cost(x):
-        value, grad = value_and_grad(x)
-        return float(value), np.asarray(grad, dtype=np.float64)
-
+    timer, cost = tracker.timer, _cost(value_and_grad)
     tracker.stage(0.1, "finding the mode (L-BFGS)")
     with timer.phase("optimise"):
         result = lbfgs(value_and_grad, lay.x0)

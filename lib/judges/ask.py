@@ -29,7 +29,7 @@ from lib.cache import load, store
 from lib.columns import resolve_roles
 from lib.formats import FORMATS
 from lib.paths import cache_dir
-from lib.revision.client import TEMPERATURE, LLMSettings, openai_client
+from lib.revision.client import TEMPERATURE, LLMSettings, openai_client, unreached
 from lib.tables import guess_roles, text
 
 PROMPT_VERSION = "judge-v1"
@@ -179,16 +179,7 @@ class VerdictAsker:
         )
 
     def _describe(self, err: Exception) -> str:
-        import openai
-
-        if isinstance(err, openai.APITimeoutError):
-            return (
-                f"no answer from the server at {self._client.base_url} within {self.settings.timeout:g} s "
-                f"({1 + self.settings.max_retries} attempts)"
-            )
-        if isinstance(err, openai.APIConnectionError):
-            return f"cannot reach the server at {self._client.base_url} ({err.__cause__ or err})"
-        return f"{type(err).__name__}: {err}"
+        return unreached(err, self._client.base_url, self.settings) or f"{type(err).__name__}: {err}"
 
     def ask(self, task: PairTask) -> Verdict:
         """The verdict on one ordered pair, from the cache when present; a failure is returned, not raised."""

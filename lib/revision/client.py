@@ -117,6 +117,21 @@ def openai_client(settings: LLMSettings, http_client: Any = None) -> tuple[LLMSe
     return settings, client
 
 
+def unreached(err: Exception, base_url: object, settings: LLMSettings) -> str | None:
+    """The reason, in words, of a request that timed out or could not reach the server at
+    ``base_url``; None for any other error (the caller words those)."""
+    import openai
+
+    if isinstance(err, openai.APITimeoutError):
+        return (
+            f"no answer from the server at {base_url} within {settings.timeout:g} s "
+            f"({1 + settings.max_retries} attempts)"
+        )
+    if isinstance(err, openai.APIConnectionError):
+        return f"cannot reach the server at {base_url} ({err.__cause__ or err})"
+    return None
+
+
 class EditProposer:
     """Ask an LLM for revision edits of many drafts.
 
@@ -186,13 +201,8 @@ class EditProposer:
 
         if isinstance(err, DraftFailed):
             return str(err)
-        if isinstance(err, openai.APITimeoutError):
-            return (
-                f"no answer from the server at {self._client.base_url} within {self.settings.timeout:g} s "
-                f"({1 + self.settings.max_retries} attempts)"
-            )
-        if isinstance(err, openai.APIConnectionError):
-            return f"cannot reach the server at {self._client.base_url} ({err.__cause__ or err})"
+        if (said := unreached(err, self._client.base_url, self.settings)) is not None:
+            return said
         if isinstance(err, openai.APIStatusError):
             try:
                 json.loads(err.response.text)
