@@ -1,14 +1,16 @@
-"""Compile once per machine: whole-process time of ``rank --sampler laplace`` with JAX's persistent
-compilation cache cold (empty folder) and warm (the folder a previous process filled), and with the
-cache off (``EVAL_JAX_CACHE=0``) for reference. Figures, not a test.
+"""Compile once per machine: whole-process time of a fit (:data:`COMMANDS`: ``rank --sampler laplace``,
+or ``fit --sampler numpyro`` with a fixed number of draws) with JAX's persistent compilation cache cold
+(empty folder) and warm (the folder a previous process filled), and with the cache off
+(``EVAL_JAX_CACHE=0``) for reference. Figures, not a test.
 
-Every run is a new ``python -m lib rank`` process on a bundled data set with its own
+Every run is a new ``python -m lib rank|fit`` process on a bundled data set with its own
 ``EVAL_CACHE_DIR``; a warm run gets a copy of the JAX folder a cold run wrote and nothing else (the
-fit cache would answer without compiling). Prints each run's whole-process seconds and the fit's own
-``wall_s`` (``diagnostics.json``: model build, compilation, optimisation, Hessian, read-outs), the
-median of each mode and the ratio warm / cold.
+fit cache would answer without compiling). Prints each run's whole-process seconds, the fit's own
+``wall_s`` and its ``compile`` phase (``diagnostics.json``), the median of each mode and the ratio
+warm / cold.
 
-    python bench/bench_compile_cache.py [--dataset pandalm_pairwise] [--runs 3]
+    python bench/bench_compile_cache.py [--command rank-laplace] [--dataset KEY] [--runs 3]
+    python bench/bench_compile_cache.py --command fit-numpyro --runs 1
 """
 
 from __future__ import annotations
@@ -28,44 +30,58 @@ from lib.datasets import DATASETS
 from lib.inference.compile_cache import ENV, KIND
 from lib.paths import ROOT
 
+COMMANDS: dict[str, tuple[str, list[str], str]] = {
+    "rank-laplace": ("rank", ["--sampler", "laplace"], "pandalm_pairwise"),
+    "fit-numpyro": (
+        "fit",
+        ["--sampler", "numpyro", "--chains", "2", "--draws", "300", "--tune", "200"],
+        "lamp_rankings",
+    ),
+}
+"""What a run fits, name -> (``python -m lib`` command, its sampler's arguments, the default data set):
+Laplace's leaderboard, or the GRM by numpyro with a fixed number of draws (no target ESS)."""
 
-def command(key: str, out: Path) -> list[str]:
-    """``python -m lib rank`` on the bundled data set ``key`` with Laplace, writing to ``out``."""
+
+def command(kind: str, key: str, out: Path) -> list[str]:
+    """``python -m lib rank|fit`` (:data:`COMMANDS` ``kind``) on the bundled data set ``key``, writing to
+    ``out``."""
+    verb, sampler, _ = COMMANDS[kind]
     ds = DATASETS[key]
     columns = ",".join(f"{role}={name}" for role, name in ds.columns.items())
     criterion = ["--criterion", ds.criteria[0]] if len(ds.criteria) > 1 else []
     return [
-        *(sys.executable, "-m", "lib", "rank", "--input", str(ds.path), "--format", ds.fmt),
-        *("--columns", columns, *criterion, "--sampler", "laplace", "--out", str(out)),
+        *(sys.executable, "-m", "lib", verb, "--input", str(ds.path), "--format", ds.fmt),
+        *("--columns", columns, *criterion, *sampler, "--out", str(out)),
     ]
 
 
-def run(key: str, cache: Path, out: Path, *, off: bool = False) -> tuple[float, float]:
-    """One whole process: (seconds, the fit's ``wall_s``)."""
+def run(kind: str, key: str, cache: Path, out: Path, *, off: bool = False) -> tuple[float, float, float]:
+    """One whole process: (seconds, the fit's ``wall_s``, its ``compile`` phase in seconds)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_") and k != ENV}
     env["EVAL_CACHE_DIR"] = str(cache)
     if off:
         env[ENV] = "0"
     began = time.perf_counter()
-    subprocess.run(command(key, out), cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run(command(kind, key, out), cwd=ROOT, env=env, check=True, capture_output=True)
     seconds = time.perf_counter() - began
-    return seconds, json.loads((out / "diagnostics.json").read_text())["wall_s"]
+    diagnostics = json.loads((out / "diagnostics.json").read_text())
+    return seconds, diagnostics["wall_s"], diagnostics["timings"].get("compile", 0.0)
 
 
-def main(key: str, runs: int) -> None:
-    print("$", " ".join(Path(a).name if a == sys.executable else a for a in command(key, Path("OUT"))))
+def main(kind: str, key: str, runs: int) -> None:
+    print("$", " ".join(Path(a).name if a == sys.executable else a for a in command(kind, key, Path("OUT"))))
     times: dict[str, list[float]] = {"off": [], "cold": [], "warm": []}
-    print(f"{'run':>4} {'mode':>5} {'process s':>10} {'fit wall_s':>11} {'entries':>8}")
+    print(f"{'run':>4} {'mode':>5} {'process s':>10} {'fit wall_s':>11} {'compile s':>10} {'entries':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(runs):
             for mode in times:
                 cache = Path(tmp) / f"{mode}{i}"
                 if mode == "warm":  # the JAX folder of this round's cold run, nothing else
                     shutil.copytree(Path(tmp) / f"cold{i}" / KIND, cache / KIND)
-                seconds, wall = run(key, cache, Path(tmp) / f"out_{mode}{i}", off=mode == "off")
+                seconds, wall, compiled = run(kind, key, cache, Path(tmp) / f"out_{mode}{i}", off=mode == "off")
                 times[mode].append(seconds)
                 n = len(list((cache / KIND).glob("*-cache"))) if (cache / KIND).is_dir() else 0
-                print(f"{i + 1:>4} {mode:>5} {seconds:>10.2f} {wall:>11.2f} {n:>8}", flush=True)
+                print(f"{i + 1:>4} {mode:>5} {seconds:>10.2f} {wall:>11.2f} {compiled:>10.2f} {n:>8}", flush=True)
     med = {mode: statistics.median(t) for mode, t in times.items()}
     print(" ".join(f"median {mode} {s:.2f} s;" for mode, s in med.items()), end=" ")
     print(f"warm / cold {med['warm'] / med['cold']:.2f}, cold / off {med['cold'] / med['off']:.2f}")
@@ -73,7 +89,8 @@ def main(key: str, runs: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", default="pandalm_pairwise", choices=sorted(DATASETS))
+    parser.add_argument("--command", default="rank-laplace", choices=list(COMMANDS))
+    parser.add_argument("--dataset", choices=sorted(DATASETS), help="default: the command's (COMMANDS)")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    main(args.dataset, args.runs)
+    main(args.command, args.dataset or COMMANDS[args.command][2], args.runs)

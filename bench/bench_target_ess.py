@@ -4,10 +4,10 @@ today's default, sampled to a target ESS (issue 19 item 3), one process each, on
 
 Each default runs twice in a cache folder of its own: cold (a new user's first fit: everything compiled)
 and warm (a second process on the same machine: JAX's persistent compilation cache, issue 19 item 4,
-keeps what it can; the old default's program reports progress through a host callback, which that cache
-does not keep). Prints each process's whole seconds, its phases, draws per chain, the lowest bulk and
-tail ESS, the highest R-hat, divergences and the coverage of the true thetas by the 95% intervals, then
-the ratios of the times (target: at most 1/3). Run: ``.venv/bin/python bench/bench_target_ess.py [--seed N]``.
+keeps what it can: both defaults run numpyro's NUTS in chunks by programs it keeps). Prints each
+process's whole seconds, its phases, draws per chain, the lowest bulk and tail ESS, the highest R-hat,
+divergences and the coverage of the true thetas by the 95% intervals, then the ratios of the times
+(target: at most 1/3). Run: ``.venv/bin/python bench/bench_target_ess.py [--seed N]``.
 """
 
 from __future__ import annotations

@@ -9,8 +9,10 @@ same shapes, same JAX and CPU) loads them from the folder instead of compiling t
 
 - Every program is cached, however small or quick to compile
   (``jax_persistent_cache_min_compile_time_secs = 0``, ``jax_persistent_cache_min_entry_size_bytes
-  = -1``); programs with host callbacks (the numpyro sampler's progress reports) are not: JAX never
-  writes those.
+  = -1``); programs with host callbacks are not: JAX never writes those, so the numpyro sampler
+  reports its progress between chunks of iterations, not from inside its program
+  (:func:`lib.inference.samplers.numpyro_sample`; a second fit of the same model and sizes compiles
+  nothing).
 - Keys: a program's key does not depend on the folder's path, so a folder copied or moved (another
   ``EVAL_CACHE_DIR``) still answers. JAX's extra XLA caches are left off
   (``jax_persistent_cache_enable_xla_caches = ""``): their default, the GPU autotuning cache, puts

@@ -10,16 +10,19 @@ density, about 3x the effective samples per second of PyMC's own sampler on the 
 (:data:`MAX_PARALLEL_CHAINS`); importing this module leaves the environment alone.
 
 JAX's persistent compilation cache: :func:`runner` turns it on for the samplers of :data:`ON_JAX`
-(:mod:`lib.inference.compile_cache`), so a second process on the same shapes skips compilation.
+(:mod:`lib.inference.compile_cache`), so a second process on the same shapes skips compilation. numpyro
+runs warm-up and draws in chunks by one program without host callbacks (which JAX never caches), so a
+second fit of the same model and sizes, in this process or another, compiles nothing.
 """
 
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +41,14 @@ vectorised chains (``bench/bench_samplers.py``)."""
 
 PROGRESS_EVERY = 25
 """PyMC's sampler reports every this many iterations of a chain."""
+
+PROGRESS_CHUNKS = 20
+"""numpyro, a fixed number of draws: at most this many chunks of warm-up and draws (unless chunks would
+be longer than :data:`lib.inference.settings.TARGET_CHUNK`), progress reported after each
+(:func:`chunk_length`)."""
+
+FIELDS = ("diverging", "energy")
+"""numpyro's per-draw statistics a posterior keeps (``sample_stats``)."""
 
 ON_JAX = ("numpyro", "laplace")
 """Samplers whose programs JAX compiles: :func:`runner` turns on JAX's persistent compilation cache
@@ -197,8 +208,8 @@ def numpyro_sample(
     model, var_names: list[str], settings: NutsSettings, tracker: Tracker, *, start: list[np.ndarray] | None = None
 ) -> Any:
     """NUTS (numpyro) on a PyMC model's JAX log density (as ``pm.sample(nuts_sampler="numpyro")``
-    does): a fixed number of draws by numpyro's own ``MCMC`` (a kernel reporting every chain's progress
-    through a JAX host callback), or draws to a target ESS (:func:`_sample_to_target`).
+    does), in chunks of iterations (:func:`_sample_in_chunks`): a fixed number of draws, or draws to a
+    target ESS.
 
     The first call in a process, if JAX is not imported yet, splits the CPU into
     :data:`MAX_PARALLEL_CHAINS` devices (:func:`split_host_cpu`) so chains run in parallel.
@@ -209,12 +220,13 @@ def numpyro_sample(
     var_names : list of str
         Variables (free or deterministic) kept in the posterior, with the model's dims.
     settings : NutsSettings
-        ``chains``, ``draws``, ``tune``, ``seed`` and ``target_ess``: with a target, draws come in
-        chunks of :data:`lib.inference.settings.TARGET_CHUNK` per chain until the bulk and tail ESS of
-        every kept variable reach it and their R-hat is at most 1.01, or ``draws`` per chain are drawn
-        (progress follows the ESS).
+        ``chains``, ``draws``, ``tune``, ``seed`` and ``target_ess``. No target: ``draws`` per chain
+        after ``tune`` warm-up iterations, progress in about 5% steps (:func:`chunk_length`). With a
+        target, draws come in chunks of :data:`lib.inference.settings.TARGET_CHUNK` per chain until the
+        bulk and tail ESS of every kept variable reach it and their R-hat is at most 1.01, or ``draws``
+        per chain are drawn (progress follows the ESS).
     tracker : Tracker
-        Takes the progress and the phases (compile, warm-up, sampling).
+        Takes the progress and the phases (compile, warm-up, sampling; read-outs without a target).
     start : list of ndarray, optional
         Unconstrained values of ``model.value_vars`` (e.g. the MAP point) the chains start from, each
         jittered by U(-1, 1) as PyMC jitters its own initial point; None: PyMC's jittered initial point.
@@ -222,18 +234,18 @@ def numpyro_sample(
     Returns
     -------
     arviz.InferenceData
-        ``posterior`` with ``var_names``; ``sample_stats`` with ``diverging`` and ``energy``; with a
-        target, ``posterior.attrs`` holds ``target_ess`` and ``stopped`` (``"target"`` or ``"ceiling"``,
-        read by :func:`lib.inference.diagnostics.diagnose`).
+        ``posterior`` with ``var_names``, dims (chain, draw, ...); ``sample_stats`` with ``diverging``
+        and ``energy``; with a target, ``posterior.attrs`` holds ``target_ess`` and ``stopped``
+        (``"target"`` or ``"ceiling"``, read by :func:`lib.inference.diagnostics.diagnose`).
     """
     import arviz as az
 
     split_host_cpu()
     import jax
-    from numpyro.infer import MCMC, NUTS
+    from numpyro.infer import NUTS
     from pymc.sampling.jax import _postprocess_samples, get_jaxified_graph, get_jaxified_logp
 
-    tune, draws, chains, target = settings.tune, settings.draws, settings.chains, settings.target_ess
+    chains = settings.chains
     tracker.stage(0.03, "compiling")
     with tracker.timer.phase("compile"), COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
         logp = get_jaxified_logp(model, negative_logp=False)
@@ -242,7 +254,6 @@ def numpyro_sample(
     init = _initial_points(model, logp, start, settings)
     key = jax.random.PRNGKey(settings.seed)
     keys = jax.random.split(key, chains) if chains > 1 else key
-    fields = ("diverging", "energy")
     dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
     coords = {name: np.asarray(model.coords[name]) for d in dims.values() for name in d}
 
@@ -252,63 +263,18 @@ def numpyro_sample(
         values = _postprocess_samples(to_params, raw, postprocessing_vectorize="vmap")
         return az.from_dict(
             posterior={v.name: np.asarray(x) for v, x in zip(outputs, values, strict=True)},
-            sample_stats={k: np.concatenate([np.asarray(p[1][k]) for p in pieces], axis=1) for k in fields},
+            sample_stats={k: np.concatenate([np.asarray(p[1][k]) for p in pieces], axis=1) for k in FIELDS},
             coords=coords,
             dims=dims,
         )
 
-    if target is None:  # warm-up and draws in one program, as numpyro runs them
-        mcmc = MCMC(
-            _reporting_nuts(logp, settings, tracker),
-            num_warmup=tune,
-            num_samples=draws,
-            num_chains=chains,
-            chain_method="parallel" if chains <= MAX_PARALLEL_CHAINS else "sequential",
-            progress_bar=False,
-        )
-        with tracker.timer.phase("warm-up and sampling"):
-            mcmc.run(keys, init_params=init, extra_fields=fields)
-            raw = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))  # JAX dispatches asynchronously
-        pieces = [(list(raw), mcmc.get_extra_fields(group_by_chain=True))]
-        with tracker.timer.phase("read-outs"):
-            idata = to_idata(pieces)
-    else:
-        idata = _sample_to_target(
-            NUTS(potential_fn=logp, target_accept_prob=0.8), keys, init, to_idata, settings, tracker
-        )
+    idata = _sample_in_chunks(NUTS(potential_fn=logp, target_accept_prob=0.8), keys, init, to_idata, settings, tracker)
     # Every fit compiles new programs (a new model's closures) that JAX's in-memory caches keep: about 600
     # memory mappings a fit, until XLA cannot allocate and the process segfaults after about 93 fits
-    # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat.
+    # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat
+    # (the next fit of the same model and sizes loads its programs from the persistent compilation cache).
     jax.clear_caches()
     return idata
-
-
-def _reporting_nuts(logp, settings: NutsSettings, tracker: Tracker) -> Any:
-    """NUTS (numpyro) on ``logp`` whose chains report their iterations through a JAX host callback
-    (in about 5% steps). A program with a host callback is not kept by JAX's persistent compilation
-    cache: a fit sampled to a target ESS reports between its chunks instead."""
-    import jax
-    from jax.experimental import io_callback
-    from numpyro.infer import NUTS
-
-    tune = settings.tune
-    every = max(1, (tune + settings.draws) // 20)
-
-    def on_iteration(i) -> None:
-        tracker.iterations(every, int(i) <= tune)
-
-    class ReportingNUTS(NUTS):
-        def sample(self, state, model_args, model_kwargs):
-            state = super().sample(state, model_args, model_kwargs)
-            jax.lax.cond(
-                state.i % every == 0,
-                lambda i: io_callback(on_iteration, None, i),
-                lambda i: None,
-                state.i,
-            )
-            return state
-
-    return ReportingNUTS(potential_fn=logp, target_accept_prob=0.8)
 
 
 def _initial_points(model, logp, start: list[np.ndarray] | None, settings: NutsSettings) -> list:
@@ -324,18 +290,45 @@ def _initial_points(model, logp, start: list[np.ndarray] | None, settings: NutsS
     return init if chains > 1 else [v[0] for v in init]
 
 
-def _sample_to_target(kernel, keys, init: list, to_idata: Callable, settings: NutsSettings, tracker: Tracker) -> Any:
-    """NUTS from ``init`` in chunks of :data:`lib.inference.settings.TARGET_CHUNK` iterations per chain, one
-    program compiled once for the warm-up and every chunk of draws (numpyro's ``MCMC.run`` compiles its
-    program anew each call, and a program without a host callback is kept by JAX's persistent compilation
-    cache), until the draws meet the target (:func:`_draw_to_target`).
+def chunk_length(tune: int, draws: int) -> int:
+    """Iterations per chain of each chunk of a fit of a fixed number of draws (:func:`_sample_in_chunks`).
 
-    Returns ``to_idata(chunks)`` (chunks of (unconstrained draws, extra fields), each (chain, draw, ...)),
-    whose posterior's attrs say ``target_ess`` and ``stopped`` (``"target"`` or ``"ceiling"``).
+    ``tune + draws`` iterations in at most :data:`PROGRESS_CHUNKS` chunks of equal length and more than
+    half as many (progress in 5-10% steps, as the page's bar and the command's line show it), or in
+    more when that makes chunks longer than :data:`lib.inference.settings.TARGET_CHUNK`. The last
+    chunk may run past ``tune + draws``, by fewer iterations per chain than there are chunks (thrown
+    away; none when the length divides ``tune + draws``). One length per (tune, draws): one compiled
+    program per model and sizes.
+
+    Returns
+    -------
+    int
+        At least 1, at most ``TARGET_CHUNK``.
+    """
+    total = tune + draws
+    return -(-total // max(PROGRESS_CHUNKS, -(-total // TARGET_CHUNK)))
+
+
+def _sample_in_chunks(kernel, keys, init: list, to_idata: Callable, settings: NutsSettings, tracker: Tracker) -> Any:
+    """NUTS from ``init`` in chunks of iterations per chain, all by one program compiled once: ``tune``
+    warm-up iterations (the kernel's adaptation), then draws until the stop rule of ``settings`` —
+    ``draws`` per chain (chunks of :func:`chunk_length`) or a target ESS (chunks of
+    :data:`lib.inference.settings.TARGET_CHUNK`, :func:`_draw_to_target`). The program has no host
+    callback (progress is reported between chunks), so JAX's persistent compilation cache keeps it and
+    the next fit of the same model and sizes, in any process, loads it instead of compiling it.
+
+    Chains run in parallel on the host CPU's devices (``jax.pmap``) when there are enough of them
+    (:func:`split_host_cpu`), else vectorised (``jax.vmap``), as numpyro's ``chain_method``
+    ``"parallel"`` and ``"vectorized"``.
+
+    Returns ``to_idata(chunks)`` (chunks of (unconstrained draws, extra fields :data:`FIELDS`), each
+    (chain, draw, ...)); with a target, its posterior's attrs say ``target_ess`` and ``stopped``
+    (``"target"`` or ``"ceiling"``).
     """
     import jax
 
-    chains, tune = settings.chains, settings.tune
+    chains, tune, target = settings.chains, settings.tune, settings.target_ess
+    length = TARGET_CHUNK if target is not None else chunk_length(tune, settings.draws)
 
     def init_chain(key, params):
         return kernel.init(key, tune, params, (), {})
@@ -345,7 +338,7 @@ def _sample_to_target(kernel, keys, init: list, to_idata: Callable, settings: Nu
             s = kernel.sample(s, (), {})
             return s, (s.z, s.diverging, s.energy)
 
-        return jax.lax.scan(transition, state, None, length=TARGET_CHUNK)
+        return jax.lax.scan(transition, state, None, length=length)
 
     with tracker.timer.phase("compile"):
         if chains == 1:
@@ -358,22 +351,57 @@ def _sample_to_target(kernel, keys, init: list, to_idata: Callable, settings: Nu
         step = program.lower(state).compile()
     ran = 0  # iterations run per chain
     with tracker.timer.phase("warm-up"):
-        while ran + TARGET_CHUNK <= tune:
+        while ran + length <= tune:
             state, _ = step(state)
-            ran += TARGET_CHUNK
-            jax.block_until_ready(state)
-            tracker.iterations(chains * TARGET_CHUNK, tuning=True)
+            ran += length
+            jax.block_until_ready(state)  # JAX dispatches asynchronously
+            tracker.iterations(chains * length, tuning=True)
+    chunks = _kept_chunks(step, state, ran, length, settings)
+    if target is not None:
+        with tracker.timer.phase("sampling"):
+            return _draw_to_target(chunks, to_idata, settings, tracker)
+    pieces = []
     with tracker.timer.phase("sampling"):
-        return _draw_to_target(step, state, ran, to_idata, settings, tracker)
+        for piece in chunks:
+            pieces.append(piece)
+            tracker.iterations(chains * length, tuning=False)
+    with tracker.timer.phase("read-outs"):
+        return to_idata(pieces)
 
 
-def _draw_to_target(step: Callable, state: Any, ran: int, to_idata: Callable, settings: NutsSettings, tracker: Tracker):
-    """Chunks of draws from ``step(state) -> (state, (z, diverging, energy))`` (each (chain, draw, ...), or
-    (draw, ...) for one chain; :data:`lib.inference.settings.TARGET_CHUNK` iterations per chain, ``ran``
-    of the ``settings.tune`` warm-up iterations already run) until every reported parameter's bulk and
-    tail ESS reach the target and its R-hat is at most :data:`lib.convergence.RHAT_MAX`, or the ceiling
-    is drawn; the warm-up's iterations and those past the ceiling are dropped. Between two checks it
-    draws as many chunks as the ESS, growing in proportion to the draws, says the target needs."""
+def _kept_chunks(
+    step: Callable, state: Any, ran: int, length: int, settings: NutsSettings
+) -> Iterator[tuple[list[np.ndarray], dict[str, np.ndarray]]]:
+    """The draws of each chunk ``step(state) -> (state, (z, diverging, energy))`` runs (each (chain, draw,
+    ...), or (draw, ...) for one chain; ``length`` iterations per chain, ``ran`` of the ``settings.tune``
+    warm-up iterations already run), the warm-up's iterations and those past ``settings.draws`` per chain
+    dropped, until ``draws`` per chain are kept: (unconstrained draws, {field: (chain, draw)} of
+    :data:`FIELDS`), each (chain, draw, ...)."""
+    tune, draws = settings.tune, settings.draws
+    done = 0  # draws kept per chain
+    while done < draws:
+        state, (z, diverging, energy) = step(state)
+        if settings.chains == 1:  # (draw, ...) -> (chain, draw, ...)
+            z, diverging, energy = [x[None] for x in z], diverging[None], energy[None]
+        first = max(tune - ran, 0)  # the first iteration past the warm-up
+        keep = slice(first, first + draws - done)
+        ran += length
+        fields = {k: np.asarray(v)[:, keep] for k, v in zip(FIELDS, (diverging, energy), strict=True)}
+        done += fields["energy"].shape[1]
+        yield [np.asarray(x)[:, keep] for x in z], fields
+
+
+def _draw_to_target(
+    chunks: Iterator[tuple[list[np.ndarray], dict[str, np.ndarray]]],
+    to_idata: Callable,
+    settings: NutsSettings,
+    tracker: Tracker,
+) -> Any:
+    """Chunks of draws from ``chunks`` (:func:`_kept_chunks`, :data:`lib.inference.settings.TARGET_CHUNK`
+    iterations per chain each) until every reported parameter's bulk and tail ESS reach the target and its
+    R-hat is at most :data:`lib.convergence.RHAT_MAX`, or the ceiling (``settings.draws`` per chain) is
+    drawn. Between two checks it draws as many chunks as the ESS, growing in proportion to the draws, says
+    the target needs."""
     from lib.convergence import RHAT_MAX
 
     target, draws, tune = settings.target_ess, settings.draws, settings.tune
@@ -382,18 +410,8 @@ def _draw_to_target(step: Callable, state: Any, ran: int, to_idata: Callable, se
     pieces: list[tuple[Any, dict]] = []
     done, wanted = 0, 1  # draws kept per chain; chunks to draw before the next check
     while True:
-        for _ in range(wanted):
-            state, (z, diverging, energy) = step(state)
-            if settings.chains == 1:  # (draw, ...) -> (chain, draw, ...)
-                z, diverging, energy = [x[None] for x in z], diverging[None], energy[None]
-            keep = slice(max(tune - ran, 0), max(tune - ran, 0) + draws - done)  # past the warm-up, to the ceiling
-            ran += TARGET_CHUNK
-            pieces.append(
-                ([np.asarray(x)[:, keep] for x in z], {"diverging": diverging[:, keep], "energy": energy[:, keep]})
-            )
-            done += pieces[-1][1]["energy"].shape[1]
-            if done >= draws:
-                break
+        pieces += itertools.islice(chunks, wanted)
+        done = sum(p[1]["energy"].shape[1] for p in pieces)
         idata = to_idata(pieces)
         ess, rhat = lowest_ess(idata), highest_rhat(idata)
         tracker.stage(

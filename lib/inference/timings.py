@@ -23,9 +23,7 @@ PHASES: dict[str, str] = {
     "inside its own phase; a warm cache skips it)",
     "optimise": "L-BFGS to the posterior mode (MAP, Laplace)",
     "warm-up": "NUTS warm-up (step size and mass matrix)",
-    "sampling": "NUTS draws until the target ESS or the ceiling (numpyro), with the ESS checks",
-    "warm-up and sampling": "numpyro's NUTS warm-up and a fixed number of draws: one program, compiled "
-    "inside this phase",
+    "sampling": "NUTS draws (numpyro): a fixed number, or until the target ESS or the ceiling with the ESS checks",
     "compile, warm-up and sampling": "PyMC's or nutpie's NUTS (they report no phases)",
     "Hessian": "curvature at the mode (Laplace)",
     "draws": "drawing from the Gaussian at the mode (Laplace)",

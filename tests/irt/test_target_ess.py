@@ -86,14 +86,15 @@ def fake_chunks(chains: int, offset: float = 0.0):
     ],
 )
 def test_chunks_drop_the_warm_up_and_stop_at_the_target_or_the_ceiling(tune, target, offset, draws, stopped, kept):
-    from lib.inference.samplers import _draw_to_target
+    from lib.inference.samplers import _draw_to_target, _kept_chunks
 
     step, to_idata = fake_chunks(2, offset)
     settings = FitSettings(chains=2, tune=tune, draws=draws, target_ess=target)
     events = []
     tracker = Tracker(1, 0.0)
     tracker.stage = lambda fraction, message: events.append((fraction, message))
-    idata = _draw_to_target(step, TARGET_CHUNK, TARGET_CHUNK, to_idata, settings, tracker)
+    chunks = _kept_chunks(step, TARGET_CHUNK, TARGET_CHUNK, TARGET_CHUNK, settings)  # warm-up ran one chunk
+    idata = _draw_to_target(chunks, to_idata, settings, tracker)
     assert (idata.posterior.attrs["target_ess"], idata.posterior.attrs["stopped"]) == (target, stopped)
     energy = idata.sample_stats["energy"].to_numpy()
     assert energy.shape == (2, kept) and (energy[0] == np.arange(tune, tune + kept)).all()
