@@ -15,14 +15,16 @@ by the difference (control-variate) estimator rate = mean(fit detects) - mean(re
 reference rate over the many studies, with SE sqrt(var(detects - rejects) / studies + r (1 - r) /
 reference studies): the fit and the test agree on most studies, so this SE is a fraction of the
 plain sqrt(p (1 - p) / studies), also printed. The RMS of the posterior z of the gap (mean / SD of
-s_B - s_A) is 1 for a calibrated posterior.
+s_B - s_A) is 1 for a calibrated posterior; the plain rate of |z| above the 0.975 quantile of a
+Student t with prompts - 1 degrees of freedom (the paired t-test's reference) is printed beside it.
 
 Votes: each annotator casts one vote (A, B or tie; tie rate 0.1 between equal systems, log alpha_j ~
 N(0, 0.3)) on the pair of the prompt. Ratings: each (prompt, system) cell is scored (1-5) by
 ``annotators`` raters drawn independently from a pool of 10 (:func:`lib.ranking.simulate.simulate_ratings`;
 prompt effect SD 0.5, log alpha_j SD 0.3, rater severity SD ``--severity-sd``, default 1).
 ``--annotator-effect`` fits the ratings with the severities (as ``rank --annotator-effect``); without
-it the raters' severities are noise the fit does not model. ``--fixed-alpha`` fits alpha_j = 1.
+it the raters' severities are noise the fit does not model. ``--fixed-alpha`` fits alpha_j = 1 (the
+fit does so itself for ratings with one score a cell, :func:`lib.ranking.model.one_score_a_cell`).
 
     python bench/bench_null_calibration_rank.py [--studies 100] [--prompts 40] [--first-seed 0]
 """
@@ -140,7 +142,8 @@ def main() -> None:
     print(f"sampler {DEFAULT_SAMPLER}, {args.studies} studies x {args.prompts} prompts per condition", flush=True)
     print(
         "likelihood | annotators per prompt | false detection (difference estimate) | its SE | plain rate +- SE | "
-        "reference test: same studies / many studies | RMS of the posterior z | seconds per study | failed fits"
+        "reference test: same studies / many studies | RMS of the posterior z | |z| > t(prompts - 1) | "
+        "seconds per study | failed fits"
     )
     with Engine(n_workers=args.workers) as engine:
         for likelihood in args.likelihoods:
@@ -162,10 +165,11 @@ def main() -> None:
                 rate = detects.mean() - rejects.mean() + r
                 se = np.sqrt(np.var(detects - rejects) / len(p) + r * (1 - r) / len(many))
                 plain = detects.mean()
+                beyond_t = np.mean(np.abs(z) > stats.t.ppf(LEVEL, args.prompts - 1))
                 print(
                     f"{likelihood} | {annotators} | {rate:.3f} | {se:.3f} | "
                     f"{plain:.3f} +- {np.sqrt(plain * (1 - plain) / len(p)):.3f} | {rejects.mean():.3f} / {r:.3f} | "
-                    f"{np.sqrt(np.mean(z**2)):.2f} +- {np.sqrt(np.mean(z**2) / (2 * len(z))):.2f} | "
+                    f"{np.sqrt(np.mean(z**2)):.2f} +- {np.sqrt(np.mean(z**2) / (2 * len(z))):.2f} | {beyond_t:.3f} | "
                     f"{seconds:.1f} | {len(failed)} (seeds {failed})",
                     flush=True,
                 )

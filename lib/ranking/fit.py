@@ -45,6 +45,10 @@ SCHUR_NOTE = (
     "of the prompt variables' integral (intervals 2-4% wider than the marginal's in simulated "
     "arenas, 12% on PandaLM's votes)."
 )
+SHARED_ALPHA_NOTE = (
+    "One score a (prompt, system) cell: every prompt has the same discrimination (alpha_j = 1); a "
+    "prompt's own would rest on its few scores and overstate the differences between systems."
+)
 DEFAULT_SAMPLER = LAPLACE
 """The leaderboard's sampler unless one is chosen, on the page and the command line alike: MAP + Laplace
 takes seconds where NUTS takes minutes (hours on an arena), and it agrees with NUTS where it is used
@@ -210,6 +214,17 @@ def _load(rd: RankingData, request: dict, settings: RankSettings) -> RankingFit 
     return STORE.load(request, read)
 
 
+def _refuse(obs, settings: RankSettings) -> None:
+    """Raise :class:`SettingsError` for options these observations cannot take."""
+    if settings.cluster_prompts and not obs.paired:
+        raise SettingsError(
+            "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
+            "likelihood has its own prompt effect eta"
+        )
+    if settings.position_bias and not (obs.side != 0).any():
+        raise SettingsError("position bias needs to know which system was shown first (a position column)")
+
+
 def fit_ranking(
     rd: RankingData,
     settings: RankSettings | None = None,
@@ -230,7 +245,9 @@ def fit_ranking(
     progress : callable, optional
         ``progress(fraction, message)``, called in the caller's thread with non-decreasing fractions.
     fixed_alpha : bool
-        alpha_j = 1 for every prompt (Bradley-Terry for tie-free votes; for checks).
+        alpha_j = 1 for every prompt (Bradley-Terry for tie-free votes; for checks). Ratings with one
+        score a (prompt, system) cell always have it (:func:`lib.ranking.model.one_score_a_cell`; said
+        in ``diagnostics.warnings``).
     use_cache : bool
         Read and write ``lib.paths.cache_dir("rankings")``: a hit returns at once (``from_cache``
         True, progress "loaded from cache"; ``diagnostics.wall_s`` is the original fit's). A fit
@@ -257,7 +274,7 @@ def fit_ranking(
     (:func:`lib.inference.laplace.joint_mode`) and samples to the target; ``diagnostics.target_ess``
     and ``diagnostics.stopped`` say which it reached.
     """
-    from lib.ranking.model import LOCAL, build_ranking, observations, posterior_names
+    from lib.ranking.model import LOCAL, build_ranking, observations, one_score_a_cell, posterior_names
 
     start = time.perf_counter()
     timer = timer or PhaseTimer()
@@ -267,13 +284,9 @@ def fit_ranking(
         raise SettingsError(f"the data were prepared for the {rd.likelihood} likelihood, not {settings.likelihood}")
     report = monotone(progress or (lambda fraction, message: None))
     obs = observations(rd)
-    if settings.cluster_prompts and not obs.paired:
-        raise SettingsError(
-            "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
-            "likelihood has its own prompt effect eta"
-        )
-    if settings.position_bias and not (obs.side != 0).any():
-        raise SettingsError("position bias needs to know which system was shown first (a position column)")
+    _refuse(obs, settings)
+    shared_alpha = one_score_a_cell(obs) and not fixed_alpha
+    fixed_alpha = fixed_alpha or shared_alpha
     use_cache = use_cache and "\x00" not in "".join(map(str, [*obs.systems, *obs.prompts]))
     request = _request(obs, settings, fixed_alpha)
     timer.add("checks", time.perf_counter() - start)
@@ -329,6 +342,7 @@ def fit_ranking(
         diag = diagnose(idata, sampler, time.perf_counter() - start, names, drop)
         if reason:
             diag.warnings.insert(0, FALLBACK_NOTE.format(reason=reason, sampler=sampler))
+        diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha
         if sampler == LAPLACE and obs.paired and not fixed_alpha and not curvature:
             diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
         if obs.paired:

@@ -19,7 +19,8 @@ the GRM (:mod:`lib.irt.model`): per prompt for cells, as the GRM, but one set sh
 for votes (an arena prompt has a handful of votes: per-prompt tie thresholds under their broad prior
 pulled alpha down and stretched the skills by 30% in simulation). Votes without ties have the single
 threshold 0, so with alpha_j = 1 the model is Bradley-Terry. Ratings: free ordered thresholds
-b_c ~ N(0, 2) shared by all prompts. Optional pair deviations delta_AB = tau z_AB, z ~ N(0, 1), tau ~ HalfNormal(0.5)
+b_c ~ N(0, 2) shared by all prompts, and alpha_j = 1 when each (prompt, system) cell holds one score
+(:func:`one_score_a_cell`). Optional pair deviations delta_AB = tau z_AB, z ~ N(0, 1), tau ~ HalfNormal(0.5)
 (intransitivity), and a position effect gamma ~ N(0, 1) added on the side of the system shown first
 (side = +1 when B was first, -1 when A was, 0 when unknown). sigma_eta, sigma_zeta ~ HalfNormal(1).
 Hierarchical effects are non-centred (eta = sigma_eta z_j, zeta = sigma_zeta z_r, z ~ N(0, 1)), so
@@ -173,6 +174,22 @@ def observations(rd: RankingData) -> Observations:
         categories,
         "cell" if rd.likelihood == "cells" else "vote",
     )
+
+
+def one_score_a_cell(obs: Observations) -> bool:
+    """Whether ratings hold one score in every (prompt, system) cell they fill (False for paired judgments).
+
+    There a prompt's discrimination alpha_j rests on the prompt's few scores, with its effect eta_j,
+    and is noise that overstates differences: with two equal systems, 40 prompts and one score a
+    cell, free alpha_j declared one better (P(best) above 0.975) in 7-10% of simulated null studies,
+    alpha_j = 1 in about 6% of the same (``bench/bench_null_calibration_rank.py``; docs/leaderboard.md,
+    "Null calibration"; issue 16). The fit then shares one discrimination, as the GRM shares its
+    thresholds where each cell holds one judgment.
+    """
+    if obs.paired:
+        return False
+    cells = obs.prompt * len(obs.systems) + obs.system_b
+    return len(np.unique(cells)) == len(cells)
 
 
 def build_ranking(

@@ -72,11 +72,10 @@ NO_PAIRS_NOTE = (
 SHOWN_GROUPS = 5
 """At most this many groups of systems are named in the warning."""
 RATINGS_CALIBRATION_NOTE = (
-    "Read P(best) and the intervals of the ratings likelihood as slightly optimistic in small studies: with two "
-    "equal systems on 40 prompts it declared one better (P(best) above 0.975) in 7-9% of simulated studies "
-    "with one score a (prompt, system) cell and 6.5% with three, against 5% nominal; the maximum-likelihood fit "
-    "of the simulating model does the same at 40 prompts and comes to about 6% at 120 "
-    "(bench/bench_null_calibration_rank.py, docs/leaderboard.md)."
+    "Null calibration of the ratings likelihood: with two equal systems on 40 prompts it declared one better "
+    "(P(best) above 0.975) in about 6% of simulated studies, with one score a (prompt, system) cell or three, "
+    "against 5% nominal; the maximum-likelihood fit of the simulating model does the same at 40 prompts, and "
+    "both come closer to 5% with more prompts (bench/bench_null_calibration_rank.py, docs/leaderboard.md)."
 )
 """Said with every ratings-likelihood leaderboard: its measured null calibration (issue 16)."""
 WIN_TOP_NOTE = (

@@ -1,0 +1,62 @@
+"""Ratings with one score a (prompt, system) cell share one discrimination (issue 16, the ratings null
+calibration): a prompt's own alpha_j rests on the prompt's two scores there and overstates the gap
+between two equal systems."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from lib.formats import DEFAULT_CRITERION
+from lib.inputs import analysis_input
+from lib.ranking.data import ranking_data
+from lib.ranking.fit import SHARED_ALPHA_NOTE, RankSettings, fit_ranking
+from lib.ranking.model import observations, one_score_a_cell
+from lib.ranking.simulate import simulate_arena, simulate_ratings
+from lib.tables import read_csv
+
+SCORES = {"prompt": "prompt_id", "system": "system", "annotator": "annotator_id", "score": "score"}
+VOTES = {"prompt": "prompt_id", "system_a": "system_a", "system_b": "system_b", "choice": "winner"}
+NULL_STUDY = 2034
+"""A simulated null study (two equal systems, 40 prompts, one score a cell) that free alpha_j declared
+a difference in before this rule (P(B better) 0.9985; now 0.966) and a paired t-test does not (p 0.058)."""
+
+
+def null_study(raters_per_cell: int, seed: int) -> pd.DataFrame:
+    """Two equal systems scored 1-5 on 40 prompts, as ``bench/bench_null_calibration_rank.py`` simulates."""
+    scores, _ = simulate_ratings(2, 40, 10, raters_per_cell=raters_per_cell, skill_sd=0.0, severity_sd=0.0, seed=seed)
+    return scores
+
+
+def ratings(scores: pd.DataFrame):
+    table = read_csv(scores.to_csv(index=False).encode(), "scores.csv")
+    return ranking_data(analysis_input(table, "ratings", SCORES, file="scores.csv"), "ratings")
+
+
+def test_one_score_a_cell_is_told_from_several_and_from_paired_judgments():
+    assert one_score_a_cell(observations(ratings(null_study(1, 0))))
+    assert not one_score_a_cell(observations(ratings(null_study(3, 0))))
+    votes, _ = simulate_arena(2, 40, 40, skill_sd=0.0, seed=0)  # one vote a prompt: paired, alpha_j kept
+    votes["criterion"] = DEFAULT_CRITERION
+    table = read_csv(votes.to_csv(index=False).encode(), "votes.csv")
+    data = analysis_input(table, "pairwise", VOTES, file="votes.csv")
+    assert not one_score_a_cell(observations(ranking_data(data, "votes")))
+
+
+def test_a_null_study_with_one_score_a_cell_shares_alpha_and_declares_no_difference():
+    scores = null_study(1, NULL_STUDY)
+    means = scores.pivot_table(index="prompt_id", columns="system", values="score")
+    assert stats.ttest_1samp(means.iloc[:, 1] - means.iloc[:, 0], 0.0).pvalue > 0.05  # no difference shown
+    fit = fit_ranking(ratings(scores), RankSettings(draws=2000, seed=NULL_STUDY), use_cache=False)
+    assert (fit.idata.posterior["alpha"].to_numpy() == 1.0).all()
+    assert SHARED_ALPHA_NOTE in fit.diagnostics.warnings
+    skill = fit.skill_draws()
+    p_better = float(np.mean(skill[:, 1] > skill[:, 0]))
+    assert 0.025 < p_better < 0.975, p_better
+
+
+@pytest.mark.parametrize("raters_per_cell", [3])
+def test_several_scores_a_cell_keep_each_prompts_alpha(raters_per_cell):
+    fit = fit_ranking(ratings(null_study(raters_per_cell, 1)), RankSettings(draws=200, seed=1), use_cache=False)
+    assert fit.idata.posterior["alpha"].std("prompt").mean() > 0.01  # alpha_j differ between prompts
+    assert SHARED_ALPHA_NOTE not in fit.diagnostics.warnings
