@@ -41,7 +41,7 @@ def test_page_opens_on_hanna_with_table_and_plots(at):
     assert "Bradley–Terry baseline needs pairwise votes" in infos
     assert "What to annotate next scores pairwise judgments" in infos
     assert "Null calibration of the ratings likelihood" in infos  # its null calibration (issue 16), on the page too
-    assert any("One score a (prompt, system) cell" in w.value for w in at.warning)  # HANNA's means: alpha_j = 1
+    assert any("every prompt has the same discrimination" in w.value for w in at.warning)  # HANNA's means
     assert len(at.get("plotly_chart")) == 3  # forest, ranks, heatmap; no BT panel without votes
     assert at.selectbox(key="lb_sampler").value == DEFAULT_SAMPLER  # one default, stated with the result
     assert any(f"the default sampler: {DEFAULT_SAMPLER}" in c.value for c in at.caption)
