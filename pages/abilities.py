@@ -17,7 +17,7 @@ from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from ui.common import current_fit, current_input
 from ui.text import escape_markdown
-from ui.timings import show_timings
+from ui.timings import show_timings, stopped_words
 
 started = time.perf_counter()  # a click reruns this script: the user's wait starts about here
 
@@ -113,10 +113,7 @@ def show_diagnostics(fit) -> None:
             help="from the start of the fit to its result, model building and compilation included",
         )
     if d.stopped is not None:
-        st.caption(
-            f"Sampled to the target ESS {d.target_ess}: {d.draws} draws per chain, "
-            + ("the target was reached." if d.stopped == "target" else "the ceiling (Draws) was reached first.")
-        )
+        st.caption(f"Sampled to the target ESS {d.target_ess}: {d.draws} draws per chain, {stopped_words(d.stopped)}.")
     show_timings(d.timings)
 
 

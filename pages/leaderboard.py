@@ -26,7 +26,7 @@ from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
 from ui.common import cached_bundled, current_input
 from ui.text import escape_markdown
-from ui.timings import show_timings
+from ui.timings import show_timings, stopped_words
 
 # With fewer systems than MIN_SYSTEMS (LAMP's 3 conditions, the app's default data) the page opens on
 # HANNA's 11 systems: a leaderboard of three says little.
@@ -176,8 +176,7 @@ def target_text(d) -> str:
     """How a fit sampled to a target ESS stopped, for the caption ("" for a fixed number of draws)."""
     if d.stopped is None:
         return ""
-    reached = "the target was reached" if d.stopped == "target" else "the ceiling (Draws) was reached first"
-    return f" sampled to the target ESS {d.target_ess} ({reached})"
+    return f" sampled to the target ESS {d.target_ess} ({stopped_words(d.stopped)})"
 
 
 def show(result, data) -> None:

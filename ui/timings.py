@@ -1,4 +1,4 @@
-"""Where a fit's time went, on a page: the seconds per phase in an expander (Abilities, Leaderboard)."""
+"""Where a fit's time went and how its sampling stopped, on a page (Abilities, Leaderboard)."""
 
 from __future__ import annotations
 
@@ -14,3 +14,9 @@ def show_timings(timings: dict[str, float]) -> None:
     if timings:
         with st.expander("Time per phase"):
             st.table(timings_table(timings).round(3).set_index("phase"))
+
+
+def stopped_words(stopped: str) -> str:
+    """How a fit sampled to a target ESS stopped (``Diagnostics.stopped``: "target" or "ceiling"), in the
+    pages' words."""
+    return "the target was reached" if stopped == "target" else "the ceiling (Draws) was reached first"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import arviz as az
 import numpy as np
@@ -30,6 +31,9 @@ from lib.inference.settings import NutsSettings, check_known, samplers_for
 from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of, try_cache_write
 from lib.inference.timings import PhaseTimer
 from lib.ranking.data import RankingData
+
+if TYPE_CHECKING:  # the model module imports pymc: loaded when a fit runs
+    from lib.ranking.model import Observations
 
 LAPLACE = "laplace"
 """The MAP + Laplace sampler's name in the registry."""
@@ -214,7 +218,7 @@ def _load(rd: RankingData, request: dict, settings: RankSettings) -> RankingFit 
     return STORE.load(request, read)
 
 
-def _refuse(obs, settings: RankSettings) -> None:
+def _refuse(obs: Observations, settings: RankSettings) -> None:
     """Raise :class:`SettingsError` for options these observations cannot take."""
     if settings.cluster_prompts and not obs.paired:
         raise SettingsError(
