@@ -79,6 +79,10 @@ class Problem:
     marginal_curvature : bool
         Laplace: the globals' precision is the curvature of their marginal (True) or the Schur
         complement of the joint Hessian at the marginal mode (False; cheaper on large data).
+    scales : tuple of str
+        Laplace: global variables that scale the ``local`` variables' prior (e.g. ``sigma_alpha``): their
+        rows of the precision are the marginal's curvature even with the Schur complement (which leaves
+        out the local variables' log-determinant, most of a scale's curvature).
     mode : dict
         Laplace writes the posterior mode of the kept variables here (name -> ndarray).
     key : str, optional
@@ -96,6 +100,7 @@ class Problem:
     local: tuple[str, ...] = ()
     unit: str = "prompt"
     marginal_curvature: bool = True
+    scales: tuple[str, ...] = ()
     mode: dict[str, np.ndarray] = field(default_factory=dict)
     start: Callable[[Any], list[np.ndarray]] | None = None
     key: str | None = None

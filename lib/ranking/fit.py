@@ -15,6 +15,7 @@ not trustworthy the fit falls back to NUTS (:func:`nuts_reason`).
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -60,7 +61,7 @@ takes seconds where NUTS takes minutes (hours on an arena), and it agrees with N
 where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and says so (:func:`nuts_reason`)."""
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
-STORE = FitStore("rankings", model_version=2, thin_dim="prompt")
+STORE = FitStore("rankings", model_version=3, thin_dim="prompt")
 """Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model changes.
 Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
 (:func:`lib.inference.store.thinned`): the read-outs use only the means of alpha and b."""
@@ -278,7 +279,7 @@ def fit_ranking(
     (:func:`lib.inference.laplace.joint_mode`) and samples to the target; ``diagnostics.target_ess``
     and ``diagnostics.stopped`` say which it reached.
     """
-    from lib.ranking.model import LOCAL, build_ranking, observations, one_score_a_cell, posterior_names
+    from lib.ranking.model import LOCAL, SCALES, build_ranking, observations, one_score_a_cell, posterior_names
 
     start = time.perf_counter()
     timer = timer or PhaseTimer()
@@ -322,12 +323,13 @@ def fit_ranking(
         local=LOCAL,
         unit="prompt",
         marginal_curvature=curvature,
+        scales=SCALES,
         key=digest_of(  # the model and its data, under which its compiled programs are kept
             obs,
             [settings.baseline, settings.intransitivity, settings.position_bias, settings.annotator_effect],
             [fixed_alpha, curvature],
         ),
-        start=joint_mode,
+        start=functools.partial(joint_mode, scales=SCALES),
     )
     run = runner(sampler)
     idata = run_reporting(

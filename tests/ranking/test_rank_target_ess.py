@@ -77,14 +77,19 @@ def test_a_target_for_a_sampler_that_cannot_take_it_is_refused_before_anything_i
     assert not out.exists()
 
 
-def test_numpyro_samples_to_the_target_from_the_mode_and_says_so(votes_args, tmp_path, capsys):
+@pytest.mark.parametrize("seed", [0, 1])
+def test_numpyro_samples_to_the_target_from_the_mode_and_says_so(votes_args, tmp_path, capsys, seed):
+    """Seed 0: chains started at the joint mode's alpha spread sigma_alpha stayed apart through warm-up
+    (R-hat 2.2); they now start it at PyMC's initial point (:func:`lib.inference.laplace.joint_mode`)."""
     out = tmp_path / "out"
     options = ["--sampler", "numpyro", "--target-ess", "100", "--chains", "2", "--draws", "800", "--tune", "200"]
-    assert lib.cli.main([*votes_args, *options, "--seed", "1", "--out", str(out)]) == 0
+    assert lib.cli.main([*votes_args, *options, "--seed", str(seed), "--out", str(out)]) == 0
     diag = json.loads((out / "diagnostics.json").read_text())
     assert (diag["sampler"], diag["target_ess"], diag["stopped"]) == ("numpyro", 100, "target")
     assert min(diag["ess_bulk_min"], diag["ess_tail_min"]) >= 100 and diag["rhat_max"] <= 1.01
-    assert diag["draws"] <= 800 and diag["draws"] % TARGET_CHUNK == 0 and diag["converged"]
+    assert diag["draws"] <= 800 and diag["draws"] % TARGET_CHUNK == 0
+    # the target (100) is below the convergence rule's ESS: converged unless an ESS falls short of that
+    assert diag["converged"] or min(diag["ess_bulk_min"], diag["ess_tail_min"]) < TARGET_ESS
     assert {"optimise", "warm-up", "sampling"} <= set(diag["timings"])  # warmed up from the posterior mode
     printed = capsys.readouterr().out
     assert "] sampling: ESS " in printed  # the progress follows the ESS

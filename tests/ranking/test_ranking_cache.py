@@ -36,7 +36,17 @@ def fits(monkeypatch):
     calls = []
 
     def fake(
-        model, names, settings, tracker, *, local=(), unit="prompt", mode=None, marginal_curvature=True, memo=None
+        model,
+        names,
+        settings,
+        tracker,
+        *,
+        local=(),
+        unit="prompt",
+        mode=None,
+        marginal_curvature=True,
+        scales=(),
+        memo=None,
     ):
         calls.append(1)
         rng = np.random.default_rng(settings.seed)

@@ -124,7 +124,7 @@ def test_pymc_and_nutpie_samplers_give_a_posterior_with_diagnostics(arena, sampl
     messages = []
     fit = fit_ranking(arena(votes), settings, progress=lambda fraction, message: messages.append(fraction))
     post = fit.idata.posterior
-    assert set(post.data_vars) == {"skill", "alpha", "b", "gamma"}
+    assert set(post.data_vars) == {"skill", "alpha", "sigma_alpha", "b", "gamma"}
     assert dict(post["skill"].sizes) == {"chain": 2, "draw": 50, "system": 4}
     assert dict(post["alpha"].sizes) == {"chain": 2, "draw": 50, "prompt": 10}
     assert dict(post["b"].sizes) == {"chain": 2, "draw": 50, "threshold": 2}

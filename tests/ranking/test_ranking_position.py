@@ -44,7 +44,17 @@ def test_large_data_take_the_schur_complement_as_precision_and_say_so(monkeypatc
     asked = []
 
     def fake(
-        model, names, settings, tracker, *, local=(), unit="prompt", mode=None, marginal_curvature=True, memo=None
+        model,
+        names,
+        settings,
+        tracker,
+        *,
+        local=(),
+        unit="prompt",
+        mode=None,
+        marginal_curvature=True,
+        scales=(),
+        memo=None,
     ):  # no compilation: the gate
         asked.append(marginal_curvature)
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
