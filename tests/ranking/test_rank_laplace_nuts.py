@@ -1,5 +1,6 @@
 """MAP + Laplace against NUTS on unpaired ratings (one system per prompt: a prompt's effect and the
-system's skill are told apart only through sigma_eta), and the fall-back to NUTS where a Gaussian at
+system's skill are told apart only through sigma_eta) and on an arena's votes (the spread of alpha
+learnt, issue 19), and the fall-back to NUTS where a Gaussian at
 the mode is not trustworthy (issue 16, item 8).
 
 At the joint mode the skills' SDs were 1.6 times NUTS's on this design (sigma_eta 3.9 against 0.8).
@@ -12,7 +13,7 @@ import pytest
 
 from lib.ranking.data import ranking_data
 from lib.ranking.fit import DEFAULT_SAMPLER, FALLBACK_SAMPLER, LAPLACE, RankSettings, fit_ranking, nuts_reason
-from lib.ranking.simulate import simulate_ratings
+from lib.ranking.simulate import simulate_arena, simulate_ratings
 from tests.ranking.test_ranking_annotators import ratings_input
 
 SD_TOLERANCE = 0.2
@@ -36,6 +37,21 @@ def test_laplace_matches_nuts_on_unpaired_ratings():
     sd_n = nuts.skill_draws().std(0)
     np.testing.assert_array_less(np.abs(laplace.std(0) / sd_n - 1), SD_TOLERANCE)
     np.testing.assert_array_less(np.abs(laplace.mean(0) - nuts.skill_draws().mean(0)), MEAN_TOLERANCE * sd_n)
+
+
+def test_laplace_matches_nuts_on_the_skills_of_an_arena_that_learns_its_alpha_spread(arena):
+    """sigma_alpha itself is skewed on 100 prompts (Laplace 0.25 +- 0.14, NUTS 0.13 +- 0.09) and is not
+    reported on the leaderboard; the skills are."""
+    rd = arena(simulate_arena(6, 100, 1500, log_alpha_sd=0.3, seed=0)[0])
+    laplace = fit_ranking(rd, RankSettings(sampler=LAPLACE, draws=2000, seed=1))
+    assert "sigma_alpha" in laplace.idata.posterior
+    nuts = fit_ranking(rd, RankSettings(sampler="numpyro", chains=2, draws=500, tune=300, seed=1))
+    assert nuts.diagnostics.ess_bulk_min > 100 and nuts.diagnostics.rhat_max < 1.02
+    sd_n = nuts.skill_draws().std(0)
+    np.testing.assert_array_less(np.abs(laplace.skill_draws().std(0) / sd_n - 1), SD_TOLERANCE)
+    np.testing.assert_array_less(
+        np.abs(laplace.skill_draws().mean(0) - nuts.skill_draws().mean(0)), MEAN_TOLERANCE * sd_n
+    )
 
 
 def test_annotator_severity_falls_back_to_nuts_and_says_so():
