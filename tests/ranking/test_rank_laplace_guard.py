@@ -1,5 +1,7 @@
 """The Laplace fit's marginal mode survives a line-search trial point whose inner solution is not finite
-(issue 16's null-calibration benchmark: 3 of 80 null ratings studies failed with "no mode", NUTS fitted them)."""
+(issue 16's null-calibration benchmark: 3 of 80 null ratings studies failed with "no mode", NUTS fitted them),
+and a start at the joint mode's prompt-effect scale sigma_eta (seed 2010 of three scores a cell stopped with
+"the Hessian at the mode is not positive definite" until the search started sigma_eta at the prior's mode)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from lib.tables import read_csv
 COLUMNS = {"prompt": "prompt_id", "system": "system", "annotator": "annotator_id", "score": "score"}
 
 
-@pytest.mark.parametrize(("raters", "seed"), [(1, 6), (3, 8)])
+@pytest.mark.parametrize(("raters", "seed"), [(1, 6), (3, 8), (3, 2010)])
 def test_a_null_ratings_study_that_failed_now_fits(raters, seed, tmp_path, monkeypatch):
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
     scores, _ = simulate_ratings(2, 40, 10, raters_per_cell=raters, skill_sd=0.0, seed=seed)
