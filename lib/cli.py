@@ -211,6 +211,37 @@ def add_out_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_llm_server_options(parser: argparse.ArgumentParser) -> None:
+    """``--base-url`` and ``--api-key-env`` of the commands that ask an LLM; read by :func:`llm_server`."""
+    parser.add_argument("--base-url", default=None, help="server URL (default $OPENAI_BASE_URL or OpenAI)")
+    parser.add_argument(
+        "--api-key-env",
+        default=None,
+        metavar="NAME",
+        help="environment variable holding the key for --base-url ($OPENAI_API_KEY is only sent to "
+        "$OPENAI_BASE_URL, the configured server)",
+    )
+
+
+def llm_server(args: argparse.Namespace) -> tuple[str, str]:
+    """The base URL an LLM command calls and the API key it sends there, as the app chooses them
+    (:func:`lib.revision.credentials.choose_key`): ``--base-url`` (else $OPENAI_BASE_URL, else OpenAI),
+    with the key in the variable ``--api-key-env`` names, else $OPENAI_API_KEY for its own server only.
+
+    Raises
+    ------
+    lib.errors.SettingsError
+        A base URL that cannot be used, or another server than the configured one without a key of its
+        own while $OPENAI_API_KEY is set.
+    """
+    import os
+
+    from lib.revision.credentials import choose_key
+
+    typed_key = os.environ.get(args.api_key_env, "") if args.api_key_env else ""
+    return choose_key(args.base_url or "", typed_key, os.environ)
+
+
 def add_llm_request_options(parser: argparse.ArgumentParser, unit: str) -> None:
     """``--concurrency``, ``--timeout`` and ``--max-retries`` of the commands that ask an LLM
     (``unit``: what is in flight, e.g. "drafts"); read into :class:`lib.revision.client.LLMSettings`."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -20,7 +19,7 @@ OUTPUTS = ("judge_votes.csv", "usage.json")
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """The ``judge`` subcommand and its options (light imports only)."""
-    from lib.cli import add_columns_option, add_llm_request_options, add_out_option
+    from lib.cli import add_columns_option, add_llm_request_options, add_llm_server_options, add_out_option
 
     parser = subparsers.add_parser(
         "judge",
@@ -31,14 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--input", required=True, help="CSV of pairs: prompt, system_a, system_b, prompt_text, response_a, response_b"
     )
     parser.add_argument("--model", required=True, help="the judge model's name")
-    parser.add_argument("--base-url", default=None, help="server URL (default $OPENAI_BASE_URL or OpenAI)")
-    parser.add_argument(
-        "--api-key-env",
-        default=None,
-        metavar="NAME",
-        help="environment variable holding the key for --base-url ($OPENAI_API_KEY is only sent to "
-        "$OPENAI_BASE_URL, the configured server)",
-    )
+    add_llm_server_options(parser)
     add_llm_request_options(parser, "requests")
     add_columns_option(parser)
     add_out_option(parser)
@@ -61,15 +53,13 @@ def run(args: argparse.Namespace) -> int:
     lib.errors.FormatError
         The pairs file lacks a role or has a blank cell.
     """
-    from lib.cli import parse_columns, progress_printer
+    from lib.cli import llm_server, parse_columns, progress_printer
     from lib.export import prepare_out, write_csv
     from lib.judges.ask import VerdictAsker, read_pairs, usage, verdict_table
     from lib.revision.client import LLMSettings
-    from lib.revision.credentials import choose_key
     from lib.tables import read_csv
 
-    typed_key = os.environ.get(args.api_key_env, "") if args.api_key_env else ""
-    url, key = choose_key(args.base_url or "", typed_key, os.environ)
+    url, key = llm_server(args)
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)  # before any reading or request
     path = Path(args.input)
     tasks = read_pairs(read_csv(path, path.name), parse_columns(args.columns), file=path.name)

@@ -19,7 +19,7 @@ OUTPUTS = ("edits.jsonl", "revision_distance.csv", "failures.csv")
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """The ``revise`` subcommand and its options."""
-    from lib.cli import add_columns_option, add_llm_request_options, add_out_option
+    from lib.cli import add_columns_option, add_llm_request_options, add_llm_server_options, add_out_option
 
     parser = subparsers.add_parser(
         "revise",
@@ -36,7 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         choices=("openai", "diff"),
         help="openai: an OpenAI-compatible LLM proposes edits; diff: word-level diff against the reference (no LLM)",
     )
-    parser.add_argument("--base-url", default=None, help="server URL (default $OPENAI_BASE_URL or OpenAI)")
+    add_llm_server_options(parser)
     parser.add_argument("--model", default=None, help="model name (default $OPENAI_MODEL)")
     add_llm_request_options(parser, "drafts")
     add_columns_option(parser)
@@ -55,9 +55,11 @@ def run(args: argparse.Namespace) -> int:
     Raises
     ------
     lib.errors.SettingsError
-        No ``--model``, or a concurrency, timeout or retry count out of range.
+        No ``--model``, or a concurrency, timeout or retry count out of range; a base URL that cannot
+        be used, or another server than the configured one without a key of its own while
+        $OPENAI_API_KEY is set (:func:`lib.cli.llm_server`: the configured key never goes elsewhere).
     """
-    from lib.cli import parse_columns
+    from lib.cli import llm_server, parse_columns
     from lib.errors import SettingsError
     from lib.export import prepare_out, write_csv
     from lib.revision import run as revision_run
@@ -73,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
             raise SettingsError("--timeout must be more than 0 seconds")
         if args.max_retries < 0:
             raise SettingsError("--max-retries must be 0 or more")
+        url, key = llm_server(args)  # the configured key goes to the configured server only
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)  # before any reading or LLM call
     columns = parse_columns(args.columns)
     if args.reference_column:
@@ -94,8 +97,8 @@ def run(args: argparse.Namespace) -> int:
         assert model  # the openai engine checked it above
         settings = LLMSettings(
             model=model,
-            base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
-            api_key=os.environ.get("OPENAI_API_KEY", ""),
+            base_url=url,
+            api_key=key,
             concurrency=args.concurrency,
             timeout=args.timeout,
             max_retries=args.max_retries,

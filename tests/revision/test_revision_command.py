@@ -119,6 +119,7 @@ def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, monkey
     )
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://llm.test/v1")  # the key's own server
     code = cli.main(
         [
             "revise",
@@ -142,6 +143,39 @@ def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, monkey
     failures = pd.read_csv(tmp_path / "out" / "failures.csv", dtype={"text_id": str})
     assert failures["text_id"].tolist() == ["2"] and "context too long" in failures["error"].iloc[0]
     assert "sk-test" not in capsys.readouterr().err
+
+
+def test_the_configured_key_never_goes_to_a_typed_url(tmp_path, monkeypatch, capsys):
+    """Before, ``revise`` sent $OPENAI_API_KEY to whatever ``--base-url`` named; now as ``judge`` and the app."""
+    write_drafts(tmp_path / "d.csv")
+    keys = []
+
+    def handler(request):
+        keys.append(request.headers["authorization"])
+        content = json.dumps({"edits": []})
+        message = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+        return httpx2.Response(
+            200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [message]}
+        )
+
+    import openai
+
+    real = openai.OpenAI
+    monkeypatch.setattr(
+        openai,
+        "OpenAI",
+        lambda **kw: real(**{**kw, "http_client": httpx2.Client(transport=httpx2.MockTransport(handler))}),
+    )
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-operator")  # configured for OpenAI, not for this server
+    args = ["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "openai", "--model", "m"]
+    args += ["--base-url", "http://elsewhere.test/v1", "--columns", "text_id=id,system=model"]
+    assert cli.main([*args, "--out", str(tmp_path / "o1")]) == 2
+    assert "is not the server this app is configured for" in capsys.readouterr().err
+    assert keys == [] and not (tmp_path / "o1").exists()
+    monkeypatch.setenv("MY_KEY", "sk-mine")
+    assert cli.main([*args, "--api-key-env", "MY_KEY", "--out", str(tmp_path / "o2")]) == 0
+    assert set(keys) == {"Bearer sk-mine"}
 
 
 def test_a_blank_named_reference_is_exit_2_before_any_llm_call(tmp_path, capsys):
