@@ -13,10 +13,13 @@ cluster has had no worker (or no scheduler) for ``lost_timeout`` seconds.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import struct
 import sys
+import threading
 import time
 import types
 from collections.abc import Callable, Iterable, Iterator
@@ -43,6 +46,40 @@ is about 60 bytes; a peer announcing more than this is not one (and is not read)
 
 def _run_batch(fn: Callable[[Any], Any], items: list) -> list:
     return [fn(item) for item in items]
+
+
+@contextlib.contextmanager
+def _ctrl_c_kept() -> Iterator[None]:
+    """Ctrl-C stops the block even when its ``KeyboardInterrupt`` is lost.
+
+    Python runs a signal's handler in the main thread at the next bytecode, and that may be inside a
+    garbage collector callback (JAX registers one) or a weakref callback, whose exceptions Python
+    prints as "Exception ignored in ..." and drops: the Ctrl-C was lost, and a map waiting for a
+    worker went on waiting. While the block runs in the main thread with Python's own Ctrl-C handler
+    (:func:`signal.default_int_handler`), a handler that also notes the signal replaces it; leaving
+    the block (Python's handler back) raises ``KeyboardInterrupt`` if a signal was noted and its
+    exception did not get out. Elsewhere (another thread, as under Streamlit, or a handler of the
+    caller's own) the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    noted = False
+
+    def note(signum: int, frame: types.FrameType | None) -> None:
+        nonlocal noted
+        noted = True
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if noted:
+        raise KeyboardInterrupt
 
 
 def _receive(sock: socket.socket, size: int, deadline: float) -> bytes:
@@ -233,6 +270,34 @@ class Engine:
         except (OSError, TimeoutError):
             return "cannot reach its scheduler"
 
+    def _finished(
+        self, pending: set, starts: dict, poll: float
+    ) -> tuple[list[tuple[int, list]], Exception | None, str | None]:
+        """One wait of :meth:`map`, at most about ``poll`` seconds, Ctrl-C kept (:func:`_ctrl_c_kept`).
+
+        Returns the tasks finished, as (index of their first item, results), taken out of ``pending``
+        (``starts`` maps a task to that index); the first error a finished task raised (:meth:`map`
+        raises it once the results finished beside it are yielded); and, when no task finished, why
+        the cluster cannot run one (:meth:`_lost`), else None.
+        """
+        from distributed import wait
+
+        with _ctrl_c_kept():
+            try:
+                finished = wait(pending, timeout=poll, return_when="FIRST_COMPLETED").done
+            except TimeoutError:
+                finished = set()
+            ready, failed = [], None
+            for future in finished:
+                pending.discard(future)
+                try:
+                    ready.append((starts[future], future.result(timeout=poll)))
+                except TimeoutError:  # its worker died before handing it over: computed again
+                    pending.add(future)
+                except Exception as err:
+                    failed = failed or err
+            return ready, failed, None if finished else self._lost()
+
     def map(
         self,
         fn: Callable[[Any], Any],
@@ -273,7 +338,6 @@ class Engine:
         Exception
             Whatever ``fn`` raised in a worker (the remaining tasks are cancelled).
         """
-        from distributed import wait
         from distributed.client import FutureCancelledError, FuturesCancelledError
         from distributed.scheduler import KilledWorker
 
@@ -288,22 +352,14 @@ class Engine:
         poll = min(1.0, self.lost_timeout / 10)
         try:
             while pending:
-                try:
-                    finished = wait(pending, timeout=poll, return_when="FIRST_COMPLETED").done
-                except TimeoutError:
-                    finished = set()
-                for future in finished:
-                    pending.discard(future)
-                    try:
-                        results = future.result(timeout=poll)
-                    except TimeoutError:  # its worker died before handing it over: computed again
-                        pending.add(future)
-                        continue
+                ready, failed, why = self._finished(pending, futures, poll)
+                for start, results in ready:
                     done += len(results)
                     if progress is not None:
                         progress(done, len(items))
-                    yield from ((futures[future] + k, r) for k, r in enumerate(results))
-                why = None if finished else self._lost()
+                    yield from ((start + k, r) for k, r in enumerate(results))
+                if failed is not None:
+                    raise failed
                 lost_since = None if why is None else lost_since or time.monotonic()
                 if lost_since is not None and time.monotonic() - lost_since >= self.lost_timeout:
                     raise ClusterError(

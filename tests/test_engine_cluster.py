@@ -5,6 +5,7 @@ finished result yielded."""
 
 from __future__ import annotations
 
+import gc
 import http.server
 import json
 import os
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import distributed  # noqa: F401  imported once here, so the timings below measure the peer
@@ -262,25 +264,61 @@ def _tasks_on(dask_scheduler) -> int:
     return len(dask_scheduler.tasks)
 
 
-@pytest.mark.parametrize("cluster", [0], indirect=True)
-def test_ctrl_c_while_waiting_for_a_worker_cancels_the_tasks_at_once(cluster):
-    """Before: Ctrl-C was ignored for 30 s with no worker left. Python's own Ctrl-C handler is set for the
-    test: a library loaded by an earlier test in the same process may have replaced it (the suite once
-    waited the 60 s here)."""
+def _ctrl_c_stops_the_map_at_once(engine: Engine, interrupt: Callable[[], object]) -> None:
+    """A map of 40 tasks on a cluster with no worker: ``interrupt()`` called 1 s in (from another thread)
+    raises KeyboardInterrupt within 3 s, not ``lost_timeout``, and the scheduler holds no task 5 s later."""
+    threading.Timer(1.0, interrupt).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        list(engine.map(_draw, range(40)))
+    assert time.monotonic() - start < 3
+    deadline = time.monotonic() + 5
+    while engine._client.run_on_scheduler(_tasks_on):
+        assert time.monotonic() < deadline, "the tasks were not cancelled"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def python_ctrl_c():
+    """Python's own Ctrl-C handler for the test: a library loaded by an earlier test in the same process
+    may have replaced it."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.parametrize("cluster", [0], indirect=True)
+def test_ctrl_c_while_waiting_for_a_worker_cancels_the_tasks_at_once(cluster, python_ctrl_c):
+    """Before: Ctrl-C was ignored for 30 s with no worker left."""
+    with Engine(cluster.address, lost_timeout=60) as engine:
+        _ctrl_c_stops_the_map_at_once(engine, lambda: os.kill(os.getpid(), signal.SIGINT))
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the dropped KeyboardInterrupt
+@pytest.mark.parametrize("cluster", [0], indirect=True)
+def test_ctrl_c_lost_in_a_garbage_collector_callback_still_stops_the_map(cluster, python_ctrl_c):
+    """Before: the map waited its ``lost_timeout`` (the suite's 60 s, twice): Python ran the Ctrl-C
+    handler inside a garbage collector callback (JAX registers one), printed its KeyboardInterrupt as
+    "Exception ignored in ..." and dropped it. Here the signal comes inside such a callback in the
+    main thread (a collection at every allocation), where the handler always runs at once."""
+    interrupt = threading.Event()
+
+    def in_a_collection(phase: str, info: dict) -> None:
+        if interrupt.is_set() and threading.current_thread() is threading.main_thread():
+            interrupt.clear()
+            os.kill(os.getpid(), signal.SIGINT)  # raises the KeyboardInterrupt here, which gc drops
+
+    thresholds = gc.get_threshold()
+    gc.callbacks.append(in_a_collection)
     try:
         with Engine(cluster.address, lost_timeout=60) as engine:
-            threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
-            start = time.monotonic()
-            with pytest.raises(KeyboardInterrupt):
-                list(engine.map(_draw, range(40)))
-            assert time.monotonic() - start < 3
-            deadline = time.monotonic() + 5
-            while engine._client.run_on_scheduler(_tasks_on):
-                assert time.monotonic() < deadline, "the tasks were not cancelled"
-                time.sleep(0.1)
+            gc.set_threshold(1, 10**9, 10**9)  # young collections only, at every allocation
+            try:
+                _ctrl_c_stops_the_map_at_once(engine, interrupt.set)
+            finally:
+                gc.set_threshold(*thresholds)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        gc.callbacks.remove(in_a_collection)
 
 
 @pytest.mark.parametrize("cluster", [1], indirect=True)
