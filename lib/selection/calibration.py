@@ -36,7 +36,6 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
-from threadpoolctl import threadpool_limits
 
 from lib.errors import DesignError, SettingsError
 from lib.inference.settings import gives_posterior, posterior_samplers
@@ -209,9 +208,7 @@ class FastCalibration:
         self.groups = system_groups(comparisons, theta) if _has_systems(comparisons) else None
 
     def _calibrate(self, weights: np.ndarray, target: np.ndarray | None = None):
-        # Small problem: BLAS threads only contend (3-4x slower fits on a busy 2-core machine).
-        with threadpool_limits(limits=1):
-            point = self._fit(self.codes, self.n_categories, cutpoints=self.cutpoints, weights=weights)
+        point = self._fit(self.codes, self.n_categories, cutpoints=self.cutpoints, weights=weights)
         used = weights > 0
         scale, shift = _scale_to(point.theta[used], None if target is None else target[used], self._centred)
         params = ItemParams.point(point.alpha, point.b).linked(scale, shift)

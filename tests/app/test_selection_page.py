@@ -76,11 +76,16 @@ def test_what_if_on_a_real_comparison_and_a_bad_k_grid(at):
 def test_hanna_means_informed_strategies_need_few_prompts_at_the_default_target(at):
     at.switch_page("pages/data.py").run()
     at.radio(key="dataset").set_value("hanna_means").run()
+    # the settings are chosen before the page opens on HANNA: a curve of every strategy first (7 s)
+    # would be thrown away (unchecking boxes on the page: test_what_if_on_a_real_comparison_and_a_bad_k_grid)
+    off = ("max_info", "group", "cat_info")
+    for name in off:
+        at.session_state[f"selection_use_{name}"] = False
+    at.session_state["selection_random"] = 5
     at.switch_page("pages/selection.py").run()
-    for name in ("max_info", "group", "cat_info"):
-        at.checkbox(key=f"selection_use_{name}").uncheck()
-    at.number_input(key="selection_random").set_value(5).run()
     assert not at.exception and not at.error
+    assert not any(at.checkbox(key=f"selection_use_{name}").value for name in off)
+    assert at.number_input(key="selection_random").value == 5
     assert any("55 comparisons" in unescaped(m.value) for m in at.markdown)
     assert not any("mostly prior" in w.value for w in at.warning)
     needed = needed_table(at).set_index("strategy")["k_needed"]
