@@ -37,20 +37,15 @@ typecheck: $(BIN)/.installed
 	$(BIN)/mypy
 
 # Two processes for the tests that compute (pytest-xdist, whole files per process: module fixtures
-# stay shared) and, beside them, one for the real-browser tests, which mostly wait for the app's
-# server and chromium (about half their time: run after the others they added 2.9 min to a 16-min
-# run); their output is shown once both are done. Last, on their own, the tests that time what a
-# user waits for (marker `timed`). Files go out in collection order: xdist's default, most tests
-# first, left the files of one or two long tests (a process each) to the end, and one process idle
-# behind them (71 s of a 21-min run). The 20 slowest tests are listed, so a run shows where its
-# time goes.
+# stay shared), then two for the real-browser tests (each process serves the app and runs chromium
+# of its own); last, on their own, the tests that time what a user waits for (marker `timed`).
+# Files go out in collection order: xdist's default, most tests first, left the files of one or two
+# long tests (a process each) to the end, and one process idle behind them (71 s of a 21-min run).
+# The 20 slowest tests are listed, so a run shows where its time goes.
 XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: lint typecheck chromium postgres
-	@log=$$(mktemp); \
-	$(BIN)/python -m pytest -q -n 1 -m "not timed" tests/browser > $$log 2>&1 & browser=$$!; \
-	$(BIN)/python -m pytest -q $(XDIST) -m "not timed" --ignore=tests/browser --durations=20; computed=$$?; \
-	wait $$browser; shown=$$?; echo "real-browser tests (beside the others):"; cat $$log; rm -f $$log; \
-	test $$computed -eq 0 && test $$shown -eq 0
+	$(BIN)/python -m pytest -q $(XDIST) -m "not timed" --ignore=tests/browser --durations=20
+	$(BIN)/python -m pytest -q $(XDIST) -m "not timed" tests/browser
 	$(BIN)/python -m pytest -q -m timed
 
 bench: $(BIN)/.installed
