@@ -14,6 +14,18 @@ from lib.errors import FormatError
 from lib.revision.io import read_edits
 
 
+def answer_with(monkeypatch, handler) -> None:
+    """The OpenAI client the command makes answers every request with ``handler(request)`` (httpx2)."""
+    import openai
+
+    real = openai.OpenAI
+    monkeypatch.setattr(
+        openai,
+        "OpenAI",
+        lambda **kw: real(**{**kw, "http_client": httpx2.Client(transport=httpx2.MockTransport(handler))}),
+    )
+
+
 def write_drafts(path, reference_name="gold"):
     pd.DataFrame(
         {
@@ -109,14 +121,7 @@ def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, monkey
             },
         )
 
-    import openai
-
-    real = openai.OpenAI
-    monkeypatch.setattr(
-        openai,
-        "OpenAI",
-        lambda **kw: real(**{**kw, "http_client": httpx2.Client(transport=httpx2.MockTransport(handler))}),
-    )
+    answer_with(monkeypatch, handler)
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://llm.test/v1")  # the key's own server
@@ -158,14 +163,7 @@ def test_the_configured_key_never_goes_to_a_typed_url(tmp_path, monkeypatch, cap
             200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [message]}
         )
 
-    import openai
-
-    real = openai.OpenAI
-    monkeypatch.setattr(
-        openai,
-        "OpenAI",
-        lambda **kw: real(**{**kw, "http_client": httpx2.Client(transport=httpx2.MockTransport(handler))}),
-    )
+    answer_with(monkeypatch, handler)
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-operator")  # configured for OpenAI, not for this server
     args = ["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "openai", "--model", "m"]
