@@ -204,8 +204,8 @@ def learns_alpha_spread(obs: Observations) -> bool:
     A prompt's few votes cannot place its alpha_j, so its posterior stays near the prior's: under the
     fixed log alpha_j ~ N(0, 0.5) the mean alpha came out 1.16 where the simulated one was 1.04 (log alpha
     SD 0.3), the skills 4% too close together and 83 of 100 true skills in their 95% intervals; learning
-    sigma_alpha gave 0.29-0.31, slopes 0.99-1.01 and 194 of 200 (50 systems, 4 simulated arenas; docs/
-    leaderboard.md; ``bench/bench_arena_rank.py``: 98 of 100, issue 19).
+    sigma_alpha gave 0.29-0.31, slopes 0.99-1.01 and 195 of 200 (``bench/bench_arena_coverage.py``: 50
+    systems, 4 simulated arenas; ``bench/bench_arena_rank.py``: 98 of 100; docs/leaderboard.md, issue 19).
     Where a prompt's votes all compare one pair (PandaLM: three annotators on one pair), their agreement
     cannot tell the prompt's discrimination from its own preference between the two: the spread learnt
     there was 3 (NUTS) and no Gaussian described it, and the fixed prior stays.
