@@ -464,19 +464,23 @@ def joint_mode(model, scales: tuple[str, ...] = ()) -> list[np.ndarray]:
     scales of the prompt variables: chains started from its sigma_alpha (300 votes of a simulated arena)
     stayed apart through warm-up (R-hat 2.2, bulk ESS 3 of 1,600 draws)."""
     import jax
-    from jax.flatten_util import ravel_pytree
     from pymc.sampling.jax import get_jaxified_logp
 
+    lay = _Layout(model, (), "prompt", scales)
     with COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
         neg_logp = get_jaxified_logp(model, negative_logp=False)  # False gives -logp
-    point = model.initial_point()
-    x0, unravel = ravel_pytree([np.asarray(point[v.name], dtype=np.float64) for v in model.value_vars])
-    result = lbfgs(jax.jit(jax.value_and_grad(lambda x: neg_logp(unravel(x)))), np.asarray(x0))
-    keep = {model.rvs_to_values[model[n]].name for n in scales if n in model.named_vars}
-    return [
-        np.asarray(point[v.name] if v.name in keep else mode, dtype=np.float64)
-        for v, mode in zip(model.value_vars, unravel(result.x), strict=True)
-    ]
+    result = lbfgs(jax.jit(jax.value_and_grad(lambda x: neg_logp(lay.split(x)))), lay.x0)
+    return [np.asarray(v) for v in lay.split(_scales_at_start(result.x, lay))]
+
+
+def _scales_at_start(x: np.ndarray, lay: _Layout) -> np.ndarray:
+    """``x`` (n,) with the scale variables (``lay.scales``) back at the model's initial point: the joint mode
+    overstates the scales of the prompt variables (sigma_alpha 4.4 for a simulated 0.3), and a search or
+    chains started there went wrong (:func:`joint_mode`, :func:`_mode`)."""
+    at = lay.G[lay.scales]
+    x = x.copy()
+    x[at] = lay.x0[at]
+    return x
 
 
 def _mode(value_and_grad, hvp, f, lay: _Layout, unit: str, tracker: Tracker, marginal_curvature: bool, memo):
@@ -487,12 +491,9 @@ def _mode(value_and_grad, hvp, f, lay: _Layout, unit: str, tracker: Tracker, mar
         result = lbfgs(value_and_grad, lay.x0)
     x, G, L = result.x, lay.G, lay.L
     if L.shape[1]:
-        # the joint mode overstates the scales of the prompt variables (sigma_alpha 4.4 for a simulated
-        # 0.3): the marginal search starts them from the model's initial point, else a prompt's Newton
-        # steps from there overflowed
-        x[G[lay.scales]] = lay.x0[G[lay.scales]]
+        x = _scales_at_start(x, lay)  # from the joint mode's scales a prompt's Newton steps overflowed
         tracker.stage(0.4, f"integrating out the {unit} variables ({result.nit} L-BFGS iterations at the joint mode)")
-        rows = None if marginal_curvature else lay.scales
+        rows = np.arange(len(G)) if marginal_curvature else lay.scales
         x, hessian = marginal_mode(f, x, G, L, curvature=rows, timer=timer, memo=memo)
         tracker.stage(0.7, "Hessian at the mode")
         if marginal_curvature and not np.all(np.linalg.eigvalsh(hessian) > 0):
@@ -501,7 +502,7 @@ def _mode(value_and_grad, hvp, f, lay: _Layout, unit: str, tracker: Tracker, mar
                 "positive definite curvature at its mode; fit with a NUTS sampler"
             )
         with timer.phase("Hessian"):
-            blocks = block_hessian(hvp, x, G, L, marginal=(np.arange(len(G)) if rows is None else rows, hessian))
+            blocks = block_hessian(hvp, x, G, L, marginal=(rows, hessian))
     else:  # Newton steps with the block Hessian finish what L-BFGS, slow on thousands of weakly informed
         # prompt variables, leaves; the last Hessian (at a point within NEWTON_TOL of the mode) is kept.
         for step_number in range(1, NEWTON_STEPS + 1):
