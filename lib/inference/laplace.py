@@ -271,7 +271,7 @@ def marginal_mode(
     G: np.ndarray,
     L: np.ndarray,
     *,
-    curvature: np.ndarray | None = None,
+    curvature: np.ndarray,
     inner_steps: int = 8,
     timer: PhaseTimer | None = None,
     memo: dict | None = None,
@@ -294,8 +294,8 @@ def marginal_mode(
         The joint mode (the start).
     G, L : ndarray
         Global indices (n_g,) and the (J, m) table of each prompt's indices (:class:`_Layout`).
-    curvature : ndarray (k,), optional
-        Positions in ``G`` whose columns of F's Hessian are returned (2 k gradients of F); None: all.
+    curvature : ndarray (k,)
+        Positions in ``G`` whose columns of F's Hessian are returned (2 k gradients of F).
     timer : PhaseTimer, optional
         Takes the seconds of the search (phase "optimise") and of the curvature ("Hessian").
     memo : dict, optional
@@ -323,12 +323,11 @@ def marginal_mode(
         out[G], out[L] = result.x, np.asarray(l_hat, dtype=np.float64)
     if not np.isfinite(out).all():
         raise SettingsError(NO_LOCAL_MODE)
-    rows = np.arange(len(G)) if curvature is None else curvature
     with timer.phase("Hessian"):
-        hessian = _marginal_curvature(value_and_grad, result.x, l_hat, rows)
+        hessian = _marginal_curvature(value_and_grad, result.x, l_hat, curvature)
     if not np.isfinite(hessian).all():
         raise SettingsError(NO_LOCAL_MODE)
-    return out, (hessian + hessian.T) / 2 if len(rows) == len(G) else hessian
+    return out, (hessian + hessian.T) / 2 if len(curvature) == len(G) else hessian
 
 
 def _marginal_curvature(value_and_grad, g_hat: np.ndarray, l_hat, rows: np.ndarray) -> np.ndarray:
