@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -31,6 +32,10 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+# A page draws in several messages (a chart's title after its frame), later on a busy machine: the tests'
+# visibility checks retry for this long instead of reading the page once.
+expect.set_options(timeout=60_000)
 
 
 def _free_port() -> int:

@@ -3,6 +3,8 @@ an upload of unpaired ratings goes from the Data page to a ranking on the Leader
 
 from __future__ import annotations
 
+from playwright.sync_api import expect
+
 
 def test_leaderboard_page_shows_the_table_and_the_forest_plot(page, app_url):
     page.goto(f"{app_url}/leaderboard")
@@ -10,7 +12,7 @@ def test_leaderboard_page_shows_the_table_and_the_forest_plot(page, app_url):
     page.get_by_text("Skill per system: posterior mean and 95% interval").first.wait_for(timeout=180_000)
     assert page.locator("[data-testid='stDataFrame']").count() >= 1
     assert page.locator(".js-plotly-plot").count() >= 1
-    assert page.get_by_text("11 systems").first.is_visible()
+    expect(page.get_by_text("11 systems").first).to_be_visible()
     assert not page.locator("[data-testid='stException']").count()
 
 
@@ -32,7 +34,7 @@ def test_unpaired_ratings_go_from_upload_to_leaderboard(page, app_url, tmp_path,
     page.get_by_role("link", name="Rank them on the Leaderboard").click()  # the page that can rank them
     page.get_by_role("heading", name="Leaderboard").wait_for(timeout=60_000)
     page.get_by_text("Skill per system: posterior mean and 95% interval").first.wait_for(timeout=180_000)
-    assert page.get_by_text("4 systems").first.is_visible()
-    assert page.get_by_text("ratings likelihood").first.is_visible()
+    expect(page.get_by_text("4 systems").first).to_be_visible()
+    expect(page.get_by_text("ratings likelihood").first).to_be_visible()
     assert not page.get_by_text("could not be used").count()
     assert not page.locator("[data-testid='stException']").count()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from playwright.sync_api import expect
+
 
 def test_the_default_data_opens_with_its_votes(page, app_url):
     page.goto(app_url)
@@ -16,7 +18,7 @@ def test_fit_the_default_data_and_see_abilities_and_prompts(abilities_with_map):
     page.get_by_role("button", name="Fit", exact=True).click()
     page.get_by_text("MAP ability (preview").first.wait_for(timeout=180_000)
     assert page.locator(".js-plotly-plot").count() >= 1
-    assert page.get_by_text("Human-edited vs AI-generated").first.is_visible()
+    expect(page.get_by_text("Human-edited vs AI-generated").first).to_be_visible()
     page.locator("[data-testid='stSidebarNav']").get_by_text("Prompts").click()
     page.get_by_text("Category response curves").first.wait_for(timeout=60_000)
     assert not page.locator("[data-testid='stException']").count()

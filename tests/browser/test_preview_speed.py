@@ -7,6 +7,7 @@ import statistics
 import time
 
 import pytest
+from playwright.sync_api import expect
 
 WARM_S = 1.0
 """Click (or Enter) to result, once compiled: the issue's bound, with no allowance, on the median of
@@ -23,10 +24,11 @@ def test_map_preview_answers_within_a_second_once_compiled(abilities_with_map):
     result.wait_for(timeout=180_000)  # the warm-up click: compiles the MAP solver
 
     seed = page.get_by_label("Seed", exact=True)
-    if not seed.is_visible():
-        page.get_by_text("Fit settings").click()
     times = []
     for value in range(2, 2 + TIMED):
+        # The settings close on the first rerun that finds a fit (the Enter after the warm-up's fit): open them.
+        if not seed.is_visible():
+            page.get_by_text("Fit settings").click()
         seed.fill(str(value))  # another seed: not in the fit cache, so the page fits again
         seed.press("Enter")
         result.wait_for(state="detached", timeout=60_000)  # the rerun without a click drops it
@@ -47,7 +49,7 @@ def test_laplace_leaderboard_answers_within_a_second_once_compiled(page, app_url
     page.get_by_role("heading", name="Leaderboard").wait_for(timeout=120_000)
     caption = page.get_by_text("Skill per system: posterior mean and 95% interval").first
     caption.wait_for(timeout=300_000)  # the fit on opening compiles the Laplace programs
-    assert page.get_by_text("11 systems").first.is_visible()
+    expect(page.get_by_text("11 systems").first).to_be_visible()
     page.get_by_text("Settings", exact=True).click()
     draws = page.get_by_label("Draws (NUTS)", exact=True)
     draws.wait_for()
