@@ -286,10 +286,15 @@ def numpyro_sample(
 def _initial_points(model, logp, start: list[np.ndarray] | None, settings: NutsSettings) -> list:
     """Each chain's start, unconstrained (leading dim: chain, unless one chain): ``start`` jittered by
     U(-1, 1) as PyMC jitters its own, or PyMC's jittered initial point when ``start`` is None."""
+    import jax
     from pymc.sampling.jax import _get_batched_jittered_initial_points
 
     chains = settings.chains
     if start is None:
+        # PyMC checks each jittered point's log density; compiled as one program, not the about 60
+        # one-operation programs its eager evaluation compiles for every new model (and JAX's
+        # persistent cache writes, each write reading every entry's access time).
+        logp = jax.jit(logp)
         return _get_batched_jittered_initial_points(model, chains, None, settings.seed, logp_fn=logp)
     rng = np.random.default_rng(settings.seed)
     init = [np.stack([v + rng.uniform(-1, 1, np.shape(v)) for _ in range(chains)]) for v in start]
