@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lib.inference.samplers import split_host_cpu
 from lib.ratings import RatingMatrix
 
 
@@ -24,6 +25,27 @@ def rating_matrix_from_codes(codes: np.ndarray) -> RatingMatrix:
         groups=pd.DataFrame({"prompt_id": ids, "group": ids}),
         n_votes=(codes >= 0).astype(np.int64),
     )
+
+
+# The CPU is split for numpyro's chains as the first numpyro fit of a process splits it, here, before test
+# modules are collected: one that imported JAX would leave the process with one device for good.
+_XLA_FLAGS = os.environ.get("XLA_FLAGS")
+split_host_cpu()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _cpu_split_for_numpyro_chains():
+    """Starts JAX's CPU backend split (XLA reads ``XLA_FLAGS`` then, not when JAX is imported); the
+    processes tests start (commands, the app's server, Dask workers) get the environment as it was, as a
+    user's would."""
+    import jax
+
+    jax.devices()
+    if _XLA_FLAGS is None:
+        os.environ.pop("XLA_FLAGS", None)
+    else:
+        os.environ["XLA_FLAGS"] = _XLA_FLAGS
+    yield
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -48,11 +70,8 @@ def _share_compiled_programs(tmp_path_factory: pytest.TempPathFactory, cache: Pa
     turns it on. Without it each process compiled what the other had compiled, and a process kept the
     folder of whichever test fitted first. Tests of the cache itself start processes with folders of
     their own (tests/test_compile_cache.py).
-
-    The CPU is split for numpyro's chains as the first numpyro fit of a process splits it; the processes
-    tests start (commands, the app's server) get the environment as it was, as a user's would."""
+    """
     from lib.inference import compile_cache
-    from lib.inference.samplers import split_host_cpu
 
     run = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -60,17 +79,7 @@ def _share_compiled_programs(tmp_path_factory: pytest.TempPathFactory, cache: Pa
     shared = run / "compiled"
     shared.mkdir(exist_ok=True)
     (cache / compile_cache.KIND).symlink_to(shared, target_is_directory=True)
-    flags = os.environ.get("XLA_FLAGS")
-    split_host_cpu()
-    compile_cache.enable()  # imports JAX
-
-    import jax
-
-    jax.devices()  # XLA reads XLA_FLAGS when its CPU backend starts, not when JAX is imported
-    if flags is None:
-        os.environ.pop("XLA_FLAGS", None)
-    else:
-        os.environ["XLA_FLAGS"] = flags
+    compile_cache.enable()
 
 
 @pytest.fixture(autouse=True, scope="session")
