@@ -1,8 +1,8 @@
 """A numpyro fit's draws of a seed do not depend on the devices the process has: chains run in parallel
 (``jax.pmap``) where the CPU was split before JAX started, else one after another by the same one-chain
 program. Before, the fallback was ``jax.vmap``, whose batched program rounds differently: a process
-that had imported JAX before its first numpyro fit (a page's server after a Laplace fit, a Dask worker
-after a MAP fit) gave other numbers than the command line for the same data and seed."""
+whose JAX had started before its first numpyro fit (a notebook that ran JAX code first, a test process
+whose collection imported JAX) gave other numbers than the command line for the same data and seed."""
 
 from __future__ import annotations
 
