@@ -364,7 +364,8 @@ def _sample_in_chunks(kernel, keys, init: list, to_idata: Callable, settings: Nu
             # One chain after another, by the program each device runs in parallel: the same numbers as in
             # parallel, bit for bit (jax.vmap's batched program rounds differently, so a fit's draws
             # depended on whether the process had started JAX before its first numpyro fit).
-            state = [jax.jit(init_chain)(keys[c], [x[c] for x in init]) for c in range(chains)]
+            init_one = jax.jit(init_chain)
+            state = [init_one(keys[c], [x[c] for x in init]) for c in range(chains)]
             step = _one_after_another(jax.jit(chain).lower(state[0]).compile())
     ran = 0  # iterations run per chain
     with tracker.timer.phase("warm-up"):
