@@ -354,8 +354,8 @@ def _sample_in_chunks(kernel, keys, init: list, to_idata: Callable, settings: Nu
 
     with tracker.timer.phase("compile"):
         step: Callable
-        if chains == 1:
-            state = init_chain(keys, init)
+        if chains == 1:  # the start compiled too: evaluated eagerly it compiled about 120 one-operation programs
+            state = jax.jit(init_chain)(keys, init)
             step = jax.jit(chain).lower(state).compile()
         elif chains <= jax.local_device_count():
             state = jax.pmap(init_chain)(keys, init)

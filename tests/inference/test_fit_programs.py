@@ -1,0 +1,59 @@
+"""A numpyro fit of a new model compiles a handful of programs, not one a model operation (issue 19 item 7):
+PyMC checks each chain's jittered initial point by the model's log density, and numpyro's kernel starts a
+chain (step size, mass matrix, momentum), both evaluated eagerly before: about 60 and about 120
+one-operation programs for every model of new sizes, each compiled and written to JAX's persistent cache."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+from jax import monitoring
+
+from lib.inference.samplers import _initial_points
+from lib.inference.settings import NutsSettings
+from lib.irt.fit import fit_grm
+from lib.irt.model import build_grm
+from lib.irt.settings import FitSettings
+from lib.irt.simulate import simulate_grm
+from tests.conftest import rating_matrix_from_codes
+
+COMPILED = "/jax/core/compile/backend_compile_duration"
+
+
+@contextmanager
+def compiled_programs() -> Iterator[list[float]]:
+    """The compile time of each program XLA compiles inside the block (loads from JAX's cache excluded)."""
+    compiled: list[float] = []
+
+    def listen(event: str, duration: float, **kwargs) -> None:
+        if event == COMPILED:
+            compiled.append(duration)
+
+    monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield compiled
+    finally:
+        monitoring.unregister_event_duration_listener(listen)
+
+
+def test_the_initial_points_of_a_new_model_compile_a_handful_of_programs():
+    from pymc.sampling.jax import get_jaxified_logp
+
+    codes = simulate_grm(5, 17, seed=4).codes  # sizes no other test fits: nothing compiled yet
+    model = build_grm(codes, 7)
+    logp = get_jaxified_logp(model, negative_logp=False)
+    with compiled_programs() as compiled:
+        init = _initial_points(model, logp, None, NutsSettings(chains=2, draws=10, tune=10, seed=3))
+    assert [np.shape(v)[0] for v in init] == [2] * len(model.value_vars)  # one start per chain
+    assert all(np.isfinite(v).all() for v in init)
+    assert len(compiled) <= 6, len(compiled)  # before: 59 (the model's operations, one by one)
+
+
+def test_a_one_chain_fit_of_a_new_model_compiles_a_handful_of_programs():
+    rm = rating_matrix_from_codes(simulate_grm(4, 19, seed=6).codes)  # sizes no other test fits
+    with compiled_programs() as compiled:
+        fit = fit_grm(rm, FitSettings(chains=1, draws=10, tune=10, seed=2), use_cache=False)
+    assert fit.idata.posterior["theta"].shape == (1, 10, 4)
+    assert len(compiled) <= 25, len(compiled)  # before: 131 (the chain's start, operation by operation)
