@@ -352,11 +352,13 @@ def _sample_in_chunks(kernel, keys, init: list, to_idata: Callable, settings: Nu
 
         return jax.lax.scan(transition, state, None, length=length)
 
+    # A chain's start compiled too: evaluated eagerly it compiled about 120 one-operation programs.
+    init_one, chain_one = jax.jit(init_chain), jax.jit(chain)
     with tracker.timer.phase("compile"):
         step: Callable
-        if chains == 1:  # the start compiled too: evaluated eagerly it compiled about 120 one-operation programs
-            state = jax.jit(init_chain)(keys, init)
-            step = jax.jit(chain).lower(state).compile()
+        if chains == 1:
+            state = init_one(keys, init)
+            step = chain_one.lower(state).compile()
         elif chains <= jax.local_device_count():
             state = jax.pmap(init_chain)(keys, init)
             step = jax.pmap(chain).lower(state).compile()
@@ -364,9 +366,8 @@ def _sample_in_chunks(kernel, keys, init: list, to_idata: Callable, settings: Nu
             # One chain after another, by the program each device runs in parallel: the same numbers as in
             # parallel, bit for bit (jax.vmap's batched program rounds differently, so a fit's draws
             # depended on whether the process had started JAX before its first numpyro fit).
-            init_one = jax.jit(init_chain)
             state = [init_one(keys[c], [x[c] for x in init]) for c in range(chains)]
-            step = _one_after_another(jax.jit(chain).lower(state[0]).compile())
+            step = _one_after_another(chain_one.lower(state[0]).compile())
     ran = 0  # iterations run per chain
     with tracker.timer.phase("warm-up"):
         while ran + length <= tune:
