@@ -14,24 +14,24 @@ from lib.formats import FORMATS, guess_format
 from lib.inputs import AnalysisInput
 from lib.plots.irt import net_rating_heatmap
 from lib.ratings import fleiss_kappa, merge_warning
-from lib.tables import combine_columns, guess_roles
 from ui.common import (
     NO_FILTER,
     UPLOAD,
+    UPLOAD_WIDGETS,
+    UPLOADER,
     bundled_criterion,
     cached_bundled,
     cached_table,
     cached_upload,
+    keep_upload,
     restore,
     sync_url,
+    upload_criteria,
+    upload_mapping,
 )
 from ui.judges import judge_upload
 from ui.mapping import column_mapping
 from ui.text import escape_markdown
-
-# Prefix of the widget keys that belong to one uploaded file (reset when another is uploaded). A comment,
-# not a string: Streamlit's magic shows a bare string in a page script on the page.
-UPLOAD_WIDGETS = "up_"
 
 
 def merge_toggle(disabled: bool) -> bool:
@@ -56,20 +56,9 @@ def uploaded_file() -> tuple[str, bytes] | None:
     file = st.file_uploader(
         "Judgments CSV (UTF-8 or UTF-16; comma, semicolon, tab or | separated)",
         type=["csv", "tsv", "txt"],
-        key="data_upload",
+        key=UPLOADER,
     )
-    if file is not None and (file.name, file.getvalue()) != st.session_state["upload"]:
-        for key in [k for k in st.session_state if str(k).startswith(UPLOAD_WIDGETS)]:
-            del st.session_state[key]
-        st.session_state.update(
-            upload=(file.name, file.getvalue()),
-            upload_format=None,
-            upload_mapping={},
-            upload_criterion=None,
-            upload_filter_column=NO_FILTER,
-            upload_filter_values=[],
-            upload_drop=False,
-        )
+    keep_upload(file)
     return st.session_state["upload"]
 
 
@@ -123,13 +112,12 @@ def choose_upload() -> AnalysisInput | None:
         return None
 
     spec = FORMATS[fmt]
-    saved = st.session_state["upload_mapping"].get(fmt)
     st.caption("Map your columns onto the format's roles (guesses preselected).")
     mapping, missing = column_mapping(
         columns,
         spec.required,
         spec.optional,
-        saved if saved is not None else guess_roles(columns, spec.column_roles, table),
+        upload_mapping(table, fmt),
         key=f"{UPLOAD_WIDGETS}{fmt}",
         combine=True,
     )
@@ -142,13 +130,11 @@ def choose_upload() -> AnalysisInput | None:
         return None
 
     criterion = None
-    if mapping.get("criterion"):
-        values = sorted(set(combine_columns(table, mapping, file=name)[mapping["criterion"]].str.strip()) - {""})
-        if len(values) > 1:
-            if st.session_state["upload_criterion"] not in values:
-                st.session_state["upload_criterion"] = values[0]
-            restore("up_criterion", "upload_criterion", values)
-            criterion = st.selectbox("Criterion", values, key="up_criterion")
+    if len(values := upload_criteria(table, mapping, name)) > 1:
+        if st.session_state["upload_criterion"] not in values:
+            st.session_state["upload_criterion"] = values[0]
+        restore("up_criterion", "upload_criterion", values)
+        criterion = st.selectbox("Criterion", values, key="up_criterion")
     st.session_state["upload_criterion"] = criterion
     filters = row_filters(table)
     restore("up_drop_incomplete", "upload_drop")

@@ -9,21 +9,31 @@ widgets from them (:func:`restore`). The view (data set, criterion, merge) is al
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import pandas as pd
 import streamlit as st
 
+from lib.data_checks import UNPAIRED, design_report
 from lib.datasets import DATASETS, DEFAULT_DATASET
-from lib.errors import InputError
+from lib.errors import FormatError, InputError
+from lib.formats import FORMATS, guess_format
 from lib.inference.settings import sampling_sizes
 from lib.inputs import AnalysisInput, analysis_input, bundled_input
 from lib.irt.settings import FitSettings
-from lib.tables import read_csv
+from lib.tables import combine_columns, guess_roles, read_csv
 from ui.text import escape_markdown
 
 UPLOAD = "upload"
 """The data-set key of the user's upload (the only one that is not in ``DATASETS``)."""
 
 NO_FILTER = "(no filter)"
+
+UPLOADER = "data_upload"
+"""Widget key of the Data page's judgments uploader."""
+
+UPLOAD_WIDGETS = "up_"
+"""Prefix of the widget keys that belong to one uploaded file (reset when another is uploaded)."""
 
 CACHE_ENTRIES, CACHE_TTL_S = 8, 3600
 """Bounds of the cached readings, so uploads do not pile up in memory."""
@@ -39,7 +49,7 @@ DEFAULTS = {
     "upload_filter_column": NO_FILTER,  # keep only rows whose column has one of the values
     "upload_filter_values": [],
     "upload_drop": False,
-    "analysis_input": None,  # set by the Data page; None after an upload that could not be used
+    "analysis_input": None,  # set by the Data page (or a page that read the upload first); None: no usable data
     "fit_settings": FitSettings(**sampling_sizes(FitSettings.sampler, draws=None, tune=None, target_ess=None)),
     "fit": None,  # the GRMFit shown on the Abilities and Prompts pages
     "judge_file": None,  # (human data source, file name, bytes) of the LLM-judge votes given on the Data page
@@ -171,22 +181,7 @@ def current_input(unpaired: bool = False) -> AnalysisInput | None:
         return data
     key = st.session_state["view_dataset"]
     if key == UPLOAD:
-        if st.session_state["upload"] is None:
-            st.info("No upload yet: upload a CSV on the **Data** page.")
-            return None
-        name = escape_markdown(st.session_state["upload"][0])
-        if (ratings := unpaired_upload()) is None:
-            st.warning(f"Your upload {name} could not be used: fix it on the **Data** page.")
-        elif unpaired:
-            return ratings
-        else:
-            st.warning(
-                f"Your upload {name} holds unpaired ratings (no prompt was rated for two systems): this "
-                "page's paired model needs prompts rated for at least two systems. The Leaderboard ranks "
-                "unpaired ratings (ratings likelihood with a prompt effect)."
-            )
-            st.page_link(UNPAIRED_PAGE, label="Rank them on the Leaderboard", icon=":material/trophy:")
-        return None
+        return _upload_in_use(unpaired)
     try:
         data = cached_bundled(key, bundled_criterion(key), st.session_state["view_merge"])
     except InputError as err:
@@ -196,34 +191,116 @@ def current_input(unpaired: bool = False) -> AnalysisInput | None:
     return data
 
 
+class UploadedCSV(Protocol):
+    """What the Data page's uploader gives (Streamlit's uploaded file)."""
+
+    name: str
+
+    def getvalue(self) -> bytes: ...
+
+
+def keep_upload(file: UploadedCSV | None) -> None:
+    """Keep a file given to the Data page's uploader as the session's upload, its choices reset when it is new."""
+    if file is None or (file.name, file.getvalue()) == st.session_state["upload"]:
+        return
+    for key in [k for k in st.session_state if str(k).startswith(UPLOAD_WIDGETS)]:
+        del st.session_state[key]
+    st.session_state.update(
+        upload=(file.name, file.getvalue()),
+        upload_format=None,
+        upload_mapping={},
+        upload_criterion=None,
+        upload_filter_column=NO_FILTER,
+        upload_filter_values=[],
+        upload_drop=False,
+    )
+
+
+def _upload_in_use(unpaired: bool) -> AnalysisInput | None:
+    """The upload read here, with the reason it cannot be used shown when it cannot (:func:`current_input`)."""
+    # The click that showed this page may have stopped the Data page's run before it kept the file its
+    # uploader had received: the uploader's value lasts until the end of this run.
+    keep_upload(st.session_state.get(UPLOADER))
+    if st.session_state["upload"] is None:
+        st.info("No upload yet: upload a CSV on the **Data** page.")
+        return None
+    name = escape_markdown(st.session_state["upload"][0])
+    try:
+        data = read_upload()
+    except InputError as err:
+        st.warning(f"Your upload {name} could not be used: {escape_markdown(err)}  \nFix it on the **Data** page.")
+        return None
+    errors = design_report(data.matrix).errors
+    if not errors:
+        st.session_state["analysis_input"] = data
+        return data
+    if errors != [UNPAIRED]:
+        problems = escape_markdown("; ".join(errors))
+        st.warning(f"Your upload {name} could not be used: {problems}  \nFix it on the **Data** page.")
+        return None
+    if unpaired:
+        return data
+    st.warning(
+        f"Your upload {name} holds unpaired ratings (no prompt was rated for two systems): this "
+        "page's paired model needs prompts rated for at least two systems. The Leaderboard ranks "
+        "unpaired ratings (ratings likelihood with a prompt effect)."
+    )
+    st.page_link(UNPAIRED_PAGE, label="Rank them on the Leaderboard", icon=":material/trophy:")
+    return None
+
+
 UNPAIRED_PAGE = "pages/leaderboard.py"
 """The page that can rank unpaired ratings."""
 
 
-def unpaired_upload() -> AnalysisInput | None:
-    """The upload as the Data page read it, when its only problem is that its ratings are unpaired."""
-    from lib.data_checks import UNPAIRED, design_report
+def upload_mapping(table: pd.DataFrame, fmt: str) -> dict[str, str]:
+    """The upload's ``{role: column}`` for format ``fmt``: the user's choice, else the guesses from its names."""
+    saved = st.session_state["upload_mapping"].get(fmt)
+    return saved if saved is not None else guess_roles(list(table.columns), FORMATS[fmt].column_roles, table)
 
-    fmt = st.session_state["upload_format"]
-    if fmt != "ratings":
-        return None
+
+def upload_criteria(table: pd.DataFrame, mapping: dict[str, str], name: str) -> list[str]:
+    """The criteria named in the upload's criterion column, sorted ([] when no column has that role)."""
+    if not mapping.get("criterion"):
+        return []
+    return sorted(set(combine_columns(table, mapping, file=name)[mapping["criterion"]].str.strip()) - {""})
+
+
+def read_upload() -> AnalysisInput:
+    """The stored upload read with the Data page's choices, and the page's defaults for those it has not made.
+
+    A page shown right after an upload reads it here: the click that shows it stops the Data page's run,
+    which may not have read the file yet (the first choices of a new upload are the page's guesses: the
+    format and columns from their names, the first criterion).
+
+    Raises
+    ------
+    lib.errors.InputError
+        The format cannot be told from the column names, or the file cannot be read with these choices.
+    """
     name, raw = st.session_state["upload"]
+    table = cached_table(raw, name)
+    fmt = st.session_state["upload_format"] or guess_format(list(table.columns))
+    if fmt is None:
+        raise FormatError(f"{name}: the format could not be told from the column names: choose it")
+    mapping = upload_mapping(table, fmt)
+    criteria = upload_criteria(table, mapping, name)
+    criterion = st.session_state["upload_criterion"]
+    if len(criteria) < 2:
+        criterion = None
+    elif criterion not in criteria:
+        criterion = criteria[0]
     column, values = st.session_state["upload_filter_column"], st.session_state["upload_filter_values"]
-    filters = {column: values} if column != NO_FILTER and values else {}
-    try:
-        data = cached_upload(
-            raw,
-            name,
-            fmt,
-            st.session_state["upload_mapping"].get(fmt, {}),
-            st.session_state["upload_criterion"],
-            st.session_state["view_merge"],
-            filters,
-            st.session_state["upload_drop"],
-        )
-    except InputError:
-        return None
-    return data if design_report(data.matrix).errors == [UNPAIRED] else None
+    return cached_upload(
+        raw,
+        name,
+        fmt,
+        mapping,
+        criterion,
+        st.session_state["view_merge"],
+        {column: values} if column != NO_FILTER and values else {},
+        st.session_state["upload_drop"],
+    )
 
 
 def current_ranking(data: AnalysisInput):

@@ -59,6 +59,59 @@ def test_a_failed_upload_is_not_replaced_by_the_previous_data(at):
     assert at.session_state["analysis_input"] is None  # not the default LAMP data
 
 
+def stopped_upload(at: AppTest, name: str, text: str) -> AppTest:
+    """The state a click on another page leaves when it stops the Data page's run between storing a new upload
+    and reading it (a browser test caught this): the file and its default choices, no data read."""
+    at.radio(key="dataset").set_value("upload").run()
+    at.session_state["upload"] = (name, text.encode())
+    at.session_state["analysis_input"] = None
+    return at
+
+
+def test_a_page_shown_before_the_data_page_read_the_upload_reads_it(at):
+    stopped_upload(at, "mine.csv", VOTES)
+    at.switch_page("pages/abilities.py").run()
+    assert not at.exception and not at.warning and not at.error
+    assert at.button(key="abil_fit")  # the page offers its fit, not "your upload could not be used"
+    assert at.session_state["analysis_input"].source == "mine.csv"
+    at.switch_page("pages/data.py").run()
+    assert at.selectbox(key="up_format").value == "pairwise"
+    assert at.session_state["analysis_input"].source == "mine.csv"
+
+
+def test_a_file_the_uploader_received_is_kept_when_the_click_on_a_page_comes_first(at):
+    """The uploader's new file and the click on Abilities reach the server in one rerun: the Data page
+    does not run, and Abilities keeps and reads the file."""
+    at.radio(key="dataset").set_value("upload").run()
+    at.file_uploader(key="data_upload").set_value(("mine.csv", VOTES.encode(), "text/csv"))
+    at.switch_page("pages/abilities.py").run()
+    assert not at.exception and not at.warning
+    assert not [i for i in at.info if "No upload yet" in i.value]
+    assert at.button(key="abil_fit")
+    assert at.session_state["upload"] == ("mine.csv", VOTES.encode())
+    assert at.session_state["analysis_input"].source == "mine.csv"
+
+
+def test_an_upload_read_by_another_page_takes_the_data_pages_first_criterion(at):
+    rows = VOTES.splitlines()
+    text = "\n".join([rows[0] + ",criterion", *(f"{r},{c}" for r in rows[1:] for c in ("fluency", "coherence"))])
+    stopped_upload(at, "crit.csv", text)
+    at.switch_page("pages/prompts.py").run()
+    assert not at.exception and not at.warning and not at.error
+    assert at.session_state["analysis_input"].criterion == "coherence"  # the Data page's default: sorted, first
+    at.switch_page("pages/data.py").run()
+    assert at.selectbox(key="up_criterion").value == "coherence"
+
+
+def test_an_unusable_upload_read_by_another_page_says_why(at):
+    stopped_upload(at, "bad.csv", VOTES.replace("q1,x,y,r1,", "q1,x,y,r1,maybe"))
+    at.switch_page("pages/abilities.py").run()
+    assert not at.exception
+    (shown,) = [m.value for m in at.warning if "could not be used" in m.value]
+    assert "row 5" in shown and "maybeB" in shown and escape_markdown("bad.csv") in shown  # file, row, value
+    assert at.session_state["analysis_input"] is None
+
+
 def test_the_view_is_read_from_and_written_to_the_url(new_session):
     at = new_session()
     at.query_params.update({"data": "rome_bestworst", "criterion": "fluency", "merge": "0"})

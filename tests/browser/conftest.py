@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
@@ -170,3 +171,18 @@ def upload_judgments():
     """Chooses "Upload a CSV" on the Data page now shown and gives ``path`` to its judgments uploader (by its
     label: once data are valid the page has a second uploader, for LLM-judge votes)."""
     return _upload_judgments
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[pytest.TestReport]:
+    """A browser test that fails prints its page's address and text then: a failure on CI can be read from
+    the log (a timed-out ``wait_for`` says only what it waited for)."""
+    report = yield
+    page = getattr(item, "funcargs", {}).get("page")
+    if report.when == "call" and report.failed and page is not None:
+        try:
+            shown = page.inner_text("body", timeout=5_000)
+        except PlaywrightError as err:
+            shown = f"(the page could not be read: {err})"
+        report.sections.append(("page when the test failed", f"{page.url}\n{shown[-6_000:]}"))
+    return report

@@ -7,6 +7,8 @@ multipage mode: the page runs without app.py and every file of the folder is lis
 
 from __future__ import annotations
 
+from playwright.sync_api import expect
+
 
 def test_a_page_opened_by_url_on_a_fresh_server_shows_the_apps_navigation(browser, fresh_app_url):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -19,7 +21,7 @@ def test_a_page_opened_by_url_on_a_fresh_server_shows_the_apps_navigation(browse
         nav.get_by_text("Human cost").wait_for()
         links = nav.locator("a").all_inner_texts()
         assert not any(name in text for text in links for name in ("common", "mapping", "engine", "text")), links
-        # app.py's sidebar chrome ran (it draws after the page)
-        page.locator("[data-testid='stSidebar']").get_by_text("Fit:", exact=False).first.wait_for()
+        # app.py's sidebar chrome ran (it draws after the page); a failure prints what the page shows
+        expect(page.locator("[data-testid='stSidebar']").get_by_text("Fit:", exact=False).first).to_be_visible()
     finally:
         context.close()
