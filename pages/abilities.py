@@ -31,7 +31,9 @@ def _options_help(helps: dict[str, str]) -> str:
 
 def settings_form(data) -> tuple[FitSettings, bool]:
     old = st.session_state["fit_settings"]
-    with st.expander("Fit settings", expanded=current_fit(data) is None):
+    # Open until a fit exists; the key keeps it as the user left it when that changes (without one, the
+    # first rerun after a fit, e.g. the user's next setting, made a new closed expander under the user).
+    with st.expander("Fit settings", expanded=current_fit(data) is None, key="abil_settings"):
         c = st.columns(7)
         samplers, cuts = list(SAMPLERS), list(CUTPOINTS)
         sampler = c[0].selectbox(

@@ -19,6 +19,12 @@ def test_fit_the_default_data_and_see_abilities_and_prompts(abilities_with_map):
     page.get_by_text("MAP ability (preview").first.wait_for(timeout=180_000)
     assert page.locator(".js-plotly-plot").count() >= 1
     expect(page.get_by_text("Human-edited vs AI-generated").first).to_be_visible()
+    # The open settings stay open on the first rerun after the first fit (the user's next setting).
+    seed = page.get_by_label("Seed", exact=True)
+    seed.fill("1")
+    seed.press("Enter")
+    expect(page.locator("[data-testid='stAlert']").filter(has_text="Result in")).to_have_count(0)  # the rerun's end
+    expect(seed).to_be_visible()
     page.locator("[data-testid='stSidebarNav']").get_by_text("Prompts").click()
     page.get_by_text("Category response curves").first.wait_for(timeout=60_000)
     assert not page.locator("[data-testid='stException']").count()
