@@ -35,9 +35,21 @@ class JudgeFile(NamedTuple):
     bundled: bool  # the data set's bundled judges (the demo), not the user's file
 
 
+def _judge_widget(data: AnalysisInput) -> str:
+    # A file uploader cannot be emptied through state: a new key empties it when the file is forgotten, and one
+    # key per data set keeps a file given for one data set from being taken for another's.
+    return f"data_judge_upload_{st.session_state.get('judge_upload_round', 0)}_{data.source}"
+
+
 def judge_file(data: AnalysisInput) -> JudgeFile | None:
     """The judge file given on the Data page for these human votes, else the bundled judges of the
-    chosen data set (PandaLM's), else None."""
+    chosen data set (PandaLM's), else None.
+
+    A file the Data page's uploader holds is kept first: the click that shows another page may stop the Data
+    page's run before it kept the file, and the uploader's value lasts until the end of this run.
+    """
+    if (file := st.session_state.get(_judge_widget(data))) is not None:
+        st.session_state[JUDGE_FILE] = (data.source, file.name, file.getvalue())
     kept = st.session_state.get(JUDGE_FILE)
     if kept is not None and kept[0] == data.source:
         return JudgeFile(kept[1], kept[2], bundled=False)
@@ -72,19 +84,14 @@ def judge_upload(data: AnalysisInput) -> None:
     if data.judgments is None:
         st.caption(no_votes_note(data))
         return
-    # A file uploader cannot be emptied through state: a new key empties it when the file is forgotten, and one
-    # key per data set keeps a file given for one data set from being taken for another's.
-    widget = f"data_judge_upload_{st.session_state.get('judge_upload_round', 0)}_{data.source}"
-    file = st.file_uploader(
+    st.file_uploader(
         "LLM-judge votes (optional): pairwise columns (prompt, system_a, system_b, choice) and a 'judge' column",
         type=["csv", "tsv", "txt"],
-        key=widget,
+        key=_judge_widget(data),
         help="One row per verdict, on the same prompts and systems as the human votes; system_a is the response "
         "the judge saw first. A blank choice is an unusable verdict: it is counted and left out. See docs/judges.md.",
     )
-    if file is not None:
-        st.session_state[JUDGE_FILE] = (data.source, file.name, file.getvalue())
-    chosen = judge_file(data)
+    chosen = judge_file(data)  # keeps the uploader's file
     if chosen is None:
         st.caption("None given: the Judges page compares a judge's verdicts with these human votes.")
         return

@@ -85,6 +85,19 @@ def test_a_judge_file_given_beside_the_human_votes_reaches_the_judges_page_and_t
     assert "The bundled judges" in texts(at) and metrics(at)["judges"] == "2"
 
 
+def test_a_judge_file_is_kept_when_the_click_on_another_page_comes_before_the_data_page_kept_it(at):
+    """The uploader's new file and the click on Judges reach the server in one rerun: the Data page does not
+    run, and the Judges page keeps and uses the file."""
+    on_pandalm(at)
+    uploader = next(u for u in at.get("file_uploader") if u.proto.label.startswith("LLM-judge votes"))
+    uploader.set_value(("mine.csv", pandalm_7b().to_csv(index=False).encode(), "text/csv"))
+    at.switch_page("pages/judges.py").run()
+    assert not at.exception and not at.error
+    assert r"mine\.csv** (given on the Data page)" in texts(at)
+    assert frame(at, "kappa")["judge"].tolist() == ["pandalm-7b"]
+    assert at.session_state["judge_file"][1] == "mine.csv"
+
+
 def test_an_uploaded_human_file_with_a_judge_on_every_item_gains_from_it(at):
     """A study that bought human votes on a seventh of PandaLM's items, and judge verdicts on all of them."""
     humans = pd.read_csv(DATA_DIR / PANDALM / "pairwise_long.csv", dtype=str)
