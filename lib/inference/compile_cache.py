@@ -25,7 +25,8 @@ same shapes, same JAX and CPU) loads them from the folder instead of compiling t
   every read, write and eviction, so no process reads an entry another is writing or evicting, and an
   entry already present is never rewritten (two processes that miss at once both compile; the
   second's write is skipped). A folder that cannot be written makes JAX warn and compile as without
-  the cache; the fit itself does not fail (``jax_raise_persistent_cache_errors`` is left off).
+  the cache, and one that cannot be made is not used (:func:`enable` warns); the fit itself does not
+  fail (``jax_raise_persistent_cache_errors`` is left off).
 - Every entry is checked before JAX loads it (:class:`VerifiedCache`, the cache JAX is given): the
   project writes each compiled program with a header holding the SHA-256 of its key and its bytes,
   in the same file (so an entry and its digest are written, evicted and moved together). JAX
@@ -280,7 +281,7 @@ def enable() -> Path | None:
     -------
     pathlib.Path or None
         The folder JAX caches compiled programs in (one set before this call is kept), or None
-        when :data:`ENV` turns the cache off.
+        when :data:`ENV` turns the cache off or the folder cannot be made (a warning says why).
     """
     if not enabled():
         return None
@@ -291,21 +292,27 @@ def enable() -> Path | None:
         if current:
             return Path(current)
         folder = cache_dir(KIND)
+        from jax._src.lru_cache import LRUCache
+
+        try:
+            cache = VerifiedCache(LRUCache(str(folder), max_size=MAX_BYTES))  # makes the folder
+        except OSError as err:
+            warnings.warn(f"compiling without a cache: {folder} cannot be made ({err})", CompileCacheWarning, 2)
+            return None
         jax.config.update("jax_compilation_cache_max_size", MAX_BYTES)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
         jax.config.update("jax_persistent_cache_enable_xla_caches", "")  # keys free of the folder's path
         jax.config.update("jax_compilation_cache_dir", str(folder))
-        _install(folder)
+        _install(cache)
         return folder
 
 
-def _install(folder: Path) -> None:
-    """Give JAX a :class:`VerifiedCache` of ``folder`` as its cache, before its first compilation (which
-    would otherwise open a plain ``LRUCache`` there: ``jax._src.compilation_cache._initialize_cache``)."""
+def _install(cache: VerifiedCache) -> None:
+    """Give JAX ``cache`` as its cache, before its first compilation (which would otherwise open a plain
+    ``LRUCache`` in the folder: ``jax._src.compilation_cache._initialize_cache``, jax 0.10)."""
     from jax._src import compilation_cache
-    from jax._src.lru_cache import LRUCache
 
     with compilation_cache._cache_initialized_mutex:
-        compilation_cache._cache = cast("CacheInterface", VerifiedCache(LRUCache(str(folder), max_size=MAX_BYTES)))
+        compilation_cache._cache = cast("CacheInterface", cache)
         compilation_cache._cache_initialized = True
