@@ -91,7 +91,8 @@ def judge_leaderboard(humans: pd.DataFrame, judges: JudgeVotes, *, level: float 
     FormatError
         A judge's system the humans never compared.
     DesignError
-        No item judged by both; a system without any usable verdict; votes that give no finite skill.
+        No item judged by both; shared items (judged by both) that do not link every system
+        (:func:`check_shared_items`); a system without any usable verdict; votes that give no finite skill.
     """
     if not 0 < level < 1:
         raise SettingsError(f"the interval level must be between 0 and 1, not {level}")
@@ -109,6 +110,7 @@ def judge_leaderboard(humans: pd.DataFrame, judges: JudgeVotes, *, level: float 
     y, yhat = items["human_score"].to_numpy(), items["judge_score"].to_numpy()
     has_h, has_j = items["n_human"].to_numpy() > 0, items["n_judge"].to_numpy() > 0
     lab, unl = has_h & has_j, has_j & ~has_h
+    check_shared_items(items[lab], systems, source=judges.source)
 
     human = classical_fit(x[has_h], y[has_h], what="human votes")
     judge = classical_fit(x[has_j], yhat[has_j], what="judge verdicts")
@@ -139,6 +141,49 @@ def judge_leaderboard(humans: pd.DataFrame, judges: JudgeVotes, *, level: float 
         "level": level,
     }
     return JudgeResult(board, judge_quality(items, verdicts, level=level), diagnostics, items, notes)
+
+
+def check_shared_items(shared: pd.DataFrame, systems: list[str], *, source: str) -> None:
+    """Refuse shared items (judged by both the humans and a judge) that do not link every system.
+
+    The prediction-powered estimate corrects the judge with the humans on the shared items: at
+    lambda = 0 it is the humans' Bradley–Terry fit on those items alone, and its interval rests on
+    them, so they must link every system (directly or through others), which takes at least K - 1 items.
+    Without this check a file sharing one item with the humans failed as "some system never wins".
+
+    Parameters
+    ----------
+    shared : DataFrame
+        The matched items judged by both (``system_low``, ``system_high``).
+    systems : list of str
+        The K systems.
+    source : str
+        The judge file, for the message.
+
+    Raises
+    ------
+    DesignError
+        The shared items leave systems unlinked: how many items are shared, how many groups of systems
+        they leave, and what would work.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    code = {s: i for i, s in enumerate(systems)}
+    low, high = shared["system_low"].map(code).to_numpy(), shared["system_high"].map(code).to_numpy()
+    graph = coo_matrix((np.ones(len(low)), (low, high)), shape=(len(systems), len(systems)))
+    groups, _ = connected_components(graph, directed=False)
+    if groups > 1:
+        n = len(shared)
+        one, few = n == 1, n < len(systems) - 1
+        raise DesignError(
+            f"{'only ' * few}{n} item{'' if one else 's'} (prompt and system pair) {'is' if one else 'are'} judged "
+            f"by both the humans and the judge, and {'it leaves' if one else 'they leave'} the {len(systems)} "
+            f"systems in {groups} groups that no shared item links: the prediction-powered skills correct the judge "
+            f"with the humans on the shared items, which must link every system (at least {len(systems) - 1} "
+            "items). Have the judge rate items the humans voted on (or humans vote on items the judge rated)",
+            file=source,
+        )
 
 
 def item_design(items: pd.DataFrame, systems: list[str]) -> np.ndarray:

@@ -41,6 +41,13 @@ _LEAPFROG_STEPS = 30  # per draw for about 200 variables; NUTS's trajectories gr
 _MAX_LEAPFROG = 1023  # numpyro's and PyMC's maximum tree depth of 10
 _SECONDS_FLOP = 1e-10  # dense linear algebra (Cholesky, inverses), per K^3
 _SECONDS_SCHUR = 2e-9  # the Laplace fit's Schur complement sum_j B_j' D_j^-1 B_j (einsum), per J m^2 K^2
+_SECONDS_EIGH = 1.5e-9  # a symmetric eigendecomposition, per K^3 (LAPACK dsyevr: 2.4 s for K = 1,000 on one core)
+_TRANSFORM_SQUARES = 8  # (K x K) arrays of the prompt-clustered draws: Sigma, its target, two eigh and their roots
+_CHECK_SQUARES = 2  # (K x K) arrays of the prompt-clustering check: G_c - G_n and LAPACK's eigenvectors
+CLUSTER_CHECK = "the prompt-clustering check (systems x systems)"
+"""The part of the memory of the check whether votes are clustered by prompt (:mod:`lib.ranking.clusters`):
+two (K, K) arrays, the (prompts, K) scores and the positive part's factor; the prompt-clustered intervals
+add eight (K, K) arrays (measured: 2.3-2.6 and 7.7-8.3 (K, K) arrays in all for 600-1,200 systems)."""
 
 
 @dataclass
@@ -92,6 +99,8 @@ def estimate_cost(
     component_sizes=None,
     n_next: int = 0,
     win_top: int = WIN_MATRIX_TOP,
+    cluster_prompts: int = 0,
+    clustered_draws: bool = False,
 ) -> CostEstimate:
     """Peak memory and wall time of a leaderboard fit and its read-outs, from the sizes alone.
 
@@ -111,6 +120,10 @@ def estimate_cost(
         Size of the next batch (0: none).
     win_top : int
         Systems of the win matrix.
+    cluster_prompts : int
+        Prompts of the check whether votes are clustered by prompt (0: no check; the ratings likelihood has none).
+    clustered_draws : bool
+        The check also moves the draws to the prompt-clustered covariance (``RankSettings.cluster_prompts``).
 
     Returns
     -------
@@ -148,8 +161,17 @@ def estimate_cost(
     parts["win matrix"] = 8 * pairs * 3 / _GB
     if n_next:
         parts["next batch"] = 3 * n_draws * min(k * (k - 1) / 2, 5_000) * 8 / _GB
+    if cluster_prompts:  # G_c - G_n, the per-prompt scores, the positive eigenvectors (lib.ranking.clusters)
+        squares = _CHECK_SQUARES + _TRANSFORM_SQUARES * clustered_draws
+        parts[CLUSTER_CHECK] = (squares * k * k + 2 * cluster_prompts * k) * 8 / _GB
+        seconds += _SECONDS_EIGH * k**3 * (1 + 2 * clustered_draws) + _SECONDS_FLOP * cluster_prompts * k**2
     seconds += _SECONDS_FLOP * (k**3 + float((sizes**3).sum())) + 1e-8 * n_draws * k * np.log2(max(k, 2))
     return CostEstimate(float(sum(parts.values())), float(seconds), parts)
+
+
+def within(cost: CostEstimate, max_memory_gb: float = MAX_MEMORY_GB, max_minutes: float = MAX_MINUTES) -> bool:
+    """Whether the estimate keeps to both limits (:func:`check_budget` refuses it otherwise)."""
+    return cost.memory_gb <= max_memory_gb and cost.seconds <= 60 * max_minutes
 
 
 def check_budget(

@@ -186,10 +186,14 @@ class RankingFit:
         return skill.stack(sample=("chain", "draw")).transpose("sample", "system").to_numpy().astype(np.float64)
 
 
-def _request(obs, settings: RankSettings, fixed_alpha: bool) -> dict:
+def _request(obs, settings: RankSettings, fixed_alpha: bool, cluster_check: bool = True) -> dict:
     """What a ranking fit answers (its cache entry's request): every field of the observations
-    (:func:`lib.inference.store.digest_of`: a field added later is part of it), the settings, ``fixed_alpha``."""
-    return STORE.request(digest_of(obs), settings, fixed_alpha=fixed_alpha)
+    (:func:`lib.inference.store.digest_of`: a field added later is part of it), the settings, ``fixed_alpha``,
+    and whether the prompt-clustering check of paired judgments was left out (only then: the other entries
+    keep their keys)."""
+    run = not obs.paired or cluster_check or settings.cluster_prompts
+    left_out = {} if run else {"cluster_check": False}
+    return STORE.request(digest_of(obs), settings, fixed_alpha=fixed_alpha, **left_out)
 
 
 def _load(rd: RankingData, request: dict, settings: RankSettings) -> RankingFit | None:
@@ -238,6 +242,7 @@ def fit_ranking(
     fixed_alpha: bool = False,
     use_cache: bool = True,
     timer: PhaseTimer | None = None,
+    cluster_check: bool = True,
 ) -> RankingFit:
     """Fit the ranking model (:mod:`lib.ranking.model`) to the data of one likelihood; cached on
     disk by a hash of the observations and the settings (:func:`_request`).
@@ -260,6 +265,10 @@ def fit_ranking(
         whose labels hold NUL characters (netcdf cannot store them) are not cached.
     timer : PhaseTimer, optional
         Takes the seconds of the fit's phases (:mod:`lib.inference.timings`); a new one by default.
+    cluster_check : bool
+        Check whether paired judgments are clustered by prompt (:func:`lib.ranking.clusters.cluster_by_prompt`;
+        a (K, K) array: :func:`lib.ranking.run.affordable_cost` leaves it out for very many systems);
+        ``settings.cluster_prompts`` runs it in any case.
 
     Returns
     -------
@@ -293,7 +302,7 @@ def fit_ranking(
     shared_alpha = one_score_a_cell(obs) and not fixed_alpha
     fixed_alpha = fixed_alpha or shared_alpha
     use_cache = use_cache and "\x00" not in "".join(map(str, [*obs.systems, *obs.prompts]))
-    request = _request(obs, settings, fixed_alpha)
+    request = _request(obs, settings, fixed_alpha, cluster_check)
     timer.add("checks", time.perf_counter() - start)
     if use_cache:
         with timer.phase("cache read"):
@@ -351,7 +360,7 @@ def fit_ranking(
         diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha
         if sampler == LAPLACE and obs.paired and not fixed_alpha and not curvature:
             diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
-        if obs.paired:
+        if obs.paired and (cluster_check or settings.cluster_prompts):
             from lib.ranking.clusters import cluster_by_prompt
 
             cluster_by_prompt(idata, obs, settings.cluster_prompts, diag.warnings)

@@ -19,12 +19,14 @@ from lib.inputs import AnalysisInput
 from lib.ranking.active import MIN_SHARE, next_from_posterior
 from lib.ranking.baseline import bradley_terry
 from lib.ranking.budget import (
+    CLUSTER_CHECK,
     MAX_MEMORY_GB,
     MAX_MINUTES,
     WIN_MATRIX_TOP,
     CostEstimate,
     check_budget,
     estimate_cost,
+    within,
 )
 from lib.ranking.data import ranking_data
 from lib.ranking.fit import RankingFit, RankSettings, fit_ranking
@@ -88,6 +90,13 @@ COMPONENTS_WARNING = (
     "win probabilities are within a group, and the win matrix leaves pairs of different groups empty, since "
     "the prior alone would place one group against another. Judge pairs across the groups to link them."
 )
+CLUSTER_CHECK_LEFT_OUT = (
+    "Not checked whether votes on the same prompt are dependent (prompt clustering): the check needs "
+    "{size} for the {k:,} x {k:,} matrices of {k:,} systems and would take this leaderboard to {full}, "
+    "above the memory limit of {max_gb:g} GB or the time limit of {max_min:g} minutes (--max-memory, "
+    "--max-minutes): raise them to run it."
+)
+"""Said in the fit's warnings when the prompt-clustering check is left out to keep to the limits."""
 NO_VOTES_NOTE = (
     "The Bradley–Terry baseline needs pairwise votes: the ratings likelihood has none, so "
     "bt_rating, bt_low and bt_high are empty."
@@ -198,12 +207,14 @@ def rank_systems(
     if not (max_memory_gb > 0 and max_minutes > 0):
         raise SettingsError(f"the memory and time limits must be above 0, not {max_memory_gb} GB and {max_minutes} min")
     rd = ranking_data(data, settings.likelihood)
-    cost = ranking_cost(rd, settings, n_next=n_next, win_top=win_top)
+    cost, left_out = affordable_cost(rd, settings, n_next, win_top, max_memory_gb, max_minutes)
     if progress is not None:
         progress(0.0, f"estimated: {cost}")
     check_budget(cost, max_memory_gb, max_minutes)
     notes: list[str] = []
-    fit = fit_ranking(rd, settings, progress=progress)
+    fit = fit_ranking(rd, settings, progress=progress, cluster_check=left_out is None)
+    if left_out is not None:
+        fit.diagnostics.warnings = [*fit.diagnostics.warnings, left_out]
     timer = PhaseTimer(fit.diagnostics.timings)  # diagnostics.json's timings
     with timer.phase("Bradley–Terry baseline"):
         bt = _bradley_terry(rd, notes)
@@ -284,8 +295,36 @@ def annotate_next(idata, n: int, *, component=None, judgments=None) -> tuple[pd.
     return batch, notes
 
 
-def ranking_cost(rd, settings: RankSettings, *, n_next: int = 0, win_top: int = WIN_MATRIX_TOP) -> CostEstimate:
-    """:func:`lib.ranking.budget.estimate_cost` for the data of one likelihood and the fit settings."""
+def affordable_cost(
+    rd, settings: RankSettings, n_next: int, win_top: int, max_memory_gb: float, max_minutes: float
+) -> tuple[CostEstimate, str | None]:
+    """The estimated cost of the leaderboard, and why the prompt-clustering check is left out (None: it runs).
+
+    The check (:func:`lib.ranking.clusters.prompt_clustering`) takes a (K, K) array and an eigendecomposition
+    of it: 10,000 systems took the process past 10 GiB after an estimate of 4.9 GB. When it alone takes the
+    estimate past a limit, it is left out (said in the fit's warnings) unless the intervals are asked to
+    be prompt-clustered; a leaderboard past the limits without it is refused by :func:`check_budget`.
+    """
+    cost = ranking_cost(rd, settings, n_next=n_next, win_top=win_top)
+    if within(cost, max_memory_gb, max_minutes) or CLUSTER_CHECK not in cost.parts or settings.cluster_prompts:
+        return cost, None
+    lean = ranking_cost(rd, settings, n_next=n_next, win_top=win_top, cluster_check=False)
+    gb = cost.parts[CLUSTER_CHECK]
+    said = CLUSTER_CHECK_LEFT_OUT.format(
+        size=f"{gb:.1f} GB" if gb >= 1 else f"{gb * 1024:.1f} MB",
+        k=len(rd.systems),
+        full=cost,
+        max_gb=max_memory_gb,
+        max_min=max_minutes,
+    )
+    return lean, said
+
+
+def ranking_cost(
+    rd, settings: RankSettings, *, n_next: int = 0, win_top: int = WIN_MATRIX_TOP, cluster_check: bool = True
+) -> CostEstimate:
+    """:func:`lib.ranking.budget.estimate_cost` for the data of one likelihood and the fit settings (with the
+    prompt-clustering check of paired judgments unless ``cluster_check`` is False)."""
     if rd.likelihood == "votes":
         n_obs, n_prompts, local = len(rd.votes), rd.votes["prompt_id"].nunique(), 1
     elif rd.likelihood == "cells":
@@ -305,6 +344,8 @@ def ranking_cost(rd, settings: RankSettings, *, n_next: int = 0, win_top: int = 
         component_sizes=rd.component.value_counts().to_numpy(),
         n_next=n_next,
         win_top=win_top,
+        cluster_prompts=n_prompts if rd.likelihood != "ratings" and cluster_check else 0,
+        clustered_draws=settings.cluster_prompts,
     )
 
 
