@@ -161,8 +161,8 @@ def add_input_options(parser, what: str, *, required: bool = True) -> None:
 def read_input(args: argparse.Namespace, *, matrix: bool = True):
     """The :class:`lib.inputs.AnalysisInput` of ``add_input_options``' arguments.
 
-    Prints what changed the data: dropped rows, every redundancy merge, and a warning when many
-    prompts merged.
+    Prints what changed the data: dropped rows, the reader's notes (votes without an annotator column),
+    every redundancy merge, and a warning when many prompts merged.
 
     Raises
     ------
@@ -193,6 +193,8 @@ def read_input(args: argparse.Namespace, *, matrix: bool = True):
     )
     if data.dropped_rows:
         print(f"dropped {len(data.dropped_rows)} incomplete rows: {', '.join(map(str, data.dropped_rows))}")
+    for note in data.judgments.notes if data.judgments is not None else ():
+        print(f"note: {note}")
     if data.matrix is not None:
         for line in merge_lines(data.matrix):
             print(line)

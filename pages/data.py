@@ -10,7 +10,7 @@ import streamlit as st
 from lib.data_checks import design_report
 from lib.datasets import DATASETS
 from lib.errors import InputError
-from lib.formats import FORMATS, guess_format
+from lib.formats import FORMATS, NO_ANNOTATOR_NOTE, guess_format
 from lib.inputs import AnalysisInput
 from lib.plots.irt import net_rating_heatmap
 from lib.ratings import fleiss_kappa, merge_warning
@@ -177,9 +177,12 @@ def summary(data: AnalysisInput) -> None:
             votes = votes[votes["criterion"] == data.criterion]
         systems = pd.unique(votes[["system_a", "system_b"]].to_numpy().ravel())
         cols[0].metric("systems", len(systems))
-        cols[3].metric("annotators", votes["annotator_id"].nunique())
+        anonymous = NO_ANNOTATOR_NOTE in data.judgments.notes
+        cols[3].metric("annotators", "anonymous" if anonymous else votes["annotator_id"].nunique())
         cols[4].metric("votes", len(votes))
         cols[5].metric("tie rate", f"{(votes['winner'] == 'tie').mean():.0%}")
+        for note in data.judgments.notes:
+            st.info(escape_markdown(note[:1].upper() + note[1:]) + ".")
         kappa, n = fleiss_kappa(votes)
         st.caption(
             f"Fleiss' kappa over a / b / tie: **{kappa:.3f}** ({n} prompt x comparison "

@@ -9,22 +9,18 @@ compiled under :data:`lib.inference.samplers.COMPILE_LOCK`.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lib.blas import one_blas_thread
 from lib.errors import SettingsError
 from lib.inference.samplers import COMPILE_LOCK
 from lib.irt.model import build_grm, observations
 from lib.irt.settings import check_cutpoints
-
-if TYPE_CHECKING:
-    from threadpoolctl import ThreadpoolController
 
 
 @dataclass
@@ -110,7 +106,7 @@ class _MapSolver:
 
         try:
             # a small problem: BLAS threads only contend (L-BFGS-B's steps about 12x slower on a busy 2-core machine)
-            with _blas().limit(limits=1, user_api="blas"):
+            with one_blas_thread():
                 return minimize(cost, x0, jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
         finally:
             self._give_back(functions)
@@ -123,16 +119,6 @@ class _MapSolver:
         finally:
             self._give_back(functions)
         return GRMPoint(theta=theta, alpha=alpha, b=b)
-
-
-@functools.cache
-def _blas() -> ThreadpoolController:
-    """The BLAS libraries loaded (numpy's and scipy's OpenBLAS), found once: a limit set through them
-    costs microseconds, where ``threadpoolctl.threadpool_limits`` looks for them at every call (about
-    a millisecond, a fit's worth of L-BFGS steps)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
 
 
 _SOLVERS: OrderedDict[tuple, _MapSolver] = OrderedDict()
