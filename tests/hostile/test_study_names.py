@@ -124,7 +124,7 @@ def test_a_gold_tie_and_a_gold_win_of_a_system_named_tie():
     ("annotators", "message"),
     [
         (10, "6 items x 1 annotator per item give 6 pages: 10 annotators would leave 4 links without a page; "
-             "use at most 6 annotators, or --per-item 2 (12 pages)"),
+             "use at most 6 annotators, or 2 annotators per item (12 pages)"),
         (100_000, "6 items x 1 annotator per item give 6 pages: 100000 annotators would leave 99994 links without "
                   "a page; use at most 6 annotators"),
     ],

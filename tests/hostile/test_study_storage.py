@@ -91,7 +91,7 @@ def test_the_default_database_is_in_the_per_user_data_folder_outside_the_checkou
                              "--out-link", str(tmp_path / "links.csv")])
     study_db.dispose()
     assert (code, err) == (0, "") and expected.is_file()
-    assert f"database: {expected}" in out
+    assert f"database: SQLite file {expected}" in out
 
 
 def test_a_study_file_of_the_old_default_place_is_copied_to_the_new_one(tmp_path, monkeypatch, caplog):
@@ -151,7 +151,7 @@ def test_a_write_the_database_refuses_is_a_storage_error_not_a_driver_traceback(
     study_db.dispose(url)
     read_only = f"sqlite:///file:{path}?mode=ro&uri=true"
     try:
-        with pytest.raises(StorageError, match="cannot be written") as caught:
+        with pytest.raises(StorageError, match="cannot be used: attempt to write a readonly database") as caught:
             submit(token, page.assignment_id, winner_a(page), url=read_only)
     finally:
         study_db.dispose(read_only)
@@ -222,12 +222,16 @@ def test_postgresql_sessions_carry_the_statement_timeout_and_sqlite_the_busy_tim
 # 11. URLs, paths and concurrent extends -------------------------------------------------------------------------
 
 
-def test_the_common_postgres_spellings_are_accepted(db):
-    if not db.startswith("postgresql"):
-        pytest.skip("a PostgreSQL spelling")
+def test_the_common_postgres_spellings_are_accepted(postgres_cluster):
+    """Before: ``postgres://`` gave a NoSuchModuleError traceback, ``postgresql://`` asked for psycopg2."""
+    import psycopg
+
+    with psycopg.connect(f"{postgres_cluster.replace('+psycopg', '')}/postgres", autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE spellings_{os.getpid()}")
     for scheme in ("postgres", "postgresql"):
-        url = db.replace("postgresql+psycopg", scheme)
+        url = f"{postgres_cluster.replace('postgresql+psycopg', scheme)}/spellings_{os.getpid()}"
         code, out, err, _ = run(["study", "--database", url, "list"])
+        study_db.dispose(url)
         assert (code, err) == (0, "") and "study_id" in out
 
 
