@@ -45,13 +45,13 @@ def neutral(value: object) -> object:
             return value
         except ValueError:
             return QUOTE + value
-    return QUOTE + value if value.startswith(QUOTE) and value[1:2] in _QUOTED and len(value) > 1 else value
+    return QUOTE + value if value.startswith(QUOTE) and value[1:2] in _QUOTED else value  # a tuple: '' is not in it
 
 
 def unneutral(value: str) -> str:
     """The text :func:`neutral` was given: one leading :data:`QUOTE` removed where :func:`neutral` adds one
     (``unneutral(neutral(t)) == t`` for every text ``t``)."""
-    return value[1:] if value.startswith(QUOTE) and value[1:2] in _QUOTED and len(value) > 1 else value
+    return value[1:] if value.startswith(QUOTE) and value[1:2] in _QUOTED else value
 
 
 def unneutralise(df: pd.DataFrame) -> pd.DataFrame:
