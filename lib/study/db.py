@@ -28,6 +28,7 @@ import math
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,9 +73,15 @@ POSTGRESQL = "postgresql+psycopg"
 _SPELLINGS = {"postgres": POSTGRESQL, "postgresql": POSTGRESQL, "postgres+psycopg": POSTGRESQL, POSTGRESQL: POSTGRESQL}
 _SQLITE = {"sqlite", "sqlite+pysqlite"}
 
+RETRY_AFTER_S = 5.0
+"""Seconds a database that could not be opened is reported at once, without a new attempt: the requests
+made meanwhile (annotators opening their links) fail at once instead of each waiting a timeout of its own
+in turn."""
+
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 _engines: dict[str, Engine] = {}
+_failed: dict[str, tuple[float, StorageError]] = {}
 _lock = threading.Lock()
 
 
@@ -191,12 +198,21 @@ def engine(url: str | None = None) -> Engine:
         :data:`TIMEOUT_ENV`.
     StorageError
         A folder that cannot be created, a database that cannot be reached within the timeout or
-        cannot be migrated (the reason kept).
+        cannot be migrated (the reason kept); for :data:`RETRY_AFTER_S` after such a failure, the same
+        error at once.
     """
     url = url or database_url()
     with _lock:
         if url not in _engines:
-            _engines[url] = _open(url)
+            until, err = _failed.get(url, (-math.inf, None))
+            if err is not None and time.monotonic() < until:
+                raise type(err)(str(err)) from err.__cause__
+            try:
+                _engines[url] = _open(url)
+            except StorageError as failure:  # not a setting's error: that one is told afresh each time
+                _failed[url] = (time.monotonic() + RETRY_AFTER_S, failure)
+                raise
+            _failed.pop(url, None)
         return _engines[url]
 
 
@@ -230,19 +246,8 @@ def _open(url: str) -> Engine:
 def _sqlite_engine(parsed: URL, path: Path, seconds: float) -> Engine:
     """A SQLite engine that never creates its file again once it exists, and refuses a file deleted or
     replaced since (checked before each connection and each transaction)."""
-    uri_form = parsed.query.get("uri") == "true"
-    if not uri_form:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if not path.exists():
-                if path == default_path() and LEGACY_PATH.is_file():
-                    _adopt_legacy(path)
-                path.touch()  # an empty file is an empty SQLite database
-        except OSError as err:
-            raise StorageError(
-                f"cannot create the folder {path.parent} of the study database, or its file "
-                f"({err.strerror or err}); choose another place with {DATABASE_ENV}=sqlite:///FILE"
-            ) from None
+    if parsed.query.get("uri") != "true":  # a file: URI of the user's is opened as they wrote it
+        _create_file(path)
         parsed = URL.create("sqlite", database=f"file:{quote(str(path))}", query={"mode": "rw", "uri": "true"})
     eng = create_engine(parsed, pool_timeout=seconds)
     _sqlite_transactions(eng, round(seconds * 1000))
@@ -250,14 +255,42 @@ def _sqlite_engine(parsed: URL, path: Path, seconds: float) -> Engine:
     return eng
 
 
+def _create_file(path: Path) -> None:
+    """The SQLite file and its folder, made once (the default one from an earlier release's file if there is one).
+
+    Raises
+    ------
+    StorageError
+        The folder or the file cannot be made, or the earlier file cannot be copied.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise StorageError(
+            f"cannot create the folder {path.parent} of the study database ({err.strerror or err}); choose "
+            f"another place with {DATABASE_ENV}=sqlite:///FILE"
+        ) from None
+    if path.exists():
+        return
+    try:
+        if path == default_path() and LEGACY_PATH.is_file():
+            _adopt_legacy(path)
+        path.touch()  # an empty file is an empty SQLite database
+    except (OSError, sqlite3.Error) as err:
+        raise StorageError(f"cannot create the study database {path} ({err})") from None
+
+
 def _adopt_legacy(path: Path) -> None:
-    """Copy the studies an earlier release kept inside the checkout to the default file (online backup)."""
-    source, target = sqlite3.connect(LEGACY_PATH), sqlite3.connect(path)
+    """Copy the studies an earlier release kept inside the checkout to the default file (online backup,
+    into a partial file renamed when complete)."""
+    partial = path.with_name(f".{path.name}.partial")
+    source, target = sqlite3.connect(LEGACY_PATH), sqlite3.connect(partial)
     try:
         source.backup(target)
     finally:
         source.close()
         target.close()
+    partial.replace(path)
     log.warning(
         "copied the studies of %s to %s: the default study database is now in the per-user data folder, "
         "outside the checkout (the old file is left in place)",
@@ -321,7 +354,8 @@ def _cannot(parsed: URL, err: Exception, seconds: float) -> str:
         why = f"it did not answer within {seconds:g} s (set {TIMEOUT_ENV} to wait longer)"
     else:
         why = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
-    where = f"{sqlite_path(parsed)}" if sqlite_path(parsed) else parsed.render_as_string(hide_password=True)
+    path = sqlite_path(parsed)
+    where = str(path) if path is not None else parsed.render_as_string(hide_password=True)
     return f"the study database {where} cannot be used: {why}"
 
 
@@ -342,6 +376,7 @@ def dispose(url: str | None = None) -> None:
     url = url or database_url()
     with _lock:
         eng = _engines.pop(url, None)
+        _failed.pop(url, None)
     if eng is not None:
         eng.dispose()
 
