@@ -58,9 +58,11 @@ def unneutralise(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` (text cells, as :func:`lib.tables.read_csv` reads them) with :func:`unneutral` applied to
     every cell and column name; changed in place and returned."""
     for col in df.columns:
-        quoted = df[col].str.startswith(QUOTE)  # vectorised first: most files have no such cell
+        cells = df[col]
+        quoted = cells.str.startswith(QUOTE)  # most files have no such cell: one pass, nothing else
         if quoted.any():
-            df.loc[quoted, col] = df.loc[quoted, col].map(unneutral)
+            ours = quoted & cells.str.slice(1, 2).isin(_QUOTED)  # unneutral, vectorised
+            df.loc[ours, col] = cells[ours].str.slice(1)
     df.columns = [unneutral(str(c)) for c in df.columns]
     return df
 
