@@ -5,7 +5,6 @@ import time
 import streamlit as st
 
 from lib.data_checks import auto_cutpoints
-from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.inference.diagnostics import NOT_CONVERGED, diagnostics_json
@@ -16,6 +15,7 @@ from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from ui.common import current_fit, current_input
+from ui.tables import show_table
 from ui.text import escape_markdown
 from ui.timings import show_timings, stopped_words
 
@@ -171,7 +171,7 @@ if data is not None:
                 ability_density(th.reshape(-1, th.shape[-1]), list(table["comparison"])), key="abil_density"
             )
         st.plotly_chart(ability_forest(table, point_only=point_only), key="abil_forest")
-        st.dataframe(readable(table.round(3)), hide_index=True, key="abil_table")
+        show_table(table, key="abil_table")
         if point_only:
             st.caption(
                 "MAP point: P(B better) and contraction are left empty (a point estimate "

@@ -10,11 +10,12 @@ from lib.judges.run import JUDGE_COLUMNS
 from lib.plots.judges import judge_preference, three_leaderboards
 from ui.common import current_input
 from ui.judges import DATA_PAGE, PLANNER_PAGE, analyse, human_votes, judge_file, no_votes_note
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 
 def highlight_changes(table):
-    """Ranks that differ from the humans' rank, highlighted (a Styler for ``st.dataframe``)."""
+    """Ranks that differ from the humans' rank, highlighted (a Styler for ``ui.tables.show_table``)."""
 
     def colour(row):
         return [
@@ -22,7 +23,7 @@ def highlight_changes(table):
             for c in row.index
         ]
 
-    return table.style.apply(colour, axis=1).format(precision=3)
+    return table.style.apply(colour, axis=1)
 
 
 def show(result) -> None:
@@ -46,11 +47,12 @@ def show(result) -> None:
         "verdicts and its position bias (how much more often than half the system shown first wins, from "
         "pairs it judged in both orders; empty without any)."
     )
-    st.dataframe(result.quality.table.round(3), hide_index=True, key="judge_quality_table")
+    show_table(result.quality.table, key="judge_quality_table")
     cols = st.columns(len(result.quality.confusion))
     for col, (judge, matrix) in zip(cols, result.quality.confusion.items(), strict=True):
         col.caption(f"Confusion matrix of **{escape_markdown(judge)}** (A = the pair's first system by name)")
-        col.dataframe(matrix, key=f"judge_confusion_{judge}")
+        with col:
+            show_table(matrix, key=f"judge_confusion_{judge}", hide_index=False)
     st.plotly_chart(judge_preference(result.quality.preference), key="judge_preference")
 
     st.subheader("Three leaderboards")
@@ -63,7 +65,7 @@ def show(result) -> None:
     board = result.leaderboard
     ranks = ["human_rank", "judge_rank", "ppi_rank", "rank_set_low", "rank_set_high"]
     shown = board[["system", *ranks, *(c for c in JUDGE_COLUMNS if c not in ranks)]]
-    st.dataframe(highlight_changes(shown), hide_index=True, key="judge_board")
+    show_table(highlight_changes(shown), key="judge_board")
     st.plotly_chart(three_leaderboards(board, d["level"]), key="judge_skills")
 
     c = st.columns(3)

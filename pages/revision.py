@@ -32,6 +32,7 @@ from lib.revision.prompts import PROMPTS
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
 from lib.tables import guess_roles
 from ui.mapping import column_mapping
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 HUMAN, UPLOAD, DIFF, LLM = (
@@ -258,7 +259,7 @@ else:
     edits, evaluated = revision.edits, revision.evaluated
     if len(revision.failures):
         st.warning(f"{len(revision.failures)} draft(s) failed; the others are kept.")
-        st.dataframe(revision.failures, hide_index=True)
+        show_table(revision.failures)
     if evaluated.empty:
         st.error("No draft was revised; see the reasons above.")
         st.stop()
@@ -277,7 +278,7 @@ if len(unlocated):
         f"{len(unlocated)} of {len(located)} edits could not be located in their draft "
         "(they still count towards Revision Distance)"
     ):
-        st.dataframe(unlocated[["text_id", "system", "editor", "original_snippet", "revised_snippet"]], hide_index=True)
+        show_table(unlocated[["text_id", "system", "editor", "original_snippet", "revised_snippet"]])
 
 tab_rd, tab_side, tab_agree, tab_edits = st.tabs(
     ["Revision Distance", "Side by side", "Agreement with humans", "Edits"]
@@ -299,11 +300,9 @@ with tab_rd:
         "**Per model** (95 % t-interval over drafts; token-level edit distance = words changed by "
         "applying the located edits)"
     )
-    st.dataframe(
-        by_model.merge(token.rename(columns={"mean": "token_edit_distance"}), on="system").round(3), hide_index=True
-    )
+    show_table(by_model.merge(token.rename(columns={"mean": "token_edit_distance"}), on="system"))
     st.markdown("**Per editor**")
-    st.dataframe(by_editor.round(3), hide_index=True)
+    show_table(by_editor)
     models = sorted(per_draft["system"].unique())
     if len(models) >= 2:
         st.markdown("**Relative change between two models** (Table 2: positive = model B needs fewer edits)")
@@ -325,10 +324,10 @@ with tab_rd:
     group = st.radio("Category table by", ["system", "editor"], horizontal=True, key="revision_cat_by")
     table = category_table(located, per_draft, by=group)
     st.markdown(f"**Edits per draft by category** (Table 3; `revision_intention`), per {group}")
-    st.dataframe(table.round(2))
+    show_table(table, hide_index=False)
     st.plotly_chart(category_figure(table, f"Edit categories per {group}"), key="revision_fig_cat")
     with st.expander("Revision Distance per draft"):
-        st.dataframe(per_draft, hide_index=True)
+        show_table(per_draft)
     st.download_button(
         "Download Revision Distance per draft (CSV)", csv_text(per_draft), "revision_distance.csv", key="revision_dl_rd"
     )
@@ -355,7 +354,7 @@ with tab_side:
     with right:
         st.html(right_html)
     st.html(render_edit_list(mine, selected))
-    st.dataframe(mine[["edit_index", *EDIT_FIELDS, "match", "located", "overlaps", "applied"]], hide_index=True)
+    show_table(mine[["edit_index", *EDIT_FIELDS, "match", "located", "overlaps", "applied"]])
 
 with tab_agree:
     if drafts_source != LAMP_DRAFTS:
@@ -382,7 +381,7 @@ with tab_agree:
         agreement = span_agreement(combined, revised, candidate, WRITERS).round(3)
         if candidate == DIFF_EDITOR:  # diff-based edits carry no category
             agreement = agreement.drop(columns="category_agreement")
-        st.dataframe(agreement, hide_index=True)
+        show_table(agreement)
         if source == HUMAN:
             rep = postedit_reproduction(located, lamp_evaluated)
             st.caption(
@@ -392,5 +391,5 @@ with tab_agree:
             )
 
 with tab_edits:
-    st.dataframe(located, hide_index=True)
+    show_table(located)
     st.download_button("Download edits (JSON lines)", run.edits_jsonl(located), "edits.jsonl", key="revision_dl_edits")

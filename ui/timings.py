@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lib.inference.timings import timings_table
+from ui.tables import show_table
 
 
 def show_timings(timings: dict[str, float]) -> None:
@@ -13,7 +14,7 @@ def show_timings(timings: dict[str, float]) -> None:
     (one read from a cache written before they were kept)."""
     if timings:
         with st.expander("Time per phase"):
-            st.table(timings_table(timings).round(3).set_index("phase"))
+            show_table(timings_table(timings).set_index("phase"), static=True)
 
 
 def stopped_words(stopped: str) -> str:

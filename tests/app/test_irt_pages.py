@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib.display import MISSING
-
 
 def fit_map(at: AppTest) -> AppTest:
     at.switch_page("pages/abilities.py").run()
@@ -129,7 +127,7 @@ def test_abilities_page_shows_no_code_comment_and_plain_sampler_names(at):
 def test_map_results_leave_probability_empty_and_report_click_to_result_time(at):
     fit_map(at)
     table = at.dataframe[0].value
-    assert (table["p_b_better"] == MISSING).all() and "contraction" in table.columns
+    assert table["p_b_better"].isna().all() and "contraction" in table.columns
     assert any("Result in" in s.value and "from the click" in s.value for s in at.success)
 
 
