@@ -1,7 +1,5 @@
 """Abilities: fit the graded response model and show theta per comparison (Sedoc & Ungar, Fig. 1)."""
 
-import time
-
 import streamlit as st
 
 from lib.data_checks import auto_cutpoints
@@ -17,9 +15,9 @@ from lib.plots.irt import ability_density, ability_forest
 from ui.common import current_fit, current_input
 from ui.tables import show_table
 from ui.text import escape_markdown
-from ui.timings import show_timings, stopped_words
+from ui.timings import run_start, server_time_text, show_timings, stopped_words
 
-started = time.perf_counter()  # a click reruns this script: the user's wait starts about here
+started = run_start()  # the run a click began (app.py's first step)
 
 # More density curves than this in one chart are unreadable.
 MAX_DENSITIES = 30
@@ -194,7 +192,4 @@ if data is not None:
             key="abil_dl_diag",
         )
         if clicked:
-            st.success(
-                f"Result in {time.perf_counter() - started:.1f} s from the click "
-                "(data preparation, compilation and charts included)."
-            )
+            st.success(server_time_text(started))
