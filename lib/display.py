@@ -104,15 +104,18 @@ def cell_text(value: object, fmt: str | None = None, *, count: bool = False) -> 
         return ""
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
         return str(value)
-    if math.isinf(value):
-        return INFINITE if value > 0 else f"-{INFINITE}"
+    number = float(value)
+    if math.isinf(number):
+        return INFINITE if number > 0 else f"-{INFINITE}"
     if fmt is not None:
         return fmt % value
-    if count or isinstance(value, int | np.integer):
-        return str(round(value))
-    if value != 0 and abs(value) < SCIENTIFIC_BELOW:
-        return SCIENTIFIC % value
-    shown = float(round_significant([value])[0])
+    if isinstance(value, int | np.integer):
+        return str(value)
+    if count:
+        return str(round(number))
+    if number != 0 and abs(number) < SCIENTIFIC_BELOW:
+        return SCIENTIFIC % number
+    shown = float(round_significant([number])[0])
     decimals = max(0, SIGNIFICANT - 1 - math.floor(math.log10(abs(shown)))) if shown else 0
     text = f"{shown:.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
