@@ -25,9 +25,10 @@ from lib.ranking.budget import (
     CostEstimate,
     check_budget,
     estimate_cost,
+    revising,
 )
 from lib.ranking.data import ranking_data
-from lib.ranking.fit import RankingFit, RankSettings, fit_ranking
+from lib.ranking.fit import RankingFit, RankSettings, fit_ranking, fitted_sampler
 from lib.ranking.leaderboard import (
     annotator_severity,
     centre_components,
@@ -200,11 +201,13 @@ def rank_systems(
     rd = ranking_data(data, settings.likelihood)
     cost = ranking_cost(rd, settings, n_next=n_next, win_top=win_top)
     if progress is not None:
-        progress(0.0, f"estimated: {cost}")
+        progress(0.0, f"estimated: {cost} (the time to go is revised as phases finish)")
     check_budget(cost, max_memory_gb, max_minutes)
     notes: list[str] = []
-    fit = fit_ranking(rd, settings, progress=progress)
-    timer = PhaseTimer(fit.diagnostics.timings)  # diagnostics.json's timings
+    fitting = PhaseTimer()  # its phases so far revise the time to go
+    report = None if progress is None else revising(progress, cost, fitting)
+    fit = fit_ranking(rd, settings, progress=report, timer=fitting)
+    timer = PhaseTimer(fit.diagnostics.timings)  # diagnostics.json's timings (a cache hit: the original fit's)
     with timer.phase("Bradley–Terry baseline"):
         bt = _bradley_terry(rd, notes)
     reading_out = time.perf_counter()
@@ -297,10 +300,12 @@ def ranking_cost(rd, settings: RankSettings, *, n_next: int = 0, win_top: int = 
         len(rd.systems),
         n_prompts,
         n_obs,
-        sampler=settings.sampler,
+        sampler=fitted_sampler(settings),
+        likelihood=rd.likelihood,
         draws=settings.draws,
         chains=settings.chains,
         tune=settings.tune,
+        target_ess=settings.target_ess,
         locals_per_prompt=local,
         component_sizes=rd.component.value_counts().to_numpy(),
         n_next=n_next,
