@@ -11,8 +11,8 @@ PandaLM's votes at a load of 0.8). Figures, not a test; ``--record FILE`` writes
 and idle-equivalent phases as JSON (``tests/ranking/rank_phase_times.json`` holds the runs the constants
 were calibrated on, and ``tests/ranking/test_budget.py`` checks the estimate against them).
 
-    python bench/bench_rank_cost.py [--record FILE] [CASE ...]      # default: every case but the arenas
-    python bench/bench_rank_cost.py arena_250k arena_1m              # the large arenas of issue 17
+    python bench/bench_rank_cost.py [--record FILE] [CASE ...]      # default: every case but the large arenas
+    python bench/bench_rank_cost.py arena_250k arena_500k arena_1m arena_2m   # the arenas of issue 17
 """
 
 from __future__ import annotations
@@ -75,9 +75,13 @@ CASES: dict[str, Callable[[Path], list[str]]] = {
     "arena_100k": _arena(20_000, 100_000),
     "hanna_numpyro": lambda folder: [*CASES["hanna_ratings"](folder), "--sampler", "numpyro"],
     "arena_250k": _arena(20_000, 250_000),
+    "arena_500k": _arena(20_000, 500_000),
     "arena_1m": _arena(20_000, 1_000_000),
+    "arena_2m": _arena(20_000, 2_000_000),
 }
-DEFAULT = [name for name in CASES if name not in ("arena_250k", "arena_1m")]
+LARGE = ("arena_250k", "arena_500k", "arena_1m", "arena_2m")
+"""The arenas of issue 17 (minutes each, up to 4 GB of memory): run when named."""
+DEFAULT = [name for name in CASES if name not in LARGE]
 
 
 def _load() -> float:
