@@ -112,10 +112,12 @@ def run(name: str, folder: Path) -> dict:
         "case": name,
         "sizes": estimate["sizes"],
         "estimated": estimate["phases"],
+        "estimated_gb": estimate["memory_gb"],
         "measured": diagnostics["timings"],
         "idle_equivalent": {phase: s * share for phase, s in diagnostics["timings"].items()},
         "wall_s": wall,
         "cpu_s": cpu,
+        "peak_gb": cpu_after.ru_maxrss / 1024**2,  # of every case run so far: name cases in growing size
         "load": [load_before, _load()],
     }
 
@@ -128,7 +130,16 @@ def main() -> None:
     if unknown := set(args.cases) - set(CASES):
         parser.error(f"unknown cases: {', '.join(sorted(unknown))}")
     records = []
-    columns = ("estimated s", 11), ("measured s", 11), ("idle-eq. s", 10), ("ratio", 6), ("wall s", 7), ("cpu s", 6)
+    columns = (
+        ("estimated s", 11),
+        ("measured s", 11),
+        ("idle-eq. s", 10),
+        ("ratio", 6),
+        ("wall s", 7),
+        ("cpu s", 6),
+        ("est. GB", 7),
+        ("peak GB", 7),
+    )
     print(f"{'case':<16} " + " ".join(f"{name:>{width}}" for name, width in columns) + "  load")
     for name in args.cases or DEFAULT:
         with tempfile.TemporaryDirectory() as tmp:
@@ -138,7 +149,8 @@ def main() -> None:
         measured, idle = (sum(v for k, v in r[key].items() if k != "read") for key in ("measured", "idle_equivalent"))
         print(
             f"{name:<16} {estimated:>11.1f} {measured:>11.1f} {idle:>10.1f} {idle / estimated:>6.2f} "
-            f"{r['wall_s']:>7.1f} {r['cpu_s']:>6.1f}  {r['load'][0]:.1f} -> {r['load'][1]:.1f}",
+            f"{r['wall_s']:>7.1f} {r['cpu_s']:>6.1f} {r['estimated_gb']:>7.2f} {r['peak_gb']:>7.2f}  "
+            f"{r['load'][0]:.1f} -> {r['load'][1]:.1f}",
             flush=True,
         )
         table = pd.DataFrame(
