@@ -39,7 +39,7 @@ def show_table(
         Passed to ``st.dataframe`` (e.g. ``column_config``, ``height``).
     """
     styler = table if isinstance(table, Styler) else None
-    shown = readable(styler.data if styler is not None else table, formats=formats)  # type: ignore[arg-type]
+    shown = readable(styler.data if styler is not None else table, formats=formats)
     if static:
         st.table(shown.as_text())
         return

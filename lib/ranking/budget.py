@@ -46,7 +46,8 @@ _SECONDS_PER_OBS_CHECKS = 2e-6  # the data-design checks, per judgment
 _SECONDS_PER_PROMPT_DIAGNOSTICS = 5e-5  # the prompt-clustered intervals, per prompt
 _SECONDS_COMPILE = 1.1  # the model translated to JAX
 _SECONDS_JIT_OPTIMISE = {"votes": 8.0, "cells": 11.0, "ratings": 8.5}  # the mode's programs compiled at first call
-_SECONDS_PER_OBS_OPTIMISE = {"votes": 1.2e-4, "cells": 1.2e-4, "ratings": 6.6e-4}  # L-BFGS and the prompts' marginal
+# L-BFGS and the prompts' marginal per judgment (votes and cells: from the 250k-2M-vote arenas of issue 17)
+_SECONDS_PER_OBS_OPTIMISE = {"votes": 1.2e-4, "cells": 1.2e-4, "ratings": 6.6e-4}
 _SECONDS_JIT_HESSIAN = {"votes": 1.1, "cells": 1.6, "ratings": 1.9}  # the Hessian-vector products compiled
 _SECONDS_PER_OBS_GLOBAL = 3e-8  # one Hessian-vector product column per judgment and global variable
 _SECONDS_PER_GRADIENT = 2e-3  # fixed cost of one JAX gradient call
