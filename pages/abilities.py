@@ -1,11 +1,8 @@
 """Abilities: fit the graded response model and show theta per comparison (Sedoc & Ungar, Fig. 1)."""
 
-import time
-
 import streamlit as st
 
 from lib.data_checks import auto_cutpoints
-from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.inference.diagnostics import NOT_CONVERGED, diagnostics_json
@@ -16,10 +13,11 @@ from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from ui.common import current_fit, current_input
+from ui.tables import show_table
 from ui.text import escape_markdown
-from ui.timings import show_timings, stopped_words
+from ui.timings import run_start, server_time_text, show_timings, stopped_words
 
-started = time.perf_counter()  # a click reruns this script: the user's wait starts about here
+started = run_start()  # the run a click began (app.py's first step)
 
 # More density curves than this in one chart are unreadable.
 MAX_DENSITIES = 30
@@ -171,7 +169,7 @@ if data is not None:
                 ability_density(th.reshape(-1, th.shape[-1]), list(table["comparison"])), key="abil_density"
             )
         st.plotly_chart(ability_forest(table, point_only=point_only), key="abil_forest")
-        st.dataframe(readable(table.round(3)), hide_index=True, key="abil_table")
+        show_table(table, key="abil_table")
         if point_only:
             st.caption(
                 "MAP point: P(B better) and contraction are left empty (a point estimate "
@@ -194,7 +192,4 @@ if data is not None:
             key="abil_dl_diag",
         )
         if clicked:
-            st.success(
-                f"Result in {time.perf_counter() - started:.1f} s from the click "
-                "(data preparation, compilation and charts included)."
-            )
+            st.success(server_time_text(started))

@@ -31,6 +31,7 @@ from ui.common import (
 )
 from ui.judges import judge_upload
 from ui.mapping import column_mapping
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 
@@ -194,7 +195,7 @@ def summary(data: AnalysisInput) -> None:
     merged = merged[merged.map(len) > 1]
     if len(merged):
         with st.expander(f"{len(merged)} redundancy groups averaged ({sum(map(len, merged))} prompts → {len(merged)})"):
-            st.dataframe(pd.DataFrame({"group": merged.index, "prompts": merged.map(", ".join)}), hide_index=True)
+            show_table(pd.DataFrame({"group": merged.index, "prompts": merged.map(", ".join)}))
     st.plotly_chart(
         net_rating_heatmap(rm.u, list(rm.comparisons["comparison"]), list(rm.prompt_ids)), key="data_heatmap"
     )

@@ -4,7 +4,6 @@ import pandas as pd
 import streamlit as st
 
 from lib.datasets import DATASETS, DEFAULT_DATASET
-from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.inference.diagnostics import diagnostics_json
@@ -25,6 +24,7 @@ from lib.ranking.fit import (
 from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
 from ui.common import cached_bundled, current_input
+from ui.tables import show_table
 from ui.text import escape_markdown
 from ui.timings import show_timings, stopped_words
 
@@ -195,7 +195,7 @@ def show(result, data) -> None:
     for w in d.warnings:
         st.warning(escape_markdown(w))
     show_timings(d.timings)
-    st.dataframe(readable(board.round(3)), hide_index=True, key="lb_table")
+    show_table(board, key="lb_table")
     order = list(board["system"])
     tabs = st.tabs(["Skills", "Ranks", "Win probabilities", "IRT vs Bradley–Terry"])
     tabs[0].plotly_chart(skill_forest(board), key="lb_forest")
@@ -213,7 +213,7 @@ def show(result, data) -> None:
             "the data say one beats the other directly more than their skills imply."
         )
         if len(result.intransitive):
-            st.dataframe(result.intransitive.round(3), hide_index=True, key="lb_intransitive")
+            show_table(result.intransitive, key="lb_intransitive")
         else:
             st.write("None: every pair's deviation interval includes 0.")
     if result.position is not None:
@@ -222,7 +222,7 @@ def show(result, data) -> None:
             "gamma (logits) is added on the side of the system shown first: > 0 means annotators favour "
             "what they see first; an interval that excludes 0 means the bias is real."
         )
-        st.dataframe(result.position.round(3), hide_index=True, key="lb_position_table")
+        show_table(result.position, key="lb_position_table")
     else:
         st.caption(
             "Position bias: not estimated (it needs pairwise votes with a column naming the system shown "
@@ -238,7 +238,7 @@ def show(result, data) -> None:
             "zeta (logits) is subtracted from every score an annotator gives: > 0 is a severe annotator, "
             "< 0 a lenient one; the skills are corrected for who rated what. Most severe first." + scale
         )
-        st.dataframe(result.severity.round(3), hide_index=True, key="lb_severity_table")
+        show_table(result.severity, key="lb_severity_table")
         st.download_button(
             "annotators.csv", csv_text(result.severity), "annotators.csv", mime="text/csv", key="lb_dl_annotators"
         )
@@ -256,7 +256,7 @@ def show(result, data) -> None:
             "The (pair, prompt) judgments that most reduce the uncertainty of the ranking under the "
             "current posterior (score: expected reduction), ready to send to annotators."
         )
-        st.dataframe(result.next_batch.round(4), hide_index=True, key="lb_next_table")
+        show_table(result.next_batch, key="lb_next_table")
         st.download_button(
             "next_batch.csv", csv_text(result.next_batch), "next_batch.csv", mime="text/csv", key="lb_dl_next"
         )

@@ -40,6 +40,7 @@ from lib.plots.planning import cost_table, highlight_cheapest, power_curve
 from ui.common import current_input, sync_url
 from ui.engine import scheduler_field
 from ui.judges import planner_section
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 PILOT, TYPED = "From the pilot (Data page)", "Typed in"
@@ -147,7 +148,7 @@ try:
                 f"All {len(check)} statistics of the pilot lie within what data sets simulated from its fit "
                 "give (predictive p-value at least 0.01)."
             )
-        st.dataframe(check, hide_index=True, key="planner_check")
+        show_table(check, key="planner_check")
         st.download_button(
             "simulator_check.csv", csv_text(check), "simulator_check.csv", mime="text/csv", key="planner_dl_check"
         )
@@ -311,7 +312,7 @@ if len(binding):
 for x in ("prompts", "annotators"):
     st.plotly_chart(power_curve(plan_df, x, target), key=f"planner_curve_{x}")
 st.subheader("Is the true best system ranked first?")
-st.dataframe(plan_df[RANKING_COLUMNS], hide_index=True, key="planner_ranking")
+show_table(plan_df[RANKING_COLUMNS], key="planner_ranking")
 st.caption(
     "best_first: share of simulated studies whose estimated best system is the true best (ties in the "
     "estimate split evenly; empty when no system is truly best), with its Monte-Carlo SE; kendall_tau: "
@@ -330,19 +331,19 @@ for name, rows in calibration.groupby("analysis", sort=False):
         + (" (annotators have an effect of their own)." if assumptions.annotator_sd > 0 else ".")
     )
 st.subheader(f"Cheapest design reaching power {target:g}")
-st.dataframe(best, hide_index=True, key="planner_cheapest")
+show_table(best, key="planner_cheapest")
 st.caption(
     "saving: the cost of the cheapest random-prompt design of the same analysis minus this one's "
     "(IRT-informed prompts at equal target power); empty where either misses the target."
 )
 st.subheader("Power of every pair")
-st.dataframe(pairs_df, hide_index=True, key="planner_pairs_table")
+show_table(pairs_df, key="planner_pairs_table")
 st.caption(
     "effect: the pair's true difference in the simulation (B minus A, logits of one judgment); power.csv's "
     "power is the smallest over these pairs at each design (with a pilot), binding_pair names it."
 )
 st.subheader("Cost of every design")
-st.dataframe(highlight_cheapest(cost_table(plan_df[COLUMNS], best)), hide_index=True, key="planner_costs")
+show_table(highlight_cheapest(cost_table(plan_df[COLUMNS], best)), key="planner_costs")
 c = st.columns(5)
 c[3].download_button(
     "power_pairs.csv", csv_text(pairs_df[PAIR_COLUMNS]), "power_pairs.csv", mime="text/csv", key="planner_dl_pairs"
@@ -411,5 +412,5 @@ if nuts is not None and nuts["settings"] == nuts_settings:
         f"NUTS R-hat up to {table['rhat_max'].max():.3f}, bulk ESS at least {table['ess_bulk_min'].min():.0f}, "
         f"{int(table.groupby('replicate')['divergences'].first().sum())} divergent transitions."
     )
-    st.dataframe(table, hide_index=True, key="planner_nuts_table")
+    show_table(table, key="planner_nuts_table")
     st.download_button("nuts_check.csv", csv_text(table), "nuts_check.csv", mime="text/csv", key="planner_dl_nuts")

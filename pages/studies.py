@@ -19,6 +19,7 @@ from lib.study.tasks import TASKS, Scale
 from lib.tables import read_csv
 from ui.annotate import safe_markdown
 from ui.common import NO_FILTER, UPLOAD
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 DEMO, OWN = "Seed 001 demo: ROME counterfactual passages", "Your items CSV"
@@ -176,13 +177,13 @@ def show_study(study_id: int, task: str) -> None:
     c[2].metric("gold accuracy", shown(s.gold_accuracy, "{:.0%}"))
     c[3].metric("speeders", int(people["speeder"].sum()) if len(people) else 0)
     st.subheader("Per annotator")
-    st.dataframe(people, hide_index=True, key="studies_people")
+    show_table(people, key="studies_people")
     st.caption(f"Speeders are {SPEEDER_RULE}.")
     st.subheader("Agreement so far")
-    st.dataframe(s.agreement, hide_index=True, key="studies_agreement")
+    show_table(s.agreement, key="studies_agreement")
     st.caption(AGREEMENT[task].help)
     with st.expander("Per item"):
-        st.dataframe(s.items, hide_index=True, key="studies_items_table")
+        show_table(s.items, key="studies_items_table")
     c = st.columns(2)
     table = export_judgments(study_id)
     c[0].download_button(

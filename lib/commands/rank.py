@@ -262,16 +262,18 @@ def _write_outputs(result, out: Path, judged=None) -> list[str]:
     from lib.export import csv_text
     from lib.inference.diagnostics import diagnostics_json
 
-    board, diagnostics = result.leaderboard, diagnostics_json(result.fit.diagnostics)
+    board, diagnostics = result.leaderboard, json.loads(diagnostics_json(result.fit.diagnostics))
+    if result.cost is not None:
+        diagnostics["estimate"] = result.cost.as_json()  # beside the timings it estimated
     if judged is not None:
         from lib.judges.run import JUDGE_COLUMNS
 
         board = board.merge(judged.leaderboard[["system", *JUDGE_COLUMNS]], on="system", how="left")
-        diagnostics = json.dumps(json.loads(diagnostics) | judged.diagnostics, indent=2, allow_nan=False)
+        diagnostics |= judged.diagnostics
     texts = {
         "leaderboard.csv": csv_text(board),
         "win_matrix.csv": csv_text(result.win_matrix),
-        "diagnostics.json": diagnostics,
+        "diagnostics.json": json.dumps(diagnostics, indent=2, allow_nan=False),
     }
     if judged is not None:
         texts["judge_quality.csv"] = csv_text(judged.quality.table)

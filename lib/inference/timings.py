@@ -68,6 +68,11 @@ class PhaseTimer:
         with self._lock:
             self.seconds[name] = self.seconds.get(name, 0.0) + max(float(seconds), 0.0)
 
+    def snapshot(self) -> dict[str, float]:
+        """A copy of ``seconds`` (another thread may be adding to it)."""
+        with self._lock:
+            return dict(self.seconds)
+
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
         """Time the block as phase ``name`` (also when it raises). Phases must not nest."""

@@ -26,10 +26,11 @@ from lib.ranking.budget import (
     CostEstimate,
     check_budget,
     estimate_cost,
+    revising,
     within,
 )
 from lib.ranking.data import ranking_data
-from lib.ranking.fit import RankingFit, RankSettings, fit_ranking
+from lib.ranking.fit import RankingFit, RankSettings, fit_ranking, fitted_sampler
 from lib.ranking.leaderboard import (
     annotator_severity,
     centre_components,
@@ -209,13 +210,15 @@ def rank_systems(
     rd = ranking_data(data, settings.likelihood)
     cost, left_out = affordable_cost(rd, settings, n_next, win_top, max_memory_gb, max_minutes)
     if progress is not None:
-        progress(0.0, f"estimated: {cost}")
+        progress(0.0, f"estimated: {cost} (the time to go is revised as phases finish)")
     check_budget(cost, max_memory_gb, max_minutes)
     notes: list[str] = []
-    fit = fit_ranking(rd, settings, progress=progress, cluster_check=left_out is None)
+    fitting = PhaseTimer()  # its phases so far revise the time to go
+    report = None if progress is None else revising(progress, cost, fitting)
+    fit = fit_ranking(rd, settings, progress=report, timer=fitting, cluster_check=left_out is None)
     if left_out is not None:
         fit.diagnostics.warnings = [*fit.diagnostics.warnings, left_out]
-    timer = PhaseTimer(fit.diagnostics.timings)  # diagnostics.json's timings
+    timer = PhaseTimer(fit.diagnostics.timings)  # diagnostics.json's timings (a cache hit: the original fit's)
     with timer.phase("Bradley–Terry baseline"):
         bt = _bradley_terry(rd, notes)
     reading_out = time.perf_counter()
@@ -336,10 +339,12 @@ def ranking_cost(
         len(rd.systems),
         n_prompts,
         n_obs,
-        sampler=settings.sampler,
+        sampler=fitted_sampler(settings),
+        likelihood=rd.likelihood,
         draws=settings.draws,
         chains=settings.chains,
         tune=settings.tune,
+        target_ess=settings.target_ess,
         locals_per_prompt=local,
         component_sizes=rd.component.value_counts().to_numpy(),
         n_next=n_next,

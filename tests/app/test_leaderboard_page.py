@@ -13,7 +13,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from lib.datasets import DATASETS, DEFAULT_DATASET
-from lib.display import MISSING
 from lib.inputs import analysis_input
 from lib.ranking.fit import DEFAULT_SAMPLER
 
@@ -36,7 +35,7 @@ def test_page_opens_on_hanna_with_table_and_plots(at):
     assert at.radio(key="lb_source").value == "hanna_means"
     board = table(at)
     assert len(board) == 11 and board["p_best"].sum() == pytest.approx(1.0)
-    assert (board["bt_rating"] == MISSING).all()  # ratings: no votes for Bradley–Terry, and the page says so
+    assert board["bt_rating"].isna().all()  # shown empty; ratings: no votes for Bradley–Terry, and the page says so
     infos = " ".join(i.value for i in at.info)
     assert "Bradley–Terry baseline needs pairwise votes" in infos
     assert "What to annotate next scores pairwise judgments" in infos
