@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -181,3 +182,72 @@ def test_the_pilots_variance_components_are_shown_and_can_be_stated(at):
     at.number_input(key="planner_annotator_sd").set_value(0.5).run()
     assert not at.exception and not at.error
     assert any("and 0.50 (annotator x comparison)" in unescaped(c.value) for c in at.caption)
+
+
+def test_the_page_and_the_command_share_one_default(at):
+    """Issue 29: the page simulated 100 studies of 4 analyses, the command 200 of 6, so the same pilot gave
+    different powers. Both now take every default from lib.planning.grid.PLAN_DEFAULTS."""
+    import argparse
+
+    from lib.commands.plan import add_parser
+    from lib.planning.design import Assumptions
+    from lib.planning.grid import PLAN_DEFAULTS, default_analyses
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    command = parser.parse_args(["plan", "--out", "x"])
+    at.radio(key="planner_source").set_value("Typed in").run()
+    assert not at.exception and not at.error
+    d, typed = PLAN_DEFAULTS, Assumptions()
+    page = {
+        "replicates": at.number_input(key="planner_replicates").value,
+        "analyses": at.multiselect(key="planner_analyses").value,
+        "prompts": at.text_input(key="planner_prompts").value,
+        "annotators": at.text_input(key="planner_annotators").value,
+        "strategies": at.multiselect(key="planner_strategies").value,
+        "target": at.number_input(key="planner_target").value,
+        "seconds": at.number_input(key="planner_seconds").value,
+        "rate": at.number_input(key="planner_rate").value,
+        "seed": at.number_input(key="planner_seed").value,
+    }
+    assert page == {
+        "replicates": d.replicates,
+        "analyses": default_analyses(typed),
+        "prompts": ", ".join(map(str, d.prompts_for(typed.bank_size))),
+        "annotators": ", ".join(map(str, d.annotators)),
+        "strategies": d.strategies(),
+        "target": d.target_power,
+        "seconds": d.seconds_per_judgment,
+        "rate": d.cost_per_hour,
+        "seed": d.seed,
+    }
+    assert (command.replicates, command.target_power, command.seed) == (d.replicates, d.target_power, d.seed)
+    assert (command.seconds_per_judgment, command.cost_per_hour) == (d.seconds_per_judgment, d.cost_per_hour)
+    assert command.annotators == ",".join(map(str, d.annotators)) and command.strategies == ",".join(d.strategies())
+    assert command.prompts is None and command.analyses is None  # the bank's share of d.prompts, default_analyses
+
+
+def test_a_reload_shows_the_plan_run_before(at, monkeypatch, tmp_path):
+    """Issue 29: reloading the Study planner dropped the plan. Its settings are bound to the URL (the browser
+    writes every value that is not the default there, tests/browser/test_planner_flow.py); a new session
+    opened on that URL shows the plan from the plan cache, without a click."""
+    typed_tiny_plan(at)
+    at.button(key="planner_run").click().run()
+    before = next(d.value for d in at.dataframe if "saving" in d.value.columns)
+    again = AppTest.from_file(PAGE, default_timeout=180)
+    again.query_params.update(
+        {
+            "planner_source": "Typed in",
+            "planner_effect": "0.8",
+            "planner_prompts": "5, 10",
+            "planner_annotators": "1",
+            "planner_analyses": ["sign_test", "t_test"],
+            "planner_replicates": "4",
+        }
+    )
+    again.run()
+    assert not again.exception and not again.error
+    assert any("shown from the plan cache" in c.value for c in again.caption)
+    after = next(d.value for d in again.dataframe if "saving" in d.value.columns)
+    pd.testing.assert_frame_equal(after, before)
+    assert len(again.get("plotly_chart")) == 2
