@@ -44,9 +44,9 @@ from ui.judges import planner_section
 from ui.text import escape_markdown
 
 PILOT, TYPED = "From the pilot (Data page)", "Typed in"
+# Every plan setting is bound to the URL: a reload (a new session, whose widgets start from their defaults)
+# or a shared link opens the same plan, shown from the plan cache when it was run (issue 29).
 URL = "query-params"
-"""Every plan setting is bound to the URL: a reload (a new session, whose widgets start from their defaults)
-or a shared link opens the same plan, shown from the plan cache when it was run (issue 29)."""
 D = PLAN_DEFAULTS
 
 
