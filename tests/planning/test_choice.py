@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.power import TTestPower
 
-from lib.planning.choice import CHEAPEST_COLUMNS, advice, cheapest, needed, usable
+from lib.planning.choice import CHEAPEST_COLUMNS, advice, cheapest, needed, usable, validity_notes
 from lib.planning.design import PRESETS, Assumptions, Design
 from lib.planning.power import MAX_FALSE_DETECTION, PLAN_COLUMNS, plan, valid_at_nominal
 
@@ -142,3 +142,17 @@ def test_a_plan_carries_every_column_cheapest_reads():
     assert list(df.columns) == PLAN_COLUMNS
     assert df["valid"].dtype == bool and df["false_detection"].between(0, 1).all()
     assert list(cheapest(df, 0.8).columns) == CHEAPEST_COLUMNS
+
+
+def test_the_notes_name_invalid_analyses_and_rates_above_six_percent_within_monte_carlo_error():
+    plan_df = pd.DataFrame(
+        [
+            row(50, 3, "t_test", 0.9, false=0.6, valid=False, critical=6.6),
+            row(50, 10, "lmm", 0.8, false=0.09),  # 9% of 200 twins: not credibly above 6%
+            row(50, 10, "lmm_reml", 0.7, false=0.05),
+        ]
+    ).assign(false_detection_mc_se=0.02)
+    notes = validity_notes(plan_df)
+    assert len(notes) == 2
+    assert notes[0].startswith("t_test is invalid at its nominal 5% level at 1 of 1 designs") and "60%" in notes[0]
+    assert notes[1].startswith("lmm may not hold its 5% level at 1 of 1 designs") and "9.0% (+-2.0%)" in notes[1]

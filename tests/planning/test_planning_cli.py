@@ -252,3 +252,15 @@ def test_plan_bad_settings_fail_before_computing(args, message, tmp_path, capsys
     assert code == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_null_design_checks_each_tests_size(tmp_path, capsys):
+    """Issue 31: ``plan --effect 0`` was refused, yet a null design is how a user checks a test's size: power is
+    then the false-detection rate (two systems, normal data: the t-test's 5% within 3 binomial SEs)."""
+    out = tmp_path / "out"
+    args = ["plan", "--systems", "2", "--effect", "0", "--response", "normal", "--prompts", "20", "--annotators", "1"]
+    args += ["--strategies", "random", "--analyses", "t_test", "--replicates", "300", "--out", str(out)]
+    assert main(args) == 0
+    assert "effect 0: no difference to detect" in capsys.readouterr().out
+    row = pd.read_csv(out / "power.csv").iloc[0]
+    assert abs(row["power"] - 0.05) <= 3 * (0.05 * 0.95 / 300) ** 0.5 and row["valid"]
