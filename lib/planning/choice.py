@@ -200,7 +200,11 @@ def advice(best: pd.DataFrame, plan_df: pd.DataFrame, target_power: float) -> li
                 )
                 continue
             most = {x: int(plan_df[x].max()) for x in ("prompts", "annotators")}
-            lines.append(f"{name}: no design of the grid reaches power {target_power:g}; " + _needed_words(r, most))
+            invalid = int((~rows["valid"].astype(bool)).sum())
+            held = f" (it does not hold its 5% level at {invalid} of {len(rows)} designs)" if invalid else ""
+            lines.append(
+                f"{name}: no design of the grid reaches power {target_power:g}{held}; " + _needed_words(r, most)
+            )
     return lines
 
 

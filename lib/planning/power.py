@@ -269,7 +269,7 @@ def _rows(
                 "cost": judgments * seconds_per_judgment / 3600 * cost_per_hour,
                 "false_detection": false,
                 "false_detection_mc_se": false_se,
-                "valid": valid_at_nominal(false, false_se, len(twins)),
+                "valid": valid_at_nominal(false, false_se, sum(len(t) for t in twins)),
                 "best_first": best_mean,
                 "best_first_mc_se": best_se,
                 "critical_z": critical,
@@ -283,11 +283,11 @@ def _rows(
     return rows, pair_rows
 
 
-def valid_at_nominal(false_detection: float, mc_se: float, twins: int) -> bool:
+def valid_at_nominal(false_detection: float, mc_se: float, nulls: int) -> bool:
     """Whether an analysis may be used at its nominal 5% level for a design: its real false-detection rate
-    (share of null twins detected) does not credibly exceed :data:`MAX_FALSE_DETECTION` (a one-sided z-test at
-    5% against that rate, with the larger of the estimate's Monte-Carlo SE and the binomial SE of 6% over
-    ``twins``).
+    (share of the null twins' comparisons detected) does not credibly exceed :data:`MAX_FALSE_DETECTION` (a
+    one-sided z-test at 5% against that rate, with the larger of the estimate's Monte-Carlo SE, by twin, and the
+    binomial SE of 6% over the ``nulls`` null comparisons: a floor where the estimate's own SE is 0).
 
     A bare "estimate above 6%" would declare an exact 5% test invalid at a quarter of the designs of a plan of
     200 twins; this rule does at 0.6% of them, a test of true rate 10% at 63%, 13% at 95%, 16% at 99.7%
@@ -296,11 +296,11 @@ def valid_at_nominal(false_detection: float, mc_se: float, twins: int) -> bool:
     Returns
     -------
     bool
-        False also when there is no twin (no measure).
+        False also when there is no null comparison (no measure).
     """
-    if twins == 0 or not np.isfinite(false_detection):
+    if nulls == 0 or not np.isfinite(false_detection):
         return False
-    se = max(mc_se, float(np.sqrt(MAX_FALSE_DETECTION * (1 - MAX_FALSE_DETECTION) / twins)))
+    se = max(mc_se, float(np.sqrt(MAX_FALSE_DETECTION * (1 - MAX_FALSE_DETECTION) / nulls)))
     return bool((false_detection - MAX_FALSE_DETECTION) / se <= VALIDITY_Z)
 
 
