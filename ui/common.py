@@ -115,6 +115,7 @@ def _upload_from_url(key: str) -> list[str]:
             f"your upload is not kept on this server any more (uploads are kept {MAX_AGE_DAYS} days after "
             "their last use, and only the latest): upload the file again on the Data page"
         ]
+    keep_choices(key, found.choices)  # written again: a reload is a use, which restarts its days
     st.session_state.update(upload=(found.name, found.data), upload_key=key, upload_kept=found.choices)
     st.session_state.update({k: v for k, v in found.choices.items() if k in UPLOAD_CHOICES})
     return []

@@ -38,11 +38,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Simulate many studies of every design (prompts x annotators x prompt strategy x "
         "analysis) from a pilot (--input, posterior predictive of its fit) or stated assumptions "
         "(--systems, --effect), analyse each as the user would, and write power.csv (power with its "
-        "Monte-Carlo SE at each analysis's nominal 5%% level, interval width, Kendall's tau, judgments, hours, "
+        "Monte-Carlo SE at each analysis's nominal 5% level, interval width, Kendall's tau, judgments, hours, "
         "cost, the real false-detection rate under the design and whether the analysis is valid there), "
         "cheapest.csv (the cheapest design reaching --target-power with a valid test, else what would), "
         "ranking.csv (how often the true best system is estimated best), calibration.csv (the threshold "
-        "that holds 5%% under the assumptions and the power at it) and, with --nuts-check, nuts_check.csv "
+        "that holds 5% under the assumptions and the power at it) and, with --nuts-check, nuts_check.csv "
         "to --out. docs/planner.md explains the statistics.",
     )
     pilot = p.add_argument_group("pilot (instead of --systems)")
