@@ -354,7 +354,7 @@ for note in advice(best, plan_df, target):
     st.warning(escape_markdown(note))
 st.dataframe(best[CHEAPEST_COLUMNS], hide_index=True, key="planner_cheapest")
 st.caption(
-    "Chosen at each analysis's usual 5% level where it holds for the design (false_detection at most 6%), "
+    "Chosen at each analysis's usual 5% level where it holds for the design (false_detection not credibly above 6%), "
     "else, where no analysis holds it, at the threshold critical_z calibrated under the assumptions (declare a "
     "difference only when |z| exceeds it). saving: the cost of the cheapest random-prompt design of the same "
     "analysis minus this one's. prompts_needed, annotators_needed: where nothing reaches the target, what would, "

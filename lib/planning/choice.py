@@ -2,7 +2,7 @@
 no design of the grid does, how many prompts or annotators would, from the power curve (``docs/planner.md``).
 
 A plan (:func:`lib.planning.power.plan`) gives every design's power at the analysis's nominal 5% level, its
-real false-detection rate there (``valid``: at most 6%), and the threshold that holds 5% under the
+real false-detection rate there (``valid``: not credibly above 6%), and the threshold that holds 5% under the
 assumptions (``critical_z``) with the power at it. A design is chosen at the nominal level when it is valid
 there; an analysis that is valid at no design reaching the target is chosen at its calibrated threshold,
 which is then printed with it; an invalid design is never chosen at the nominal level (issue 30).
@@ -57,14 +57,13 @@ def usable(plan_df: pd.DataFrame) -> pd.DataFrame:
     size = ["prompts", "annotators", "strategy"]
     only_way = ~plan_df.groupby(size, sort=False)["valid"].transform("any").astype(bool)
     valid = plan_df["valid"].astype(bool)
-    out = plan_df.assign(
+    return plan_df.assign(
         usable=np.where(valid, plan_df["power"], np.where(only_way, plan_df["calibrated_power"], np.nan)),
         usable_se=np.where(
             valid, plan_df["power_mc_se"], np.where(only_way, plan_df["calibrated_power_mc_se"], np.nan)
         ),
         threshold=np.where(~valid & only_way, plan_df["critical_z"], np.nan),
     )
-    return out
 
 
 def needed(group: pd.DataFrame, target_power: float, along: str) -> float:
@@ -112,7 +111,7 @@ def cheapest(plan_df: pd.DataFrame, target_power: float = 0.8) -> pd.DataFrame:
     can run, and what would reach it when none does.
 
     A design is taken at the analysis's nominal 5% level where that is valid (``valid``: its real
-    false-detection rate at most 6%), else only where no analysis of the plan is valid at that design, at the
+    false-detection rate not credibly above 6%), else only where no analysis of the plan is valid at that design, at the
     threshold calibrated under the assumptions (``critical_z`` then set: declare a difference only above it;
     :func:`usable`). Designs at the nominal level come first, then the cheapest; ties in cost go to fewer
     prompts.
