@@ -64,7 +64,8 @@ def settings_form(data) -> tuple[FitSettings, bool]:
             step=100,
             key="abil_target",
             disabled=not SAMPLERS[sampler].to_target,
-            help=f"numpyro: warm up from the MAP point, then draw {TARGET_CHUNK} per chain at a time until the bulk "
+            help=f"numpyro: warm up from jittered points around the priors' centres, then draw {TARGET_CHUNK} per "
+            "chain at a time until the bulk "
             "and tail ESS of every theta, alpha and b reach it and their R-hat is at most 1.01 (or Draws per chain "
             "are drawn); 0: exactly Draws.",
         )

@@ -8,7 +8,7 @@ from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.inference.diagnostics import diagnostics_json
-from lib.inference.settings import TARGET_CHUNK, sampling_sizes
+from lib.inference.settings import TARGET_CHUNK
 from lib.irt.fit import data_key
 from lib.plots.ranking import active_vs_uniform, irt_vs_bradley_terry, rank_intervals, skill_forest, win_heatmap
 from lib.ranking.budget import WIN_MATRIX_TOP
@@ -21,6 +21,7 @@ from lib.ranking.fit import (
     RankSettings,
     fitted_sampler,
     nuts_reason,
+    rank_settings,
 )
 from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
@@ -33,8 +34,10 @@ from ui.timings import show_timings, stopped_words
 MANY_SYSTEMS = "hanna_means"
 MIN_SYSTEMS = 4
 
-# NUTS's sizes as the command line takes them when none are given: a target ESS, the warm-up it starts with
-NUTS_DEFAULTS = RankSettings(**sampling_sizes(FALLBACK_SAMPLER, draws=None, tune=None, target_ess=None))
+# The command's defaults (MAP + Laplace: its draws), and NUTS's sizes as the command takes them when none are
+# given (a target ESS, the warm-up it starts with)
+DEFAULTS = rank_settings()
+NUTS_DEFAULTS = rank_settings(sampler=FALLBACK_SAMPLER)
 
 OWN_LIKELIHOOD = "(the data's own)"
 SUM_TO_ZERO = "(none: skills sum to zero)"
@@ -121,7 +124,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             "Draws (NUTS)",
             50,
             10000,
-            NUTS_DEFAULTS.draws,
+            DEFAULTS.draws,
             step=100,
             key="lb_draws",
             help="per chain; with a target ESS, the most (MAP + Laplace: draws in all)",
@@ -135,9 +138,10 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             step=100,
             key="lb_target",
             disabled=not to_target,
-            help=f"numpyro, chosen or the NUTS a MAP + Laplace fit falls back to: warm up from the posterior mode, "
-            f"then draw {TARGET_CHUNK} per chain at a time until the bulk and tail ESS of every reported parameter "
-            "reach it and their R-hat is at most 1.01 (or Draws per chain are drawn); 0: exactly Draws."
+            help=f"numpyro, chosen or the NUTS a MAP + Laplace fit falls back to: warm up from jittered points "
+            f"around the priors' centres, then draw {TARGET_CHUNK} per chain at a time until the bulk and tail ESS "
+            "of every reported parameter reach it and their R-hat is at most 1.01 (or Draws per chain are drawn); "
+            "0: exactly Draws."
             + ("" if to_target else f" Not used here: this fit runs {escape_markdown(fitted_sampler(chosen))}."),
         )
         win_top = d[4].number_input(

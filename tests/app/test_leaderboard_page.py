@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.display import MISSING
 from lib.inputs import analysis_input
-from lib.ranking.fit import DEFAULT_SAMPLER
+from lib.ranking.fit import DEFAULT_SAMPLER, rank_settings
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "leaderboard.py")
 
@@ -45,6 +45,22 @@ def test_page_opens_on_hanna_with_table_and_plots(at):
     assert len(at.get("plotly_chart")) == 3  # forest, ranks, heatmap; no BT panel without votes
     assert at.selectbox(key="lb_sampler").value == DEFAULT_SAMPLER  # one default, stated with the result
     assert any(f"the default sampler: {DEFAULT_SAMPLER}" in c.value for c in at.caption)
+
+
+def test_page_offers_the_rank_commands_defaults(at):
+    """The page's settings are the command's when nothing is chosen (lib.ranking.fit.rank_settings): MAP +
+    Laplace and its draws; NUTS's sizes those the command gives the NUTS a Laplace fit falls back to."""
+    at.run()
+    defaults, nuts = rank_settings(), rank_settings(intransitivity=True)
+    assert (at.selectbox(key="lb_sampler").value, at.number_input(key="lb_draws").value) == (
+        defaults.sampler,
+        defaults.draws,
+    )
+    assert [at.number_input(key=k).value for k in ("lb_chains", "lb_tune", "lb_target")] == [
+        nuts.chains,
+        nuts.tune,
+        nuts.target_ess,
+    ]
 
 
 @pytest.mark.parametrize("key", list(DATASETS))
