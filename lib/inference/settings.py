@@ -171,7 +171,7 @@ initial point: ``bench/bench_target_ess.py``)."""
 TARGET_CEILING = 3000
 """Draws per chain at most of a fit sampled to a target ESS when ``--draws`` is not given. The draws a
 target needs follow the slowest parameter: mirt's Science data (alpha of 'Future', about 0.1 effective
-draws per draw) needed 800 to 1,700 per chain for 400, the paper's design 300 to 700."""
+draws per draw) needed 800 to 1,700 per chain for 400, the paper's design 500 to 700."""
 TARGET_CHUNK = 100
 """Draws per chain between two checks of the ESS of a fit sampled to a target."""
 

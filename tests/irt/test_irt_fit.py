@@ -14,7 +14,7 @@ import xarray as xr
 from lib.cli import main
 from lib.datasets import DATASETS
 from lib.errors import DesignError, FormatError
-from lib.inference.settings import TARGET_ESS
+from lib.inference.settings import TARGET_CHUNK, TARGET_ESS
 from lib.irt.contraction import UNINFORMED_BELOW, threshold_prior_variance
 from lib.irt.fit import diagnose, fit_grm, load_cached, load_latest
 from lib.irt.settings import FitSettings, fit_settings
@@ -138,6 +138,10 @@ def test_the_fit_command_at_its_defaults_reproduces_mirt_on_science(tmp_path, ca
     defaults = fit_settings()  # what the command and the Abilities page take when nothing is chosen
     assert (diag["sampler"], diag["chains"], diag["target_ess"]) == (defaults.sampler, defaults.chains, TARGET_ESS)
     assert diag["converged"] and diag["stopped"] == "target" and diag["divergences"] == 0
+    assert diag["draws"] <= defaults.draws and diag["draws"] % TARGET_CHUNK == 0
+    assert {"compile", "warm-up", "sampling"} <= set(diag["timings"]) and "optimise" not in diag["timings"]
+    said = capsys.readouterr().out
+    assert f"sampled to the target ESS {TARGET_ESS}: {diag['draws']} draws per chain, target reached" in said
     table = pd.read_csv(out / "prompts.csv").set_index("prompt_id")
     b = az.from_netcdf(out / "posterior.nc").posterior["b"].mean(("chain", "draw"))
     for item in ("Comfort", "Work", "Future", "Benefit"):
