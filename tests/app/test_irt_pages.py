@@ -96,6 +96,14 @@ def test_abilities_page_offers_the_fit_commands_defaults(at):
         "target_ess": at.number_input(key="abil_target").value,
     }
     assert shown == {k: getattr(defaults, k) for k in shown}
+    for sampler in ("pymc", "numpyro"):  # a sampler chosen: its sizes as `fit --sampler ...` takes them
+        at.selectbox(key="abil_sampler").set_value(sampler).run()
+        sizes = fit_settings(sampler=sampler)
+        assert [at.number_input(key=f"abil_{k}").value for k in ("draws", "tune", "target")] == [
+            sizes.draws,
+            sizes.tune,
+            sizes.target_ess or 0,
+        ]
 
 
 def test_abilities_page_runs_the_default_sampler_with_diagnostics(at):
