@@ -7,19 +7,19 @@ from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.inference.diagnostics import diagnostics_json
-from lib.inference.settings import TARGET_CHUNK, sampling_sizes
+from lib.inference.settings import TARGET_CHUNK
 from lib.irt.fit import data_key
 from lib.plots.ranking import active_vs_uniform, irt_vs_bradley_terry, rank_intervals, skill_forest, win_heatmap
 from lib.ranking.budget import WIN_MATRIX_TOP
 from lib.ranking.data import LIKELIHOODS, names_annotators, shows_position, systems_of
 from lib.ranking.fit import (
     DEFAULT_SAMPLER,
-    FALLBACK_SAMPLER,
     LAPLACE,
     SAMPLERS,
     RankSettings,
     fitted_sampler,
     nuts_reason,
+    rank_settings,
 )
 from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
@@ -33,8 +33,8 @@ from ui.timings import show_timings, stopped_words
 MANY_SYSTEMS = "hanna_means"
 MIN_SYSTEMS = 4
 
-# NUTS's sizes as the command line takes them when none are given: a target ESS, the warm-up it starts with
-NUTS_DEFAULTS = RankSettings(**sampling_sizes(FALLBACK_SAMPLER, draws=None, tune=None, target_ess=None))
+SIZES = {"chains": "lb_chains", "draws": "lb_draws", "tune": "lb_tune", "target_ess": "lb_target"}
+"""The fit's sizes and the keys of their widgets."""
 
 OWN_LIKELIHOOD = "(the data's own)"
 SUM_TO_ZERO = "(none: skills sum to zero)"
@@ -64,7 +64,22 @@ def choose_data(data):
     return cached_bundled(MANY_SYSTEMS, hanna.criteria[0], st.session_state["view_merge"])
 
 
+def _fit_sizes() -> None:
+    """The sampler the fit runs may have changed (the one chosen, or the NUTS MAP + Laplace falls back to):
+    its sizes as ``python -m lib rank`` takes them when none are given (``rank_settings``)."""
+    chosen = rank_settings(
+        sampler=st.session_state["lb_sampler"],
+        intransitivity=st.session_state.get("lb_intransitivity", False),
+        annotator_effect=st.session_state.get("lb_annotators", False),
+    )
+    for field, key in SIZES.items():
+        st.session_state[key] = getattr(chosen, field) or 0
+
+
 def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, bool]:
+    defaults = rank_settings()  # the command's: MAP + Laplace
+    for field, key in SIZES.items():  # until the user or the sampler the fit runs changes them
+        st.session_state.setdefault(key, getattr(defaults, field) or 0)
     with st.expander("Settings", expanded=False):
         c = st.columns(4)
         likelihood = c[0].selectbox(
@@ -78,6 +93,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             list(SAMPLERS),
             index=list(SAMPLERS).index(DEFAULT_SAMPLER),
             key="lb_sampler",
+            on_change=_fit_sizes,
             help=f"Default: **{DEFAULT_SAMPLER}** (the page and the command line alike; it "
             "falls back to NUTS where a Gaussian at the mode is not trustworthy).  \n"
             + "  \n".join(f"**{k}**: {escape_markdown(s.help)}" for k, s in SAMPLERS.items()),
@@ -87,6 +103,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         intransitivity = st.checkbox(
             "Intransitivity: a deviation per pair (scale tau estimated)",
             key="lb_intransitivity",
+            on_change=_fit_sizes,
             help="Needs a NUTS sampler and paired judgments.",
         )
         known = shows_position(data)
@@ -106,6 +123,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
                     "Annotator severity: an effect zeta per annotator (scale sigma_zeta estimated)",
                     disabled=not named,
                     key="lb_annotators",
+                    on_change=_fit_sizes,
                     help="A severe annotator gives lower scores to every system; without this, "
                     "a system rated mostly by severe annotators ranks too low. Needs an annotator column (map it to "
                     "the role 'annotator' on the Data page) with at least two annotators.",
@@ -116,28 +134,27 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         chosen = RankSettings(sampler=sampler, intransitivity=intransitivity, annotator_effect=severity)
         to_target = SAMPLERS[fitted_sampler(chosen)].to_target
         d = st.columns(5)
-        chains = d[0].number_input("Chains (NUTS)", 1, 8, NUTS_DEFAULTS.chains, key="lb_chains")
+        chains = d[0].number_input("Chains (NUTS)", 1, 8, key="lb_chains")
         draws = d[1].number_input(
             "Draws (NUTS)",
             50,
             10000,
-            NUTS_DEFAULTS.draws,
             step=100,
             key="lb_draws",
             help="per chain; with a target ESS, the most (MAP + Laplace: draws in all)",
         )
-        tune = d[2].number_input("Tuning (NUTS)", 0, 10000, NUTS_DEFAULTS.tune, step=100, key="lb_tune")
+        tune = d[2].number_input("Tuning (NUTS)", 0, 10000, step=100, key="lb_tune")
         target = d[3].number_input(
             "Target ESS (NUTS)",
             0,
             100_000,
-            NUTS_DEFAULTS.target_ess,
             step=100,
             key="lb_target",
             disabled=not to_target,
-            help=f"numpyro, chosen or the NUTS a MAP + Laplace fit falls back to: warm up from the posterior mode, "
-            f"then draw {TARGET_CHUNK} per chain at a time until the bulk and tail ESS of every reported parameter "
-            "reach it and their R-hat is at most 1.01 (or Draws per chain are drawn); 0: exactly Draws."
+            help=f"numpyro, chosen or the NUTS a MAP + Laplace fit falls back to: warm up from jittered points "
+            f"around the priors' centres, then draw {TARGET_CHUNK} per chain at a time until the bulk and tail ESS "
+            "of every reported parameter reach it and their R-hat is at most 1.01 (or Draws per chain are drawn); "
+            "0: exactly Draws."
             + ("" if to_target else f" Not used here: this fit runs {escape_markdown(fitted_sampler(chosen))}."),
         )
         win_top = d[4].number_input(

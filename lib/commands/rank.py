@@ -8,6 +8,9 @@ import tempfile
 from pathlib import Path
 
 from lib.cli import (
+    EXIT_CODES,
+    EXIT_NOT_CONVERGED,
+    NOT_CONVERGED_ERROR,
     add_input_options,
     add_out_option,
     add_verbose_option,
@@ -33,7 +36,7 @@ OUTPUTS = (
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``rank`` subcommand and its options (light imports only: ``--help`` stays fast)."""
     # Light imports only (``--help`` stays fast): the fitting modules load pymc.
-    from lib.inference.settings import TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, samplers_for
+    from lib.inference.settings import TARGET_CEILING, TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, samplers_for
     from lib.ranking.budget import MAX_MEMORY_GB, MAX_MINUTES, WIN_MATRIX_TOP
     from lib.ranking.data import LIKELIHOODS
 
@@ -45,6 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json, "
         "with --next N next_batch.csv, with --annotator-effect annotators.csv and with --judge judge_quality.csv "
         "to --out.",
+        epilog=EXIT_CODES,
     )
     add_input_options(p, "CSV of judgments or ratings")
     p.add_argument(
@@ -128,7 +132,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--draws",
         type=count,
         help="draws per chain (default 1000; Laplace: draws in all); given without --target-ess, exactly this "
-        "many (no target); with a target, the ceiling",
+        f"many (no target); with a target, the ceiling (default {TARGET_CEILING})",
     )
     p.add_argument(
         "--tune",
@@ -140,7 +144,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=count,
         default=None,
         metavar="N",
-        help=f"numpyro (chosen, or the NUTS a Laplace fit falls back to): warm up from the posterior mode, then "
+        help=f"numpyro (chosen, or the NUTS a Laplace fit falls back to): warm up from jittered points around the "
+        f"priors' centres, then "
         f"draw {TARGET_CHUNK} per chain at a time until the bulk and tail ESS of every reported parameter reach N "
         f"and their R-hat is at most 1.01, or --draws per chain are drawn (diagnostics.json says which: "
         f"'stopped'). Default {TARGET_ESS} for numpyro unless --draws is given; refused by the other samplers",
@@ -157,7 +162,9 @@ def run(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        0.
+        0; :data:`lib.cli.EXIT_NOT_CONVERGED` for a NUTS fit whose chains did not converge (``diagnostics.json``
+        says ``"converged": false``; the tables keep their rows and the data's columns, every estimate left
+        empty, :func:`lib.ranking.run.withhold_estimates`).
 
     Raises
     ------
@@ -165,15 +172,13 @@ def run(args: argparse.Namespace) -> int:
         An option that does not fit the format (``--position-column``, ``--annotator-effect``), a
         negative ``--next``, or ``--target-ess`` for a fit whose sampler does not sample to one.
     """
-    import dataclasses
     import time
 
     from lib.cli import parse_columns, print_timings, progress_printer
     from lib.export import prepare_out
-    from lib.inference.settings import sampling_sizes
     from lib.inference.timings import PhaseTimer
-    from lib.ranking.fit import RankSettings, fitted_sampler
-    from lib.ranking.run import rank_systems
+    from lib.ranking.fit import rank_settings
+    from lib.ranking.run import rank_systems, withhold_estimates
 
     started = time.perf_counter()
 
@@ -187,18 +192,15 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
-    given = {k: getattr(args, k) for k in ("sampler", "chains", "seed") if getattr(args, k) is not None}
-    settings = RankSettings(
+    # --draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback too)
+    settings = rank_settings(
         likelihood=args.likelihood,
         baseline=args.baseline,
         intransitivity=args.intransitivity,
         position_bias="position" in parse_columns(args.columns),
         annotator_effect=args.annotator_effect,
-        **given,
+        **{k: getattr(args, k) for k in ("sampler", "chains", "draws", "tune", "target_ess", "seed")},
     )
-    # --draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback too)
-    sizes = sampling_sizes(fitted_sampler(settings), draws=args.draws, tune=args.tune, target_ess=args.target_ess)
-    settings = dataclasses.replace(settings, **sizes)
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
     # Votes are ranked from the votes: the pairs x prompts matrix is built only for the cells likelihood.
     reading = time.perf_counter()
@@ -215,6 +217,8 @@ def run(args: argparse.Namespace) -> int:
         progress=progress_printer(),
     )
     PhaseTimer(result.fit.diagnostics.timings).add("read", read_s)  # diagnostics.json's timings
+    if unconverged := result.fit.diagnostics.converged is False:
+        result = withhold_estimates(result)
     written = _write_outputs(result, out, judged)
     if judged is not None:
         _print_judged(judged)
@@ -222,6 +226,9 @@ def run(args: argparse.Namespace) -> int:
     if args.verbose:
         print_timings(result.fit.diagnostics.timings, started)
     print(f"wrote {out}/{', '.join(written)}")
+    if unconverged:
+        print(NOT_CONVERGED_ERROR, file=sys.stderr)
+        return EXIT_NOT_CONVERGED
     return 0
 
 
@@ -325,4 +332,4 @@ def _print_result(result, *, default_sampler: bool) -> None:
     if result.leaderboard["component"].max() > 1:  # ranked within each group of linked systems
         columns.append("component")
     shown = result.leaderboard[columns]
-    print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep=""))

@@ -15,20 +15,18 @@ not trustworthy the fit falls back to NUTS (:func:`nuts_reason`).
 
 from __future__ import annotations
 
-import functools
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import arviz as az
 import numpy as np
 
 from lib.errors import SettingsError
 from lib.inference.diagnostics import Diagnostics, diagnose
-from lib.inference.laplace import joint_mode
 from lib.inference.progress import FitProgress, monotone, run_reporting
 from lib.inference.samplers import Problem, runner
-from lib.inference.settings import NutsSettings, check_known, samplers_for
+from lib.inference.settings import NutsSettings, check_known, samplers_for, sampling_sizes
 from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of, try_cache_write
 from lib.inference.timings import PhaseTimer
 from lib.ranking.data import RankingData
@@ -103,8 +101,7 @@ class RankSettings(NutsSettings, RankChoices):
     chains, draws, tune, seed : int
         NUTS sizes; Laplace draws ``draws`` independent draws as one chain.
     target_ess : int, optional
-        A fit run by a sampler that samples to a target (:func:`fitted_sampler`; numpyro) warms up
-        from the joint posterior mode (:func:`lib.inference.laplace.joint_mode`) and draws until the
+        A fit run by a sampler that samples to a target (:func:`fitted_sampler`; numpyro) draws until the
         bulk and tail ESS of every reported parameter reach it and their R-hat is at most 1.01,
         ``draws`` per chain at most
         (:class:`lib.inference.settings.NutsSettings`); None: ``draws`` per chain.
@@ -155,6 +152,34 @@ def fitted_sampler(settings: RankSettings) -> str:
     Laplace is not trustworthy (:func:`nuts_reason`); whether it takes a target ESS is its
     :attr:`lib.inference.settings.Sampler.to_target`."""
     return FALLBACK_SAMPLER if nuts_reason(settings) else settings.sampler
+
+
+def rank_settings(
+    *,
+    sampler: str | None = None,
+    chains: int | None = None,
+    draws: int | None = None,
+    tune: int | None = None,
+    target_ess: int | None = None,
+    seed: int | None = None,
+    **choices: Any,
+) -> RankSettings:
+    """The settings of a leaderboard fit from what the user chose (None: not chosen), by the one rule of
+    ``python -m lib rank``: ``choices`` (:class:`RankChoices`' fields: likelihood, baseline, ...) as given,
+    the sizes as :func:`lib.inference.settings.sampling_sizes` gives them for the sampler the fit runs
+    (:func:`fitted_sampler`: Laplace's NUTS fallback too); nothing chosen: the defaults, which every
+    reference test runs.
+
+    Raises
+    ------
+    SettingsError
+        A target ESS for a fit whose sampler does not sample to one.
+    """
+    given: dict[str, Any] = {
+        k: v for k, v in (("sampler", sampler), ("chains", chains), ("seed", seed)) if v is not None
+    }
+    settings = RankSettings(**choices, **given)
+    return replace(settings, **sampling_sizes(fitted_sampler(settings), draws=draws, tune=tune, target_ess=target_ess))
 
 
 FALLBACK_NOTE = "MAP + Laplace is not trustworthy here ({reason}): fitted with NUTS ({sampler}) instead."
@@ -284,8 +309,7 @@ def fit_ranking(
 
     Notes
     -----
-    With ``settings.target_ess`` a numpyro fit warms up from the joint posterior mode
-    (:func:`lib.inference.laplace.joint_mode`) and samples to the target; ``diagnostics.target_ess``
+    With ``settings.target_ess`` a numpyro fit samples to the target; ``diagnostics.target_ess``
     and ``diagnostics.stopped`` say which it reached.
     """
     from lib.ranking.model import LOCAL, SCALES, build_ranking, observations, one_score_a_cell, posterior_names
@@ -338,7 +362,6 @@ def fit_ranking(
             [settings.baseline, settings.intransitivity, settings.position_bias, settings.annotator_effect],
             [fixed_alpha, curvature],
         ),
-        start=functools.partial(joint_mode, scales=SCALES),
     )
     run = runner(sampler)
     idata = run_reporting(

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
 from lib.errors import DesignError, SettingsError
+from lib.inference.diagnostics import withhold
 from lib.inference.timings import PhaseTimer
 from lib.inputs import AnalysisInput
 from lib.ranking.active import MIN_SHARE, next_from_posterior
@@ -258,6 +259,34 @@ def rank_systems(
         notes += said
     timer.add("read-outs", time.perf_counter() - reading_out)
     return result
+
+
+LEADERBOARD_DATA = ("system", "n_votes", "bt_rating", "bt_low", "bt_high", "component")
+"""The leaderboard's columns that do not come from the fit (ids, counts, the Bradley–Terry baseline): all
+that :func:`withhold_estimates` keeps of it."""
+
+
+def withhold_estimates(result: RankingResult) -> RankingResult:
+    """The result of a fit whose chains did not converge with every estimate of the fit left empty
+    (:func:`lib.inference.diagnostics.withhold`): skills, ranks, P(best) and P(top k), win probabilities,
+    next-batch scores and severities; the intransitive pairs, tau, the position bias and the severities'
+    spread dropped (None), and the notes that read the posterior (a stuck chain's ranking is "settled").
+    The rows, ids, counts and the Bradley–Terry baseline (not fitted by NUTS) stay."""
+    severity, settled = result.severity, [n.format(1 - MIN_SHARE) for n in (SETTLED_NOTE, TOP_SETTLED_NOTE)]
+    return replace(
+        result,
+        notes=[note for note in result.notes if note not in settled],
+        leaderboard=withhold(result.leaderboard, LEADERBOARD_DATA),
+        win_matrix=withhold(result.win_matrix, ("system_a", "system_b")),
+        next_batch=None
+        if result.next_batch is None
+        else withhold(result.next_batch, ("system_a", "system_b", "prompt_id", *NEXT_TEXT_COLUMNS)),
+        severity=None if severity is None else withhold(severity, ("annotator_id", "n_scores")),
+        intransitive=None,
+        tau=None,
+        position=None,
+        severity_scale=None,
+    )
 
 
 def annotate_next(idata, n: int, *, component=None, judgments=None) -> tuple[pd.DataFrame | None, list[str]]:

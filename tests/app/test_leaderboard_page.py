@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.inputs import analysis_input
-from lib.ranking.fit import DEFAULT_SAMPLER
+from lib.ranking.fit import DEFAULT_SAMPLER, rank_settings
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "leaderboard.py")
 
@@ -44,6 +44,25 @@ def test_page_opens_on_hanna_with_table_and_plots(at):
     assert len(at.get("plotly_chart")) == 3  # forest, ranks, heatmap; no BT panel without votes
     assert at.selectbox(key="lb_sampler").value == DEFAULT_SAMPLER  # one default, stated with the result
     assert any(f"the default sampler: {DEFAULT_SAMPLER}" in c.value for c in at.caption)
+
+
+def test_page_offers_the_rank_commands_defaults(at):
+    """The page's settings are the command's when nothing is chosen (lib.ranking.fit.rank_settings), and the
+    sizes follow the sampler the fit runs: MAP + Laplace and its draws, then the NUTS it falls back to."""
+
+    def sizes() -> list:
+        return [at.number_input(key=k).value for k in ("lb_chains", "lb_draws", "lb_tune", "lb_target")]
+
+    def expected(settings) -> list:
+        return [settings.chains, settings.draws, settings.tune, settings.target_ess or 0]
+
+    at.run()
+    defaults = rank_settings()
+    assert at.selectbox(key="lb_sampler").value == defaults.sampler and sizes() == expected(defaults)
+    at.checkbox(key="lb_intransitivity").check().run()  # Laplace falls back to numpyro: to the target ESS
+    assert sizes() == expected(rank_settings(intransitivity=True))
+    at.checkbox(key="lb_intransitivity").uncheck().run()
+    assert sizes() == expected(defaults)
 
 
 @pytest.mark.parametrize("key", list(DATASETS))
@@ -201,7 +220,7 @@ def test_target_ess_is_offered_when_the_fit_samples_with_nuts_and_the_fit_stops_
     at.checkbox(key="lb_intransitivity").check().run()  # MAP + Laplace falls back to numpyro, which takes one
     assert any("not trustworthy" in i.value for i in at.info) and not at.number_input(key="lb_target").disabled
     at.checkbox(key="lb_intransitivity").uncheck()
-    at.selectbox(key="lb_sampler").set_value("numpyro")
+    at.selectbox(key="lb_sampler").set_value("numpyro").run()  # its sizes fill in: then the user's own
     for key, value in {"lb_chains": 2, "lb_draws": 800, "lb_tune": 200, "lb_target": 100}.items():
         at.number_input(key=key).set_value(value)
     at.run()
