@@ -2,7 +2,8 @@
 
 data -> :func:`lib.ranking.data.ranking_data` -> :func:`lib.ranking.fit.fit_ranking` -> leaderboard
 (skills, ranks, P(best)) with the Bradley–Terry baseline merged in, win-probability matrix,
-intransitive pairs, position bias, annotator severity and the next batch to annotate.
+intransitive pairs, position bias, annotator severity and the next batch to annotate; with style control
+(:mod:`lib.ranking.style`) the same without it beside.
 """
 
 from __future__ import annotations
@@ -293,7 +294,16 @@ def _board(fit: RankingFit, bt: pd.DataFrame, settings: RankSettings, top_k: int
     return board, skills, component
 
 
-def _uncontrolled(result: RankingResult, rd, settings: RankSettings, top_k, bt_style, progress, *, cluster_check):
+def _uncontrolled(
+    result: RankingResult,
+    rd,
+    settings: RankSettings,
+    top_k: int,
+    bt_style: pd.DataFrame,
+    progress: Callable[[float, str], None] | None,
+    *,
+    cluster_check: bool,
+) -> None:
     """Style control's other half: the same votes fitted without it (:attr:`RankingResult.uncontrolled`), its skill,
     place and Bradley–Terry rating beside the controlled ones (:data:`UNCONTROLLED_COLUMNS`), and the style
     coefficients of both models (:attr:`RankingResult.style`)."""
@@ -430,8 +440,8 @@ def components_warning(rd, baseline: str | None) -> str:
 
 def _bradley_terry(rd, notes: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The Bradley–Terry baseline, per component of the comparison graph (each on its own scale), contextual
-    with the style covariates when ``rd`` has them; and the coefficients of the largest component (empty
-    without style control)."""
+    with the style covariates when ``rd`` has them; and the style coefficients (the largest component's when the
+    systems fall into several; empty without style control)."""
     bt = pd.DataFrame(columns=["system", "bt_rating", "bt_low", "bt_high"])
     coefficients = pd.DataFrame(columns=STYLE_COEFFICIENT_COLUMNS)
     if rd.votes is None:
