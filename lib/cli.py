@@ -210,6 +210,7 @@ def read_input(args: argparse.Namespace, *, matrix: bool = True):
         filters=filters,
         drop_incomplete_rows=args.drop_incomplete,
         matrix=matrix,
+        style_columns=getattr(args, "style_columns", None) or (),
     )
     if data.dropped_rows:
         print(f"dropped {len(data.dropped_rows)} incomplete rows: {', '.join(map(str, data.dropped_rows))}")

@@ -27,6 +27,7 @@ def _options_help(helps: dict[str, str]) -> str:
     return "  \n".join(f"**{name}**: {escape_markdown(text)}" for name, text in helps.items())
 
 
+# The fit's sizes and the keys of their widgets (a comment: a bare string here is shown by Streamlit).
 SIZES = {
     "chains": "abil_chains",
     "draws": "abil_draws",
@@ -34,7 +35,6 @@ SIZES = {
     "target_ess": "abil_target",
     "seed": "abil_seed",
 }
-"""The fit's sizes and the keys of their widgets."""
 
 
 def _sampler_sizes() -> None:

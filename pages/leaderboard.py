@@ -6,10 +6,16 @@ import streamlit as st
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import InputError
 from lib.export import csv_text
-from lib.inference.diagnostics import diagnostics_json
 from lib.inference.settings import TARGET_CHUNK
 from lib.irt.fit import data_key
-from lib.plots.ranking import active_vs_uniform, irt_vs_bradley_terry, rank_intervals, skill_forest, win_heatmap
+from lib.plots.ranking import (
+    active_vs_uniform,
+    irt_vs_bradley_terry,
+    rank_intervals,
+    skill_forest,
+    style_shift,
+    win_heatmap,
+)
 from lib.ranking.budget import WIN_MATRIX_TOP
 from lib.ranking.data import LIKELIHOODS, names_annotators, shows_position, systems_of
 from lib.ranking.fit import (
@@ -21,8 +27,9 @@ from lib.ranking.fit import (
     nuts_reason,
     rank_settings,
 )
-from lib.ranking.run import rank_systems
+from lib.ranking.run import diagnostics_text, rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
+from lib.ranking.style import has_style
 from ui.common import cached_bundled, current_input
 from ui.tables import show_table
 from ui.text import escape_markdown
@@ -33,8 +40,8 @@ from ui.timings import show_timings, stopped_words
 MANY_SYSTEMS = "hanna_means"
 MIN_SYSTEMS = 4
 
+# The fit's sizes and the keys of their widgets (a comment: a bare string here is shown by Streamlit).
 SIZES = {"chains": "lb_chains", "draws": "lb_draws", "tune": "lb_tune", "target_ess": "lb_target"}
-"""The fit's sizes and the keys of their widgets."""
 
 OWN_LIKELIHOOD = "(the data's own)"
 SUM_TO_ZERO = "(none: skills sum to zero)"
@@ -115,6 +122,20 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             help="Needs pairwise votes with a column saying which system was shown first "
             "(map it to the role 'position' on the Data page).",
         )
+        judgments = data.judgments
+        styled = judgments is not None and has_style(judgments.votes, judgments.responses)
+        style = (
+            st.checkbox(
+                "Style control: the answers' length and markdown (headers, bold, list items) as covariates",
+                disabled=not styled,
+                key="lb_style",
+                help="LMArena's style control: each vote's difference between the two answers in length and "
+                "markdown counts is fitted beside the skills (votes model and Bradley–Terry), so a system that "
+                "wins by writing longer answers drops; both leaderboards are shown. Needs pairwise votes with the "
+                "answers' texts (map response_a and response_b on the Data page).",
+            )
+            and styled
+        )
         severity = False
         if likelihood == "ratings" or (likelihood == OWN_LIKELIHOOD and data.judgments is None):
             named = names_annotators(data)
@@ -172,6 +193,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         intransitivity=intransitivity,
         position_bias=position and known,
         annotator_effect=severity,
+        style_control=style,
         chains=int(chains),
         draws=int(draws),
         tune=int(tune),
@@ -198,8 +220,7 @@ def target_text(d) -> str:
 
 def show(result, data) -> None:
     fit, board = result.fit, result.leaderboard
-    d = fit.diagnostics
-    s = fit.settings
+    d, s = fit.diagnostics, fit.settings
     default = f" (the default sampler: {DEFAULT_SAMPLER})" if s.sampler == DEFAULT_SAMPLER else ""
     st.caption(
         f"{escape_markdown(fit.data.likelihood)} likelihood, {escape_markdown(d.sampler)}{default}"
@@ -223,6 +244,7 @@ def show(result, data) -> None:
         tabs[3].plotly_chart(irt_vs_bradley_terry(board), key="lb_bt")
     else:
         tabs[3].info("No Bradley–Terry baseline for these data (it needs pairwise votes).")
+    show_style(result)
     if result.intransitive is not None:
         st.subheader("Intransitive pairs")
         st.caption(
@@ -265,7 +287,7 @@ def show(result, data) -> None:
         "win_matrix.csv", csv_text(result.win_matrix), "win_matrix.csv", mime="text/csv", key="lb_dl_wins"
     )
     c[2].download_button(
-        "diagnostics.json", diagnostics_json(d), "diagnostics.json", mime="application/json", key="lb_dl_diag"
+        "diagnostics.json", diagnostics_text(result), "diagnostics.json", mime="application/json", key="lb_dl_diag"
     )
     if result.next_batch is not None:
         st.subheader("What to annotate next")
@@ -277,6 +299,32 @@ def show(result, data) -> None:
         st.download_button(
             "next_batch.csv", csv_text(result.next_batch), "next_batch.csv", mime="text/csv", key="lb_dl_next"
         )
+
+
+# The columns of each leaderboard shown side by side with style control.
+SIDE_BY_SIDE = ["system", "skill_mean", "skill_low", "skill_high", "p_best", "bt_rating"]
+
+
+def show_style(result) -> None:
+    """Style control: the coefficients, the leaderboards without and with it side by side, each system's shift
+    (nothing without style control)."""
+    if result.uncontrolled is None:
+        return
+    st.subheader("Style control")
+    st.caption(
+        "Each vote's difference between the two answers in length and markdown (normalised, standardised over "
+        "the votes, as LMArena does) is fitted beside the skills. A coefficient > 0: the answer with more of it "
+        "wins more often (logits per SD); the controlled skills are what remains."
+    )
+    show_table(result.style, key="lb_style_table")
+    c = st.columns(2)
+    c[0].markdown("**Without style control**")
+    with c[0]:
+        show_table(result.uncontrolled[SIDE_BY_SIDE], key="lb_uncontrolled")
+    c[1].markdown("**With style control**")
+    with c[1]:
+        show_table(result.leaderboard[SIDE_BY_SIDE], key="lb_controlled")
+    st.plotly_chart(style_shift(result.leaderboard), key="lb_style_shift")
 
 
 SIM_TARGET = 0.95

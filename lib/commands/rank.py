@@ -92,6 +92,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "system, or blank; estimate a position bias gamma (the same as --columns position=NAME)",
     )
     p.add_argument(
+        "--style-control",
+        action="store_true",
+        help="fit the answers' style as covariates (LMArena's style control: length in tokens and markdown "
+        "headers, bold and list items, each the normalised difference of the two answers, standardised) in the "
+        "votes model and the Bradley–Terry baseline, from the answers' texts (pairwise: response_a and "
+        "response_b; best-worst and ranking: response); "
+        "leaderboard.csv then holds the controlled skills with skill_uncontrolled and rank_change beside them, "
+        "diagnostics.json style_coefficients",
+    )
+    p.add_argument(
+        "--style-columns",
+        type=_names,
+        default=None,
+        metavar="COL[,COL...]",
+        help="style control with these numeric columns of the file as covariates instead of the texts' features "
+        "(NAME as it is, or the normalised difference of NAME_a and NAME_b); implies --style-control",
+    )
+    p.add_argument(
         "--annotator-effect",
         action="store_true",
         help="ratings likelihood: add each annotator's severity (scale sigma_zeta estimated), so that "
@@ -156,6 +174,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def _names(value: str) -> list[str]:
+    """``A,B`` as ``["A", "B"]`` (blanks left out)."""
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
 def run(args: argparse.Namespace) -> int:
     """Fit the leaderboard to ``--input``, write ``OUTPUTS`` to ``--out`` and print the leaderboard.
 
@@ -190,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
         raise SettingsError(
             f"--annotator-effect needs scores of the ratings format (one system per score), not {args.format}"
         )
+    style = args.style_control or bool(args.style_columns)
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
     # --draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback too)
@@ -199,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
         intransitivity=args.intransitivity,
         position_bias="position" in parse_columns(args.columns),
         annotator_effect=args.annotator_effect,
+        style_control=style,
         **{k: getattr(args, k) for k in ("sampler", "chains", "draws", "tune", "target_ess", "seed")},
     )
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
@@ -264,23 +289,20 @@ def _print_judged(judged) -> None:
 
 def _write_outputs(result, out: Path, judged=None) -> list[str]:
     """Write the result's tables to ``out`` (staged, so no partial outputs); returns the names written."""
-    import json
-
     from lib.export import csv_text
-    from lib.inference.diagnostics import diagnostics_json
+    from lib.ranking.run import diagnostics_text
 
-    board, diagnostics = result.leaderboard, json.loads(diagnostics_json(result.fit.diagnostics))
-    if result.cost is not None:
-        diagnostics["estimate"] = result.cost.as_json()  # beside the timings it estimated
+    board = result.leaderboard
     if judged is not None:
         from lib.judges.run import JUDGE_COLUMNS
 
         board = board.merge(judged.leaderboard[["system", *JUDGE_COLUMNS]], on="system", how="left")
-        diagnostics |= judged.diagnostics
+    extra = {"estimate": result.cost.as_json()} if result.cost is not None else {}  # beside the timings it estimated
+    diagnostics = diagnostics_text(result, extra | (judged.diagnostics if judged is not None else {}))
     texts = {
         "leaderboard.csv": csv_text(board),
         "win_matrix.csv": csv_text(result.win_matrix),
-        "diagnostics.json": json.dumps(diagnostics, indent=2, allow_nan=False),
+        "diagnostics.json": diagnostics,
     }
     if judged is not None:
         texts["judge_quality.csv"] = csv_text(judged.quality.table)
@@ -314,6 +336,13 @@ def _print_result(result, *, default_sampler: bool) -> None:
             f"annotator severity: sigma_zeta (logits) {z['mean']:.3f}, 95% interval {z['low']:.3f} to "
             f"{z['high']:.3f}; most severe first in annotators.csv"
         )
+    if result.style is not None:
+        print("style coefficients (logits per SD; > 0: the answer with more of it wins more often):")
+        for row in result.style.itertuples():
+            print(
+                f"  {row.feature}: {row.mean:.3f}, 95% interval {row.low:.3f} to {row.high:.3f} "
+                f"(Bradley–Terry {row.bt_mean:.3f}, {row.bt_low:.3f} to {row.bt_high:.3f})"
+            )
     if result.intransitive is not None:
         print(
             f"intransitivity: tau = {result.tau:.3f}; {len(result.intransitive)} pairs whose deviation "
@@ -329,6 +358,8 @@ def _print_result(result, *, default_sampler: bool) -> None:
     )
     print_target_ess(d)
     columns = ["system", "skill_mean", "rank_low", "rank_high", "p_best", "bt_rating"]
+    if result.style is not None:
+        columns += ["skill_uncontrolled", "rank_change"]
     if result.leaderboard["component"].max() > 1:  # ranked within each group of linked systems
         columns.append("component")
     shown = result.leaderboard[columns]

@@ -15,6 +15,7 @@ not trustworthy the fit falls back to NUTS (:func:`nuts_reason`).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,7 @@ class RankChoices:
     position_bias: bool = False
     annotator_effect: bool = False
     cluster_prompts: bool = False
+    style_control: bool = False
 
 
 @dataclass
@@ -98,6 +100,9 @@ class RankSettings(NutsSettings, RankChoices):
     cluster_prompts : bool
         Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`);
         whether or not, a fit whose votes are clustered by prompt says so in its warnings.
+    style_control : bool
+        The votes' style covariates as a linear term (votes likelihood; :mod:`lib.ranking.style`): the data
+        need them (:func:`lib.ranking.data.ranking_data` with ``style=True``).
     chains, draws, tune, seed : int
         NUTS sizes; Laplace draws ``draws`` independent draws as one chain.
     target_ess : int, optional
@@ -117,6 +122,10 @@ class RankSettings(NutsSettings, RankChoices):
             raise SettingsError(
                 "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
                 "likelihood has its own prompt effect eta"
+            )
+        if self.style_control and self.likelihood in ("cells", "ratings"):
+            raise SettingsError(
+                f"style control is a covariate of each vote: it needs the votes likelihood, not {self.likelihood}"
             )
         if self.annotator_effect and self.likelihood in ("cells", "votes"):
             raise SettingsError(
@@ -248,6 +257,18 @@ def _load(rd: RankingData, request: dict, settings: RankSettings) -> RankingFit 
     return STORE.load(request, read)
 
 
+def _observations(rd: RankingData, settings: RankSettings) -> Observations:
+    """The observations a fit of these settings models (:func:`lib.ranking.model.observations`: the style
+    covariates only with style control), refused as :func:`_refuse` says."""
+    from lib.ranking.model import observations
+
+    if settings.style_control and rd.style is None:
+        raise SettingsError("style control needs the votes' style covariates (ranking_data(..., style=True))")
+    obs = observations(rd if settings.style_control else dataclasses.replace(rd, style=None))
+    _refuse(obs, settings)
+    return obs
+
+
 def _refuse(obs: Observations, settings: RankSettings) -> None:
     """Raise :class:`SettingsError` for options these observations cannot take."""
     if settings.cluster_prompts and not obs.paired:
@@ -312,7 +333,7 @@ def fit_ranking(
     With ``settings.target_ess`` a numpyro fit samples to the target; ``diagnostics.target_ess``
     and ``diagnostics.stopped`` say which it reached.
     """
-    from lib.ranking.model import LOCAL, SCALES, build_ranking, observations, one_score_a_cell, posterior_names
+    from lib.ranking.model import LOCAL, SCALES, build_ranking, one_score_a_cell, posterior_names
 
     start = time.perf_counter()
     timer = timer or PhaseTimer()
@@ -321,8 +342,7 @@ def fit_ranking(
     if settings.likelihood not in (None, rd.likelihood):
         raise SettingsError(f"the data were prepared for the {rd.likelihood} likelihood, not {settings.likelihood}")
     report = monotone(progress or (lambda fraction, message: None))
-    obs = observations(rd)
-    _refuse(obs, settings)
+    obs = _observations(rd, settings)
     shared_alpha = one_score_a_cell(obs) and not fixed_alpha
     fixed_alpha = fixed_alpha or shared_alpha
     use_cache = use_cache and "\x00" not in "".join(map(str, [*obs.systems, *obs.prompts]))
