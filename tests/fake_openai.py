@@ -106,9 +106,15 @@ DELETION = {
 }
 
 
+def edit(original: str, revised: str = "", **fields: str) -> dict:
+    """One revision edit replacing ``original`` by ``revised`` (a deletion by default); its other fields
+    those of :data:`DELETION` unless given."""
+    return {**DELETION, "original_snippet": original, "revised_snippet": revised, **fields}
+
+
 def delete_word(k: int) -> Responder:
     """A revision editor whose one edit deletes word number ``k`` of each draft."""
-    return lambda request: edits(dict(DELETION, original_snippet=request.draft.split()[k]), model=request.body["model"])
+    return lambda request: edits(edit(request.draft.split()[k]), model=request.body["model"])
 
 
 class FakeOpenAI:
