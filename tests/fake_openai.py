@@ -82,9 +82,9 @@ def chat(content: str, *, delay: float = 0.0, **kw: Any) -> Reply:
     return Reply(body=json.dumps(completion(content, **kw)).encode(), delay=delay)
 
 
-def edits(*edit: dict, **kw: Any) -> Reply:
-    """A chat completion proposing the revision edits ``edit`` (the JSON the revision prompts ask for)."""
-    return chat(json.dumps({"edits": list(edit)}), **kw)
+def edits(*proposed: dict, **kw: Any) -> Reply:
+    """A chat completion proposing the revision edits ``proposed`` (the JSON the revision prompts ask for)."""
+    return chat(json.dumps({"edits": list(proposed)}), **kw)
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:

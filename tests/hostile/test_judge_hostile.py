@@ -1,6 +1,7 @@
 """Hostile judge servers and judge files (issue 31, items 6, 8 and 15): each case runs the command
 line in-process against the loopback OpenAI-compatible server (``tests/fake_openai.py``) answering as
-``tests/judges/test_judges_command.py``'s judge, under a time bound, and checks the exit code, the message and the files.
+``tests/judges/test_judges_command.py``'s judge, under a time bound, and checks the exit code, the
+message and the files.
 
 - a judge answering "a tie" was recorded as A (its first word): now unusable, kept raw;
 - a server answering 401 with a body that quotes the Authorization header put the operator's key into
