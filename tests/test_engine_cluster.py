@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gc
 import http.server
-import json
 import os
 import random
 import signal
@@ -26,6 +25,7 @@ import pytest
 from lib.engine import Engine
 from lib.errors import ClusterError, SettingsError
 from lib.paths import ROOT
+from tests.conftest import scheduler_address
 
 BOUND = 2.0  # the engine's timeout in these tests, seconds
 
@@ -188,11 +188,7 @@ class Cluster:
             "--scheduler-file",
             str(self.file),
         )
-        deadline = time.monotonic() + 30
-        while not self.file.exists():
-            assert self.scheduler.poll() is None and time.monotonic() < deadline, "the scheduler did not start"
-            time.sleep(0.1)
-        self.address = json.loads(self.file.read_text())["address"]
+        self.address = scheduler_address(self.file, self.scheduler, seconds=30)
         self.workers = [
             self._start(
                 "distributed.cli.dask_worker",
