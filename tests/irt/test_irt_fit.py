@@ -43,6 +43,7 @@ def matrix(codes: np.ndarray) -> RatingMatrix:
     )
 
 
+@pytest.mark.validation
 def test_posterior_recovers_theta_with_calibrated_90_percent_intervals():
     sim = simulate_grm(20, 200, seed=11)
     fit = fit_grm(matrix(sim.codes), FitSettings(chains=2, draws=250, tune=250, seed=1), use_cache=False)
@@ -124,6 +125,7 @@ def test_a_nul_byte_in_a_prompt_id_is_a_format_error_naming_it():
         fit_grm(rm, FitSettings(sampler="map"))
 
 
+@pytest.mark.validation
 def test_science_slopes_lie_in_mirts_95_percent_intervals():
     ref = json.loads((DATA / "reference_estimates.json").read_text())["Science_GRM_mirt"]
     df = pd.read_csv(DATA / "Science_mirt4_long.csv", dtype=str)

@@ -40,6 +40,7 @@ def nominal_power(assumptions: Assumptions, design: Design, studies: int, *, nul
 
 
 @pytest.mark.parametrize("beta", sorted(CARD_100x3_HIGH))
+@pytest.mark.validation
 def test_the_planner_reproduces_card_et_al_high_variance_100_by_3(beta):
     """Their simulation (paired Likert ratings, item and worker random slopes) and analysis (lmer ML, Wald
     t > 1.96) on the planner's simulator and ``lmm``: within 2.5 SE of the difference of two estimates
@@ -51,6 +52,7 @@ def test_the_planner_reproduces_card_et_al_high_variance_100_by_3(beta):
     assert abs(power - published) < 2.5 * se, (power, published)
 
 
+@pytest.mark.validation
 def test_with_an_annotator_effect_power_is_calibrated_not_the_textbook_t_test():
     """Before: the planner (normal response, no components) reported power 0.91-1.00 in Card's
     high-variance setting. The nominal t-test there detects the null in most studies (its annotators'
@@ -216,6 +218,7 @@ def test_a_preset_is_refused_with_a_pilot(tmp_path, capsys):
     assert "--preset and --response are stated assumptions" in capsys.readouterr().err
 
 
+@pytest.mark.validation
 def test_with_a_prompt_effect_the_tests_on_independent_votes_are_calibrated_under_the_null():
     """The sign test counts the 10 votes of a prompt as 10 independent votes: with a prompt effect its
     nominal test detects a difference that is not there far more often than 5%, so the plan calibrates
