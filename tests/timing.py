@@ -1,14 +1,16 @@
-"""What a user waits for in the browser, beside how much slower than idle the machine runs at that moment.
+"""Wall-clock bounds that hold on a loaded machine: the machine's slowdown, measured in the same run just before
+the timed action, so that load stretches the bound as it stretches the wait.
 
-The timed browser tests check waits promised on an idle machine (issue 19 item 6: within a second) and
-must hold on a loaded 2-core machine (CI beside other work: load averages of 11-20 measured) without
-loosening what they check. So the load is measured in the same run, just before each timed action
-(:func:`slowdown`), and a wait divided by it is the wait's idle equivalent: unchanged on an idle machine.
+The timed tests check waits promised on an idle machine (issue 19 item 6: within a second) or a prompt reaction
+(Ctrl-C stops a map at once) and must hold on a loaded 2-core machine (CI beside other work: load averages of
+11-20 measured) without loosening what they check there: a wait divided by :func:`slowdown` is its idle
+equivalent (unchanged on an idle machine), and an allowance for work is multiplied by it. Browser actions are
+timed by :func:`timed` (from an idle page).
 
 The measure is a pure-Python loop in the test's process: its wall seconds over its CPU seconds, the inverse of
 the share of a core a process that starts work now gets (about 1 idle; measured here, median of 10: 3.5 at a
 load average of 21, 5.3 with 3 CPU burners added in sessions of their own, 15 with 3 in the test's own
-session). It is taken after the page has been idle for :data:`SETTLE_MS`, as the action's processes start
+session). A browser test takes it after the page has been idle for :data:`SETTLE_MS`, as the action's processes start
 from idle: right after an action the loop gets less (the scheduler charges the test's session for the action's
 burst), 3 to 18 against 3 to 6 before the same actions.
 

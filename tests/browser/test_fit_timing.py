@@ -21,8 +21,8 @@ import statistics
 from functools import partial
 
 import pytest
-from timing import Wait, timed
 
+from tests.timing import Wait, timed
 from ui.timings import COMPUTED_IN
 
 ROUNDS = 4

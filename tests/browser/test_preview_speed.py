@@ -14,8 +14,8 @@ from functools import partial
 
 import pytest
 from playwright.sync_api import expect
-from timing import timed
 
+from tests.timing import timed
 from ui.timings import COMPUTED_IN
 
 WARM_S = 1.0
