@@ -24,6 +24,7 @@ from ui.common import (
     cached_table,
     cached_upload,
     keep_upload,
+    kept_note,
     restore,
     sync_url,
     upload_criteria,
@@ -89,7 +90,7 @@ def choose_upload() -> AnalysisInput | None:
         st.info("Upload a CSV of judgments, or pick a bundled data set above.")
         return None
     name, raw = upload
-    st.caption(f"Using {escape_markdown(name)} (upload another file to replace it).")
+    st.caption(f"Using {escape_markdown(name)} (upload another file to replace it). " + kept_note())
     table = cached_table(raw, name)
     columns = list(table.columns)
     if st.session_state["upload_format"] is None:
