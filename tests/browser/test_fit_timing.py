@@ -11,7 +11,7 @@ table) comes back after the same work but the fit, and their unexplained wait (b
 reported seconds) is the browser's cost of an answer at this moment. A fit's unexplained wait may exceed
 it by the spread of those clicks and ``SLACK`` only: a part of the server's work left out of the figure
 shows as excess (the page of issue 16 reported 26.5 s for a 38.9 s wait). Each click is timed as the other
-timed tests time an action (:func:`timing.timed`: from an idle page; the figures give the machine's slowdown).
+timed tests time an action (:func:`tests.timing.timed`: from an idle page; the figures give the machine's slowdown).
 """
 
 from __future__ import annotations

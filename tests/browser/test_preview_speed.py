@@ -2,7 +2,7 @@
 systems) answer within a second of the user's action (issue 19 item 6), on an idle machine.
 
 On a loaded machine every process runs slower, the server's and the browser's alike: each wait is taken at its
-idle equivalent, divided by the machine's slowdown measured just before it (:mod:`timing`; 1 on an idle
+idle equivalent, divided by the machine's slowdown measured just before it (:mod:`tests.timing`; 1 on an idle
 machine, where the bound is the issue's). Before, the bound was on the wait itself, whatever the load: the MAP
 preview took 1.76 s and the leaderboard 1.29 s at a load average of 11-14 on 2 cores.
 """
