@@ -124,6 +124,7 @@ def test_a_plain_http_server_is_refused_at_once(http_server):
 
 
 def test_the_command_exits_2_naming_the_address(http_server, tmp_path):
+    factor = slowdown()  # a fresh interpreter's imports are work: 14.6 and 23.0 s at load averages of 25-30
     start = time.monotonic()
     done = subprocess.run(
         [
@@ -153,7 +154,7 @@ def test_the_command_exits_2_naming_the_address(http_server, tmp_path):
     )
     assert done.returncode == 2, done.stderr
     assert f"'{http_server}' is not a Dask scheduler" in done.stderr and "Traceback" not in done.stderr
-    assert time.monotonic() - start < 30
+    assert time.monotonic() - start < 15 * factor  # the bug: no answer after 150 s
 
 
 @pytest.mark.parametrize("address", ["tls://127.0.0.1:8786", "tcp://127.0.0.1", "tcp://[::1"])
