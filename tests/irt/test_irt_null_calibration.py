@@ -57,6 +57,7 @@ def test_two_systems_get_shared_thresholds_and_say_so(annotators):
     assert "cannot inform" in cutpoints_note(rm, "antisymmetric")
 
 
+@pytest.mark.validation
 def test_one_vote_per_prompt_false_detections_exact():
     # All 41 outcomes (wins of B out of 40) with their binomial probabilities: the rate is exact,
     # with no Monte Carlo error, so it is compared with the target as it is.
@@ -72,6 +73,7 @@ def test_one_vote_per_prompt_false_detections_exact():
     assert (weight * detected(old)).sum() > 0.2 and old[25] > 0.99
 
 
+@pytest.mark.validation
 def test_three_votes_per_prompt_false_detections_within_monte_carlo_error():
     # 300 simulated studies: the binomial SE of a rate of 6% is 0.0137, so the rate must stay below
     # 6% + 2 SE = 8.7% (a model at the old 27% fails by 14 SE).

@@ -10,6 +10,8 @@ import pytest
 
 from lib.judges.simulate import coverage_study
 
+pytestmark = pytest.mark.validation  # a statistical check: deselected by -m 'not validation'
+
 
 @pytest.fixture(scope="module")
 def study():

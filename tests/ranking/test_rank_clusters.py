@@ -49,6 +49,7 @@ def replicate(sd: float, seed: int):
     return inside.sum(), flagged(table["bt_design_effect"].mean(), N_PROMPTS)
 
 
+@pytest.mark.validation
 def test_bradley_terry_prompt_clustered_intervals_cover_and_the_clustering_is_said():
     runs = [replicate(SD, seed) for seed in range(REPLICATES)]
     n = REPLICATES * N_SYSTEMS
@@ -64,6 +65,7 @@ def test_flag_threshold_grows_with_the_noise_of_few_prompts():
     assert not flagged(1.2, 25) and flagged(1.21, 25)  # 1 + 1 / sqrt(25)
 
 
+@pytest.mark.validation
 def test_irt_votes_prompt_clustered_skills_widen_as_bradley_terry_s():
     votes, _ = simulate_arena(
         6, 60, 60 * VOTES_PER_PROMPT, tie_rate=0.0, log_alpha_sd=0.0, prompt_system_sd=0.5, seed=5

@@ -4,6 +4,7 @@ between two equal systems."""
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy import stats
 
 from lib.formats import DEFAULT_CRITERION
@@ -44,6 +45,7 @@ def test_one_score_a_cell_is_told_from_several_and_from_paired_judgments():
     assert not one_score_a_cell(observations(ranking_data(data, "votes")))
 
 
+@pytest.mark.validation
 def test_a_null_study_with_one_score_a_cell_shares_alpha_and_declares_no_difference():
     scores = null_study(1, NULL_STUDY)
     means = scores.pivot_table(index="prompt_id", columns="system", values="score")
