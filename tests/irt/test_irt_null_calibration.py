@@ -97,7 +97,8 @@ def test_one_vote_per_prompt_false_detections_exact():
     # 0.975 detects 26 of 40 wins (P(B better) 0.9753; the two-sided binomial tail, 8.07%), the decision
     # level 27 (3.85%)
     assert (weight * detected(p, 0.975)).sum() == pytest.approx(2 * binom.sf(25, PROMPTS, 0.5))
-    assert (weight * detected(p)).sum() == pytest.approx(2 * binom.sf(26, PROMPTS, 0.5)) <= TARGET
+    assert (weight * detected(p)).sum() == pytest.approx(2 * binom.sf(26, PROMPTS, 0.5))
+    assert 2 * binom.sf(26, PROMPTS, 0.5) <= TARGET
     # The per-prompt thresholds this replaces detect a difference in about a quarter of the studies
     # (issue 16: 25 against 15 wins gave P(B better) 0.99).
     old = TwoSystemPosterior(3, "antisymmetric").p_b_better(counts)
@@ -111,7 +112,8 @@ def test_the_decision_level_holds_the_exact_null_rate_at_any_tie_rate(prompts):
 
 def test_at_0975_the_exact_null_rate_passes_the_target_without_ties():
     # what the decision level is for: 40 and 50 tie-free prompts (8.07%, 6.49%); with ties 0.975 holds
-    assert exact_rates(40)[0, 0] == pytest.approx(2 * binom.sf(25, 40, 0.5)) > TARGET
+    assert exact_rates(40)[0, 0] == pytest.approx(2 * binom.sf(25, 40, 0.5))
+    assert 2 * binom.sf(25, 40, 0.5) > TARGET
     assert exact_rates(50)[0, 0] > TARGET
     assert (exact_rates(40)[1:, 0] > 0.05).all() and (exact_rates(40)[1:, 0] <= TARGET).all()
 
