@@ -43,8 +43,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="leaderboard of systems: skills, ranks, P(best), Bradley–Terry baseline, what to annotate next",
         description="Fit one skill per system (structured IRT: theta of a pair = s_B - s_A, with the "
         "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json, "
-        "with --next N next_batch.csv, with --annotator-effect annotators.csv and with --judge judge_quality.csv "
-        "to --out.",
+        "with --next N next_batch.csv, with annotator severity (ratings) annotators.csv and with --judge "
+        "judge_quality.csv to --out.",
     )
     add_input_options(p, "CSV of judgments or ratings")
     p.add_argument(
@@ -89,9 +89,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--annotator-effect",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="ratings likelihood: add each annotator's severity (scale sigma_zeta estimated), so that "
-        "who rated which system does not bias the skills; write annotators.csv",
+        "who rated which system does not bias the skills; write annotators.csv. Default: on where the scores "
+        "identify it (two or more annotators whose scores link every system: the annotator-system graph is "
+        "connected), off otherwise; the command says which and why. --no-annotator-effect turns it off",
     )
     p.add_argument(
         "--next",
@@ -172,7 +175,8 @@ def run(args: argparse.Namespace) -> int:
     from lib.export import prepare_out
     from lib.inference.settings import sampling_sizes
     from lib.inference.timings import PhaseTimer
-    from lib.ranking.fit import RankSettings, fitted_sampler
+    from lib.ranking.data import annotator_design_of
+    from lib.ranking.fit import RankSettings, fitted_sampler, resolve_annotator_effect
     from lib.ranking.run import rank_systems
 
     started = time.perf_counter()
@@ -196,14 +200,25 @@ def run(args: argparse.Namespace) -> int:
         annotator_effect=args.annotator_effect,
         **given,
     )
-    # --draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback too)
-    sizes = sampling_sizes(fitted_sampler(settings), draws=args.draws, tune=args.tune, target_ess=args.target_ess)
-    settings = dataclasses.replace(settings, **sizes)
+
+    def sizes(decided: RankSettings) -> dict:
+        """--draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback too)."""
+        return sampling_sizes(fitted_sampler(decided), draws=args.draws, tune=args.tune, target_ess=args.target_ess)
+
+    # Checked before anything is written; the default annotator effect (None), decided by the scores, is
+    # counted as on for a ratings file (its NUTS takes --target-ess) until the file is read.
+    sizes(
+        dataclasses.replace(settings, annotator_effect=args.annotator_effect is not False and args.format == "ratings")
+    )
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
     # Votes are ranked from the votes: the pairs x prompts matrix is built only for the cells likelihood.
     reading = time.perf_counter()
     data = read_input(args, matrix=args.likelihood == "cells")
     read_s = time.perf_counter() - reading
+    # annotator_effect stays None (rank_systems decides it again and says so); the sizes follow the decision
+    settings = dataclasses.replace(
+        settings, **sizes(resolve_annotator_effect(settings, annotator_design_of(data, args.likelihood)))
+    )
     judged = _judge(args.judge, data) if args.judge else None  # its errors come before the long fit
     result = rank_systems(
         data,

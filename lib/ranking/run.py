@@ -26,8 +26,8 @@ from lib.ranking.budget import (
     check_budget,
     estimate_cost,
 )
-from lib.ranking.data import ranking_data
-from lib.ranking.fit import RankingFit, RankSettings, fit_ranking
+from lib.ranking.data import annotator_design, ranking_data
+from lib.ranking.fit import RankingFit, RankSettings, fit_ranking, resolve_annotator_effect
 from lib.ranking.leaderboard import (
     annotator_severity,
     centre_components,
@@ -164,7 +164,8 @@ def rank_systems(
     settings : RankSettings
         Likelihood (None: the data's natural one), sampler, baseline system, intransitivity,
         position bias (the votes need the pairwise format's ``position`` role), annotator severity
-        (ratings with an annotator column), chains / draws / tune / seed.
+        (ratings with an annotator column; None: on where the scores identify it, and a note says
+        which and why, :func:`lib.ranking.data.annotator_design`), chains / draws / tune / seed.
     n_next : int
         Size of the next batch to annotate (0: none).
     top_k : int
@@ -198,11 +199,15 @@ def rank_systems(
     if not (max_memory_gb > 0 and max_minutes > 0):
         raise SettingsError(f"the memory and time limits must be above 0, not {max_memory_gb} GB and {max_minutes} min")
     rd = ranking_data(data, settings.likelihood)
+    notes: list[str] = []
+    if settings.annotator_effect is None and rd.likelihood == "ratings":  # the default: decided here, said
+        design = annotator_design(rd.ratings)
+        settings = resolve_annotator_effect(settings, design)
+        notes.append(design.note)
     cost = ranking_cost(rd, settings, n_next=n_next, win_top=win_top)
     if progress is not None:
         progress(0.0, f"estimated: {cost}")
     check_budget(cost, max_memory_gb, max_minutes)
-    notes: list[str] = []
     fit = fit_ranking(rd, settings, progress=progress)
     timer = PhaseTimer(fit.diagnostics.timings)  # diagnostics.json's timings
     with timer.phase("Bradley–Terry baseline"):
