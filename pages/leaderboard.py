@@ -12,7 +12,7 @@ from lib.inference.settings import TARGET_CHUNK, sampling_sizes
 from lib.irt.fit import data_key
 from lib.plots.ranking import active_vs_uniform, irt_vs_bradley_terry, rank_intervals, skill_forest, win_heatmap
 from lib.ranking.budget import WIN_MATRIX_TOP
-from lib.ranking.data import LIKELIHOODS, names_annotators, shows_position, systems_of
+from lib.ranking.data import LIKELIHOODS, annotator_design_of, names_annotators, shows_position, systems_of
 from lib.ranking.fit import (
     DEFAULT_SAMPLER,
     FALLBACK_SAMPLER,
@@ -21,7 +21,9 @@ from lib.ranking.fit import (
     RankSettings,
     fitted_sampler,
     nuts_reason,
+    resolve_annotator_effect,
 )
+from lib.ranking.leaderboard import P_BEST_HELP
 from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
 from ui.common import cached_bundled, current_input
@@ -38,6 +40,8 @@ NUTS_DEFAULTS = RankSettings(**sampling_sizes(FALLBACK_SAMPLER, draws=None, tune
 
 OWN_LIKELIHOOD = "(the data's own)"
 SUM_TO_ZERO = "(none: skills sum to zero)"
+# The annotator-severity switch: auto (RankSettings' default, decided by the scores), on, off.
+SEVERITY_CHOICES = {"auto": None, "on": True, "off": False}
 
 
 def choose_data(data):
@@ -98,22 +102,29 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             help="Needs pairwise votes with a column saying which system was shown first "
             "(map it to the role 'position' on the Data page).",
         )
-        severity = False
+        severity = None  # RankSettings' default: decided by the scores (off for paired judgments)
+        design = annotator_design_of(data, None if likelihood == OWN_LIKELIHOOD else likelihood)
         if likelihood == "ratings" or (likelihood == OWN_LIKELIHOOD and data.judgments is None):
             named = names_annotators(data)
-            severity = (
-                st.checkbox(
-                    "Annotator severity: an effect zeta per annotator (scale sigma_zeta estimated)",
-                    disabled=not named,
-                    key="lb_annotators",
-                    help="A severe annotator gives lower scores to every system; without this, "
-                    "a system rated mostly by severe annotators ranks too low. Needs an annotator column (map it to "
-                    "the role 'annotator' on the Data page) with at least two annotators.",
-                )
-                and named
+            auto = "on" if design.identified else "off"
+            choice = st.radio(
+                "Annotator severity: an effect zeta per annotator (scale sigma_zeta estimated)",
+                list(SEVERITY_CHOICES),
+                format_func=lambda c: f"auto ({auto} for these scores)" if c == "auto" else c,
+                horizontal=True,
+                disabled=not named,
+                key="lb_annotators",
+                help="A severe annotator gives lower scores to every system; without this, a system rated mostly "
+                "by severe annotators ranks too low, and intervals are too narrow. **auto** (the default) models it "
+                "where the scores identify it: two or more annotators whose scores link every system (an "
+                "annotator column, mapped to the role 'annotator' on the Data page). Here: "
+                + escape_markdown(design.note),
             )
+            severity = SEVERITY_CHOICES[choice] if named else None
         # The sampler the fit runs: numpyro chosen, or the NUTS a Laplace fit falls back to, takes a target ESS
-        chosen = RankSettings(sampler=sampler, intransitivity=intransitivity, annotator_effect=severity)
+        chosen = resolve_annotator_effect(
+            RankSettings(sampler=sampler, intransitivity=intransitivity, annotator_effect=severity), design
+        )
         to_target = SAMPLERS[fitted_sampler(chosen)].to_target
         d = st.columns(5)
         chains = d[0].number_input("Chains (NUTS)", 1, 8, NUTS_DEFAULTS.chains, key="lb_chains")
@@ -195,7 +206,12 @@ def show(result, data) -> None:
     for w in d.warnings:
         st.warning(escape_markdown(w))
     show_timings(d.timings)
-    st.dataframe(readable(board.round(3)), hide_index=True, key="lb_table")
+    st.dataframe(
+        readable(board.round(3)),
+        hide_index=True,
+        key="lb_table",
+        column_config={"p_best": st.column_config.NumberColumn("p_best", help=P_BEST_HELP)},
+    )
     order = list(board["system"])
     tabs = st.tabs(["Skills", "Ranks", "Win probabilities", "IRT vs Bradley–Terry"])
     tabs[0].plotly_chart(skill_forest(board), key="lb_forest")
@@ -308,7 +324,8 @@ key = (data.source, data.criterion, data_key(data.matrix), scores, settings, n_n
 kept = st.session_state.get("ranking")  # (key, result or the message of why it failed)
 # The Laplace fit takes seconds: it runs at once (once per data and settings); a NUTS fit (chosen, or the
 # fallback of a Laplace fit that would not be trustworthy) waits for the button.
-fast = settings.sampler == LAPLACE and nuts_reason(settings) is None
+decided = resolve_annotator_effect(settings, annotator_design_of(data, settings.likelihood))
+fast = settings.sampler == LAPLACE and nuts_reason(decided) is None
 if clicked or (fast and (kept is None or kept[0] != key)):
     try:
         kept = (key, run(data, settings, n_next, win_top))
@@ -321,7 +338,7 @@ if kept is not None and kept[0] == key:
     else:
         show(kept[1], data)
 else:
-    why = nuts_reason(settings)
+    why = nuts_reason(decided)
     st.info(
         "Press **Rank** to fit with these settings"
         + (f" (NUTS: MAP + Laplace is not trustworthy here, {escape_markdown(why)})." if why else ".")
