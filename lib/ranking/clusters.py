@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from scipy.linalg import eigh
 from scipy.special import expit
 
 if TYPE_CHECKING:
@@ -67,17 +68,26 @@ def cluster_scores(ia: np.ndarray, ib: np.ndarray, score: np.ndarray, cluster: n
     g = np.zeros((n_clusters, k))
     np.add.at(g, (codes, ia), score)
     np.add.at(g, (codes, ib), -score)
-    return g.T @ g * n_clusters / max(n_clusters - 1, 1)
+    outer = g.T @ g
+    outer *= n_clusters / max(n_clusters - 1, 1)  # in place: no second (k, k) array
+    return outer
 
 
-def vote_scores(ia: np.ndarray, ib: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:
-    """``sum_v score_v^2 (e_a - e_b)(e_a - e_b)'`` (k, k): :func:`cluster_scores` with each observation a
-    cluster of its own, without the small-sample factor, summed into the k x k matrix directly (the N x k
-    matrix of scores took 12 s and 400 MB for an arena's 500,000 votes)."""
+def subtract_vote_scores(g: np.ndarray, ia: np.ndarray, ib: np.ndarray, score: np.ndarray) -> None:
+    """``g -= sum_v score_v^2 (e_a - e_b)(e_a - e_b)'`` in place (g (k, k)): the per-vote
+    outer products, :func:`cluster_scores` with each observation a cluster of its own and without the
+    small-sample factor, summed into ``g`` directly (the N x k matrix of scores took 12 s and 400 MB for an
+    arena's 500,000 votes; k x k arrays of their own took 4 GB each for 10,000 systems)."""
     d2 = score**2
-    same = np.bincount(ia * k + ia, d2, k * k) + np.bincount(ib * k + ib, d2, k * k)
-    cross = np.bincount(ia * k + ib, d2, k * k) + np.bincount(ib * k + ia, d2, k * k)
-    return (same - cross).reshape(k, k)
+    for rows, cols, sign in ((ia, ia, -1.0), (ib, ib, -1.0), (ia, ib, 1.0), (ib, ia, 1.0)):
+        np.add.at(g, (rows, cols), sign * d2)
+
+
+def positive_part_factor(a: np.ndarray) -> np.ndarray:
+    """F (k, p) with ``F F' = (a)_+``, the positive part of the symmetric ``a`` (k, k), from its p positive
+    eigenpairs only (LAPACK's MRRR, ``dsyevr``, on ``a``'s own memory: ``a`` is overwritten)."""
+    w, v = eigh(a.T, overwrite_a=True, check_finite=False, subset_by_value=(0.0, np.inf), driver="evr")
+    return v * np.sqrt(w)
 
 
 @dataclass
@@ -86,7 +96,8 @@ class Clustering:
 
     ``design_effect``: the clustered variance of the skills over the model's, averaged over the
     systems whose skill varies (NaN when no draw varies); ``n_prompts``; ``flagged``: :func:`flagged`;
-    ``skill_draws`` (S, K): the draws moved about their mean so that their covariance is the clustered one.
+    ``skill_draws`` (S, K): the draws moved about their mean so that their covariance is the clustered one
+    (the draws as given when not asked for).
     """
 
     design_effect: float
@@ -95,7 +106,7 @@ class Clustering:
     skill_draws: np.ndarray
 
 
-def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray]) -> Clustering:
+def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray], *, transform: bool = True) -> Clustering:
     """The cluster-robust ("Bayesian sandwich") covariance of the skills, clustered by prompt.
 
     With Sigma the posterior covariance of the skills, ``G_n = sum_v d_v^2 x_v x_v'`` the per-vote
@@ -112,12 +123,22 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray]) -> C
     obs : lib.ranking.model.Observations
         Paired observations (votes or cells).
     means : dict
-        Posterior means: ``alpha`` (J,), ``b`` ((C - 1,) shared or (J, C - 1)), optional ``gamma``
-        and ``delta`` (pairs,).
+        Posterior means: ``alpha`` (J,), ``b`` ((C - 1,) shared or (J, C - 1)), optional ``gamma``,
+        ``delta`` (pairs,) and ``style`` (features,).
+    transform : bool
+        Also move the draws to the clustered covariance (``skill_draws``).
 
     Returns
     -------
     Clustering
+
+    Notes
+    -----
+    Memory: the design effect needs two (K, K) arrays, ``G_c - G_n`` and LAPACK's eigenvectors of it (its
+    positive part is taken from its positive eigenpairs, :func:`positive_part_factor`), and the (C, K)
+    per-prompt scores; Sigma is used only through the draws (``diag(Sigma E Sigma)`` from ``Sigma F``,
+    (K, p)). Moving the draws (``transform``) needs about eight (K, K) arrays more. Before, the check held
+    about twelve (K, K) arrays: 10 GB for 10,000 systems. ``lib.ranking.budget`` counts both.
     """
     k = skill.shape[1]
     mean = skill.mean(axis=0)
@@ -129,6 +150,8 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray]) -> C
         loc = loc + means["gamma"] * obs.side
     if "delta" in means:
         loc = loc + means["delta"][obs.pair]
+    if "style" in means:  # style control's covariates (lib.ranking.model)
+        loc = loc + obs.features @ means["style"]
     alpha = means["alpha"][obs.prompt]
     b = np.atleast_2d(means["b"])
     b = b[np.zeros_like(obs.prompt) if len(b) == 1 else obs.prompt]  # (N, C - 1)
@@ -139,19 +162,23 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray]) -> C
     with np.errstate(all="ignore"):
         d = alpha * (lo * (1 - lo) - hi * (1 - hi)) / np.maximum(lo - hi, 1e-300)
     with np.errstate(all="ignore"):
-        g_naive = vote_scores(obs.system_b, obs.system_a, d, k)
-        g_cluster = cluster_scores(obs.system_b, obs.system_a, d, obs.prompt, k)
-    if not (np.isfinite(g_naive).all() and np.isfinite(g_cluster).all()):  # means outside the model's range
+        excess = cluster_scores(obs.system_b, obs.system_a, d, obs.prompt, k)  # G_c, then G_c - G_n
+        subtract_vote_scores(excess, obs.system_b, obs.system_a, d)
+    if not np.isfinite(excess).all():  # means outside the model's range
         return Clustering(float("nan"), n_prompts, False, skill)
-    sigma = np.atleast_2d(np.cov(skill, rowvar=False))
-    w, v = np.linalg.eigh(g_cluster - g_naive)
-    excess = (v * np.clip(w, 0, None)) @ v.T
-    adjusted = sigma + sigma @ excess @ sigma
-    varies = np.diag(sigma) > 1e-12 * np.diag(sigma).max()
-    design_effect = float(np.mean(np.diag(adjusted)[varies] / np.diag(sigma)[varies]))
-    return Clustering(
-        design_effect, n_prompts, flagged(design_effect, n_prompts), mean + (skill - mean) @ _transform(sigma, adjusted)
-    )
+    factor = positive_part_factor(excess)  # F F' = (G_c - G_n)_+
+    del excess
+    centred = skill - mean
+    var = np.einsum("sk,sk->k", centred, centred) / (len(skill) - 1)  # diag(Sigma)
+    sigma_factor = centred.T @ (centred @ factor) / (len(skill) - 1)  # Sigma F
+    varies = var > 1e-12 * var.max()
+    clustered_var = var + np.einsum("kp,kp->k", sigma_factor, sigma_factor)  # diag(Sigma + Sigma F F' Sigma)
+    design_effect = float(np.mean(clustered_var[varies] / var[varies]))
+    draws = skill
+    if transform:
+        sigma = np.atleast_2d(np.cov(skill, rowvar=False))
+        draws = mean + centred @ _transform(sigma, sigma + sigma_factor @ sigma_factor.T)
+    return Clustering(design_effect, n_prompts, flagged(design_effect, n_prompts), draws)
 
 
 def _transform(sigma: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -172,8 +199,10 @@ def cluster_by_prompt(idata: az.InferenceData, obs, apply: bool, warnings: list[
     post = idata["posterior"]
     skill = post["skill"]
     draws = skill.stack(sample=("chain", "draw")).transpose("sample", "system").to_numpy().astype(np.float64)
-    means = {n: post[n].mean(("chain", "draw")).to_numpy() for n in ("alpha", "b", "gamma", "delta") if n in post}
-    result = prompt_clustering(draws, obs, means)
+    means = {
+        n: post[n].mean(("chain", "draw")).to_numpy() for n in ("alpha", "b", "gamma", "delta", "style") if n in post
+    }
+    result = prompt_clustering(draws, obs, means, transform=apply)
     if result.flagged:
         warnings.append(
             CLUSTER_NOTE.format(de=result.design_effect, n=result.n_prompts) + ("" if apply else CLUSTER_ADVICE)
