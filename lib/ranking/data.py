@@ -275,9 +275,11 @@ def annotator_design_of(data, likelihood: str | None = None) -> AnnotatorDesign:
     Returns
     -------
     AnnotatorDesign
-        Not identified, with no note, for paired judgments or another likelihood.
+        Not identified, with no note, for paired judgments, another likelihood or item-response data
+        (which has no systems: :func:`ranking_data` says so).
     """
-    if data.judgments is not None or data.ratings is None or likelihood not in (None, "ratings"):
+    paired_or_none = data.judgments is not None or data.ratings is None or data.fmt == "responses"
+    if paired_or_none or likelihood not in (None, "ratings"):
         return annotator_design(None)
     return annotator_design(_score_table(data))
 

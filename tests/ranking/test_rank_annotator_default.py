@@ -14,7 +14,7 @@ import pytest
 from scipy.stats import binom
 
 import lib.cli
-from lib.inputs import analysis_input
+from lib.inputs import analysis_input, bundled_input
 from lib.ranking.data import annotator_design, annotator_design_of, ranking_data
 from lib.ranking.fit import RankSettings, fitted_sampler, resolve_annotator_effect
 from lib.ranking.run import rank_systems
@@ -62,6 +62,8 @@ def test_the_rule_is_on_where_the_annotators_link_the_systems_and_says_why(crowd
     assert "one annotator (r)" in annotator_design(scores.assign(annotator_id="r")).note
     assert annotator_design(None) == annotator_design_of(ratings_input(scores), "cells")  # off, nothing to say
     assert not annotator_design(None).identified and annotator_design(None).note == ""
+    # item-response data (persons x items) has no systems: nothing to decide (the page then says why it cannot rank)
+    assert annotator_design_of(bundled_input("lsat7")) == annotator_design(None)
 
 
 def test_the_default_is_decided_once_and_a_choice_is_kept(crowd):
