@@ -46,8 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="leaderboard of systems: skills, ranks, P(best), Bradley–Terry baseline, what to annotate next",
         description="Fit one skill per system (structured IRT: theta of a pair = s_B - s_A, with the "
         "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json, "
-        "with --next N next_batch.csv, with --annotator-effect annotators.csv and with --judge judge_quality.csv "
-        "to --out.",
+        "with --next N next_batch.csv, with annotator severity (ratings) annotators.csv and with --judge "
+        "judge_quality.csv to --out.",
         epilog=EXIT_CODES,
     )
     add_input_options(p, "CSV of judgments or ratings")
@@ -111,9 +111,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--annotator-effect",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="ratings likelihood: add each annotator's severity (scale sigma_zeta estimated), so that "
-        "who rated which system does not bias the skills; write annotators.csv",
+        "who rated which system does not bias the skills; write annotators.csv. Default: on where the scores "
+        "identify it (two or more annotators whose scores link every system: the annotator-system graph is "
+        "connected), off otherwise; the command says which and why. --no-annotator-effect turns it off",
     )
     p.add_argument(
         "--next",
@@ -200,7 +203,8 @@ def run(args: argparse.Namespace) -> int:
     from lib.cli import parse_columns, print_timings, progress_printer
     from lib.export import prepare_out
     from lib.inference.timings import PhaseTimer
-    from lib.ranking.fit import rank_settings
+    from lib.ranking.data import AnnotatorDesign, annotator_design_of
+    from lib.ranking.fit import RankSettings, rank_settings
     from lib.ranking.run import rank_systems, withhold_estimates
 
     started = time.perf_counter()
@@ -216,21 +220,31 @@ def run(args: argparse.Namespace) -> int:
     style = args.style_control or bool(args.style_columns)
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
-    # --draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback too)
-    settings = rank_settings(
-        likelihood=args.likelihood,
-        baseline=args.baseline,
-        intransitivity=args.intransitivity,
-        position_bias="position" in parse_columns(args.columns),
-        annotator_effect=args.annotator_effect,
-        style_control=style,
-        **{k: getattr(args, k) for k in ("sampler", "chains", "draws", "tune", "target_ess", "seed")},
-    )
+
+    def settings_for(design: AnnotatorDesign) -> RankSettings:
+        """--draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback
+        too, where ``design`` models the annotators' severities by default)."""
+        return rank_settings(
+            likelihood=args.likelihood,
+            baseline=args.baseline,
+            intransitivity=args.intransitivity,
+            position_bias="position" in parse_columns(args.columns),
+            annotator_effect=args.annotator_effect,
+            style_control=style,
+            design=design,
+            **{k: getattr(args, k) for k in ("sampler", "chains", "draws", "tune", "target_ess", "seed")},
+        )
+
+    # Checked before anything is written; the default annotator effect (None), decided by the scores, is
+    # counted as on for a ratings file (its NUTS takes --target-ess) until the file is read.
+    settings_for(AnnotatorDesign(args.format == "ratings", ""))
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
     # Votes are ranked from the votes: the pairs x prompts matrix is built only for the cells likelihood.
     reading = time.perf_counter()
     data = read_input(args, matrix=args.likelihood == "cells")
     read_s = time.perf_counter() - reading
+    # annotator_effect stays None (rank_systems decides it again and says so); the sizes follow the decision
+    settings = settings_for(annotator_design_of(data, args.likelihood))
     judged = _judge(args.judge, data) if args.judge else None  # its errors come before the long fit
     result = rank_systems(
         data,

@@ -32,8 +32,8 @@ from lib.ranking.budget import (
     revising,
     within,
 )
-from lib.ranking.data import ranking_data
-from lib.ranking.fit import RankingFit, RankSettings, fit_ranking, fitted_sampler
+from lib.ranking.data import annotator_design, ranking_data
+from lib.ranking.fit import RankingFit, RankSettings, fit_ranking, fitted_sampler, resolve_annotator_effect
 from lib.ranking.leaderboard import (
     annotator_severity,
     centre_components,
@@ -190,7 +190,8 @@ def rank_systems(
     settings : RankSettings
         Likelihood (None: the data's natural one), sampler, baseline system, intransitivity,
         position bias (the votes need the pairwise format's ``position`` role), annotator severity
-        (ratings with an annotator column), chains / draws / tune / seed.
+        (ratings with an annotator column; None: on where the scores identify it, and a note says
+        which and why, :func:`lib.ranking.data.annotator_design`), chains / draws / tune / seed.
     n_next : int
         Size of the next batch to annotate (0: none).
     top_k : int
@@ -219,11 +220,16 @@ def rank_systems(
     """
     _check_sizes(n_next, win_top, max_memory_gb, max_minutes)
     rd = ranking_data(data, settings.likelihood, style=settings.style_control)
+    said: list[str] = []
+    if settings.annotator_effect is None and rd.likelihood == "ratings":  # the default: decided here, said
+        design = annotator_design(rd.ratings)
+        settings = resolve_annotator_effect(settings, design)
+        said.append(design.note)
     cost, left_out = affordable_cost(rd, settings, n_next, win_top, max_memory_gb, max_minutes)
     if progress is not None:
         progress(0.0, f"estimated: {cost} (the time to go is revised as phases finish)")
     check_budget(cost, max_memory_gb, max_minutes)
-    notes: list[str] = list(rd.style.notes) if rd.style is not None else []
+    notes: list[str] = [*said, *(rd.style.notes if rd.style is not None else [])]
     fitting = PhaseTimer()  # its phases so far revise the time to go
     report = None if progress is None else revising(progress, cost, fitting)
     fit = fit_ranking(

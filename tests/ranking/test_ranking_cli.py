@@ -79,7 +79,9 @@ def test_rank_on_ratings_leaves_bradley_terry_empty_and_says_so(tmp_path, capsys
     assert "Bradley–Terry baseline needs pairwise votes" in said.out
     assert "Null calibration of the ratings likelihood" in said.out  # (issue 16), said with every fit
     assert "warning: One score a (prompt, system) cell" in said.err  # HANNA's means: alpha_j = 1
-    assert not (out / "annotators.csv").exists()  # only with --annotator-effect
+    # HANNA's means name no annotator: the severities are not modelled by default, and the command says why
+    assert "note: Annotator severity is not modelled: the scores name no annotator" in said.out
+    assert not (out / "annotators.csv").exists()
 
 
 def test_rank_refuses_a_non_empty_out_before_computing(tmp_path, capsys):
