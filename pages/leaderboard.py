@@ -12,6 +12,7 @@ from lib.inference.settings import TARGET_CHUNK, sampling_sizes
 from lib.irt.fit import data_key
 from lib.plots.ranking import active_vs_uniform, irt_vs_bradley_terry, rank_intervals, skill_forest, win_heatmap
 from lib.ranking.budget import WIN_MATRIX_TOP
+from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
 from lib.ranking.data import LIKELIHOODS, names_annotators, shows_position, systems_of
 from lib.ranking.fit import (
     DEFAULT_SAMPLER,
@@ -98,6 +99,19 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             help="Needs pairwise votes with a column saying which system was shown first "
             "(map it to the role 'position' on the Data page).",
         )
+        paired = likelihood in ("cells", "votes") or (likelihood == OWN_LIKELIHOOD and data.judgments is not None)
+        cluster = st.selectbox(
+            "Prompt-clustered intervals",
+            list(CLUSTER_MODES),
+            index=list(CLUSTER_MODES).index(DEFAULT_CLUSTERING),
+            disabled=not paired,
+            key="lb_cluster",
+            help="Votes on the same prompt can lean the same way (a prompt favours some systems more than their "
+            "skill says); intervals that treat them as independent are then too narrow. Default: "
+            f"**{DEFAULT_CLUSTERING}** (the page and the command line alike).  \n"
+            + "  \n".join(f"**{k}**: {escape_markdown(v.format(min=MIN_PROMPTS))}" for k, v in CLUSTER_MODES.items())
+            + ("" if paired else "  \nNot used here: the ratings likelihood has its own prompt effect."),
+        )
         severity = False
         if likelihood == "ratings" or (likelihood == OWN_LIKELIHOOD and data.judgments is None):
             named = names_annotators(data)
@@ -155,6 +169,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         intransitivity=intransitivity,
         position_bias=position and known,
         annotator_effect=severity,
+        cluster_prompts=cluster if paired else DEFAULT_CLUSTERING,
         chains=int(chains),
         draws=int(draws),
         tune=int(tune),
@@ -254,9 +269,18 @@ def show(result, data) -> None:
         st.subheader("What to annotate next")
         st.caption(
             "The (pair, prompt) judgments that most reduce the uncertainty of the ranking under the "
-            "current posterior (score: expected reduction), ready to send to annotators."
+            "current posterior, ready to send to annotators. score: the expected shrinkage of the pair's posterior "
+            "SD (logits), weighted by how undecided its order is; relative_score: the score over the first row's."
         )
-        st.dataframe(result.next_batch.round(4), hide_index=True, key="lb_next_table")
+        st.dataframe(
+            result.next_batch,
+            hide_index=True,
+            key="lb_next_table",
+            column_config={  # scores span orders of magnitude: significant digits, not decimals
+                "score": st.column_config.NumberColumn(format="%.3g"),
+                "relative_score": st.column_config.NumberColumn(format="%.2g"),
+            },
+        )
         st.download_button(
             "next_batch.csv", csv_text(result.next_batch), "next_batch.csv", mime="text/csv", key="lb_dl_next"
         )

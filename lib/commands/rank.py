@@ -35,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     # Light imports only (``--help`` stays fast): the fitting modules load pymc.
     from lib.inference.settings import TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, samplers_for
     from lib.ranking.budget import MAX_MEMORY_GB, MAX_MINUTES, WIN_MATRIX_TOP
+    from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
     from lib.ranking.data import LIKELIHOODS
 
     samplers = samplers_for("ranking")
@@ -92,6 +93,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="ratings likelihood: add each annotator's severity (scale sigma_zeta estimated), so that "
         "who rated which system does not bias the skills; write annotators.csv",
+    )
+    p.add_argument(
+        "--cluster-prompts",
+        choices=list(CLUSTER_MODES),
+        default=None,
+        help="skill intervals robust to votes that share a prompt (cluster-robust sandwich); "
+        + "; ".join(f"{k}: {v.format(min=MIN_PROMPTS)}" for k, v in CLUSTER_MODES.items())
+        + f". Default: {DEFAULT_CLUSTERING} (the page's too)",
     )
     p.add_argument(
         "--next",
@@ -187,7 +196,9 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
-    given = {k: getattr(args, k) for k in ("sampler", "chains", "seed") if getattr(args, k) is not None}
+    given = {
+        k: getattr(args, k) for k in ("sampler", "chains", "seed", "cluster_prompts") if getattr(args, k) is not None
+    }
     settings = RankSettings(
         likelihood=args.likelihood,
         baseline=args.baseline,

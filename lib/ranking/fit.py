@@ -31,6 +31,7 @@ from lib.inference.samplers import Problem, runner
 from lib.inference.settings import NutsSettings, check_known, samplers_for
 from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of, try_cache_write
 from lib.inference.timings import PhaseTimer
+from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING
 from lib.ranking.data import RankingData
 
 if TYPE_CHECKING:  # the model module imports pymc: loaded when a fit runs
@@ -77,7 +78,7 @@ class RankChoices:
     intransitivity: bool = False
     position_bias: bool = False
     annotator_effect: bool = False
-    cluster_prompts: bool = False
+    cluster_prompts: str = DEFAULT_CLUSTERING
 
 
 @dataclass
@@ -97,9 +98,11 @@ class RankSettings(NutsSettings, RankChoices):
         Add pair deviations (delta, tau) / the first-shown effect gamma.
     annotator_effect : bool
         Add annotator severities (zeta, sigma_zeta; the ratings likelihood only).
-    cluster_prompts : bool
-        Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`);
-        whether or not, a fit whose votes are clustered by prompt says so in its warnings.
+    cluster_prompts : str
+        Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`),
+        a key of :data:`lib.ranking.clusters.CLUSTER_MODES` (default:
+        :data:`lib.ranking.clusters.DEFAULT_CLUSTERING`); whichever, a fit whose votes are dependent
+        within a prompt says so in its warnings.
     chains, draws, tune, seed : int
         NUTS sizes; Laplace draws ``draws`` independent draws as one chain.
     target_ess : int, optional
@@ -111,12 +114,14 @@ class RankSettings(NutsSettings, RankChoices):
     """
 
     def validate(self) -> None:
-        """Raises SettingsError for an unknown or non-posterior sampler, annotator severity with a
-        paired likelihood, or non-positive sizes."""
+        """Raises SettingsError for an unknown or non-posterior sampler, an unknown clustering mode,
+        prompt-clustered intervals asked of ratings, annotator severity with a paired likelihood, or
+        non-positive sizes."""
         check_known("sampler", self.sampler, SAMPLERS)
+        check_known("prompt clustering", self.cluster_prompts, CLUSTER_MODES)
         if not SAMPLERS[self.sampler].posterior:
             raise SettingsError(f"a leaderboard needs posterior draws: the {self.sampler} sampler gives a point")
-        if self.cluster_prompts and self.likelihood == "ratings":
+        if self.cluster_prompts == "on" and self.likelihood == "ratings":
             raise SettingsError(
                 "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
                 "likelihood has its own prompt effect eta"
@@ -221,7 +226,7 @@ def _load(rd: RankingData, request: dict, settings: RankSettings) -> RankingFit 
 
 def _refuse(obs: Observations, settings: RankSettings) -> None:
     """Raise :class:`SettingsError` for options these observations cannot take."""
-    if settings.cluster_prompts and not obs.paired:
+    if settings.cluster_prompts == "on" and not obs.paired:
         raise SettingsError(
             "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
             "likelihood has its own prompt effect eta"

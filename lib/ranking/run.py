@@ -16,7 +16,7 @@ import pandas as pd
 from lib.errors import DesignError, SettingsError
 from lib.inference.timings import PhaseTimer
 from lib.inputs import AnalysisInput
-from lib.ranking.active import MIN_SHARE, next_from_posterior
+from lib.ranking.active import MIN_SHARE, negligible_note, next_from_posterior, relative_scores
 from lib.ranking.baseline import bradley_terry
 from lib.ranking.budget import (
     MAX_MEMORY_GB,
@@ -26,6 +26,7 @@ from lib.ranking.budget import (
     check_budget,
     estimate_cost,
 )
+from lib.ranking.clusters import clustering_note
 from lib.ranking.data import ranking_data
 from lib.ranking.fit import RankingFit, RankSettings, fit_ranking
 from lib.ranking.leaderboard import (
@@ -122,7 +123,7 @@ class RankingResult:
         The spread of the severities (``parameter, mean, sd, low, high``) when they were estimated
         (always by NUTS: a Laplace fit falls back to it, ``lib.ranking.fit.nuts_reason``).
     next_batch : DataFrame or None
-        ``NEXT_COLUMNS`` (then ``NEXT_TEXT_COLUMNS`` when the data hold texts): the (pair, prompt)
+        ``NEXT_COLUMNS``, ``relative_score`` (then ``NEXT_TEXT_COLUMNS`` when the data hold texts): the (pair, prompt)
         candidates to annotate next, best first; None when not asked or when the ranking is settled
         (a note says so).
     notes : list of str
@@ -202,8 +203,8 @@ def rank_systems(
     if progress is not None:
         progress(0.0, f"estimated: {cost}")
     check_budget(cost, max_memory_gb, max_minutes)
-    notes: list[str] = []
     fit = fit_ranking(rd, settings, progress=progress)
+    notes = [note] if (note := clustering_note(fit.idata["posterior"].attrs)) else []
     timer = PhaseTimer(fit.diagnostics.timings)  # diagnostics.json's timings
     with timer.phase("Bradley–Terry baseline"):
         bt = _bradley_terry(rd, notes)
@@ -263,8 +264,10 @@ def annotate_next(idata, n: int, *, component=None, judgments=None) -> tuple[pd.
     Returns
     -------
     (batch, notes)
-        ``batch``: ``NEXT_COLUMNS`` (+ ``NEXT_TEXT_COLUMNS``), best first; None when the ranking is
-        settled (:data:`SETTLED_NOTE`). ``notes``: what the user should know (the top settled, or all).
+        ``batch``: ``NEXT_COLUMNS``, ``relative_score`` (:func:`lib.ranking.active.relative_scores`)
+        (+ ``NEXT_TEXT_COLUMNS``), best first; None when the ranking is settled (:data:`SETTLED_NOTE`).
+        ``notes``: what the user should know (the top settled, or all; rows that matter little,
+        :func:`lib.ranking.active.negligible_note`).
     """
     batch = next_from_posterior(idata, n, component=component)
     notes = []
@@ -273,6 +276,8 @@ def annotate_next(idata, n: int, *, component=None, judgments=None) -> tuple[pd.
         if batch.empty:
             return None, [SETTLED_NOTE.format(1 - MIN_SHARE)]
         notes.append(TOP_SETTLED_NOTE.format(1 - MIN_SHARE))
+    batch = relative_scores(batch)
+    notes += [note] if (note := negligible_note(batch)) else []
     if judgments is None or (judgments.prompt_texts.empty and judgments.responses.empty):
         return batch, notes
     prompt = judgments.prompt_texts.drop_duplicates("prompt_id").set_index("prompt_id")["prompt_text"]
