@@ -153,19 +153,22 @@ def relative_scores(batch: pd.DataFrame) -> pd.DataFrame:
     Scores span orders of magnitude (one vote on a very discriminating prompt can all but settle a pair,
     and the rows after it gain little): relative to the best row they rank at a glance, where scores
     rounded for display read 0. The first row has the largest score (the greedy choice takes it first, and
-    later covariance updates only shrink the gains). An empty batch gets an empty column.
+    later covariance updates only shrink the gains). An empty batch gets an empty column, one whose first
+    score is 0 (no judgment informs) zeros.
     """
     out = batch.copy()
-    first = float(batch["score"].iloc[0]) if len(batch) else 1.0
-    out.insert(out.columns.get_loc("score") + 1, RELATIVE, batch["score"].to_numpy(float) / first)
+    first = float(batch["score"].iloc[0]) if len(batch) else 0.0
+    score = batch["score"].to_numpy(float)
+    relative = np.divide(score, first, out=np.zeros_like(score), where=first > 0)
+    out.insert(out.columns.get_loc("score") + 1, RELATIVE, relative)
     return out
 
 
 def negligible_note(batch: pd.DataFrame) -> str | None:
     """:data:`NEGLIGIBLE_NOTE` when the batch ends in rows that each score below :data:`NEGLIGIBLE` of the
     first (``batch`` with :data:`RELATIVE`); None when its last row counts."""
-    counts = np.flatnonzero(batch[RELATIVE].to_numpy() >= NEGLIGIBLE)  # row 1 always counts
-    first = int(counts[-1]) + 2  # 1-based: the row after the last one that counts
+    counts = np.flatnonzero(batch[RELATIVE].to_numpy() >= NEGLIGIBLE)  # row 1, unless no row informs
+    first = int(counts[-1]) + 2 if len(counts) else len(batch) + 1  # 1-based: the row after the last that counts
     if first > len(batch):
         return None
     kept = "row 1 alone carries" if first == 2 else f"rows 1 to {first - 1} carry"

@@ -40,13 +40,19 @@ in simulations of 8 systems x 30 prompts x 50 votes) and cover far more where th
 (``docs/leaderboard.md``, "Votes that share a prompt")."""
 MIN_PROMPTS = 20
 """Fewer prompts than this give no design effect (the figure is withheld with a statement) and, by
-default, no clustering: a sandwich summed over a handful of clusters is noise (a 10-prompt pilot read
-"37572 times what independent votes give"; Cameron & Miller 2015, sec. VI, on few clusters)."""
+default, no clustering: a sandwich summed over a handful of clusters is noise (a 20-page pilot of the
+Studies page read "37572.18 times what independent votes give"; Cameron & Miller 2015, sec. VI, on few
+clusters)."""
 CREDIBLE_Z = 1.645
 """Votes are called dependent when the design effect exceeds 1 by more than this many of its standard
 errors (a one-sided 5% test) ..."""
 DESIGN_EFFECT_WARN = 1.2
-"""... and exceeds this (10% more variance, intervals 5% wider): a smaller excess does not change a reading."""
+"""... and exceeds this (20% more variance, intervals 10% wider): a smaller excess changes little, and the
+estimate of independent votes sits a few percent above 1 (the Laplace posterior is a little narrow)."""
+
+T_SEED = 0
+"""Seed of the chi-square mixing that makes the clustered draws Student-t (:func:`prompt_clustering`): the
+same fit gives the same intervals."""
 
 DEPENDENT_NOTE = (
     "votes on the same prompt are dependent: the skills' variance is {de:.2f} times (± {se:.2f}) what "
@@ -63,6 +69,16 @@ FEW_PROMPTS_NOTE = (
     "whether votes on the same prompt are dependent cannot be told from {n} prompts (at least {min} are "
     "needed for a design effect): the intervals treat votes as independent and may be too narrow."
 )
+BEYOND_NOTE = (
+    "no design effect is given: the prompt-clustered sandwich gives the skills more variance than votes "
+    "could have even if all the observations of a prompt agreed ({bound} times, the most a prompt carries), "
+    "so it measures how badly the model's prompt discriminations (alpha_j up to {alpha:.1f}) describe these "
+    "votes, not their dependence. {intervals}"
+)
+BEYOND_INTERVALS = {
+    False: "The intervals are the model's and may be too narrow: a NUTS fit or more votes a prompt will tell.",
+    True: "The intervals are prompt-clustered from that sandwich, as asked.",
+}
 FEW_PROMPTS_FORCED_NOTE = (
     "prompt-clustered intervals from {n} prompts (fewer than {min}, as asked): a sandwich summed over so few "
     "prompts is itself uncertain, and no design effect is given."
@@ -107,9 +123,11 @@ class Clustering:
 
     ``design_effect``: the clustered variance of the skills over the model's, averaged over the systems
     whose skill varies, and ``se`` its standard error (both NaN when not estimated: fewer than
-    :data:`MIN_PROMPTS` prompts, or no draw varies); ``n_prompts``; ``several``: whether the prompts carry
-    two or more observations on average; ``dependent``: :func:`dependent`; ``skill_draws`` (S, K): the draws
-    moved about their mean so that their covariance is the clustered one (None when it cannot be formed).
+    :data:`MIN_PROMPTS` prompts, one observation a prompt, or no draw varies); ``n_prompts``; ``several``:
+    whether the prompts carry two or more observations on average; ``dependent``: :func:`dependent`;
+    ``skill_draws`` (S, K): the draws moved about their mean so that their covariance is the clustered one
+    (None when it cannot be formed); ``most``: the most observations a prompt carries; ``beyond``: whether
+    the sandwich's variance ratio exceeded ``most`` (the design effect is then NaN, :func:`prompt_clustering`).
     """
 
     design_effect: float
@@ -118,6 +136,8 @@ class Clustering:
     several: bool
     dependent: bool
     skill_draws: np.ndarray | None
+    most: int = 0
+    beyond: bool = False
 
 
 def dependent(design_effect: float, se: float) -> bool:
@@ -176,10 +196,22 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray], prio
     against them, with its negative part clipped, was 1.3-1.6 for independent votes and the warning fired
     on 19 of 20 simulated studies.)
 
+    The clustered draws are the model's moved about their mean so that their scale matrix is V, and made
+    Student-t with C - 1 degrees of freedom (each draw's deviation times ``sqrt((C - 1) / w)``, w ~
+    chi-square(C - 1)): V is estimated from C prompts, and with few of them intervals from its normal
+    quantiles are too narrow (Cameron & Miller 2015, sec. VI.C, the t(G - 1) critical values; with C = 30
+    a 95% interval is 4% wider).
+
     The design effect is ``mean_k V_kk / Sigma_kk`` over the systems whose skill varies, unclipped:
     ``(Sigma P Sigma)_kk / Sigma_kk`` plus one term per prompt, ``t_c = C / (C - 1) mean_k (Sigma
     g_c)_k^2 / Sigma_kk``; the prompts are independent, so its standard error is that of a sum of C
-    independent terms, ``sqrt(C / (C - 1) sum_c (t_c - mean t)^2)``.
+    independent terms, ``sqrt(C / (C - 1) sum_c (t_c - mean t)^2)``. It cannot exceed the most
+    observations a prompt carries, m: were all m observations of a prompt to agree, its score would be m
+    times one observation's and its share of the information m times too (Kish's design effect
+    ``1 + (m - 1) rho`` at rho = 1). A larger figure does not measure dependence but a model that does
+    not describe the votes (the ROME study's fluency: 60 prompts of up to 9 votes, prompt
+    discriminations alpha_j up to 1210 at the posterior median, and a ratio of 495 ± 241): it is withheld
+    (``beyond``).
 
     Parameters
     ----------
@@ -196,16 +228,17 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray], prio
     Returns
     -------
     Clustering
-        Design effect NaN with fewer than :data:`MIN_PROMPTS` prompts (the clustered draws are still
-        formed); design effect NaN and ``skill_draws`` None where the prompts carry fewer than two
-        observations on average (nothing to cluster), with no spread in the draws, or where the means put
-        an observation at probability 0.
+        Design effect NaN with fewer than :data:`MIN_PROMPTS` prompts or ``beyond`` the most observations
+        a prompt carries (the clustered draws are still formed); design effect NaN and ``skill_draws``
+        None where the prompts carry fewer than two observations on average (nothing to cluster), with no
+        spread in the draws, or where the means put an observation at probability 0.
     """
     k = skill.shape[1]
     mean = skill.mean(axis=0)
     n_prompts = len(np.unique(obs.prompt))
     several = len(obs.prompt) >= 2 * n_prompts
-    nothing = Clustering(float("nan"), float("nan"), n_prompts, several, False, None)
+    most = int(np.unique(obs.prompt, return_counts=True)[1].max(initial=0))
+    nothing = Clustering(float("nan"), float("nan"), n_prompts, several, False, None, most)
     # one observation a prompt: nothing to cluster; no spread: nothing to widen (a stuck chain is flagged apart)
     if not several or len(skill) < 3 or not np.ptp(skill, axis=0).any():
         return nothing
@@ -217,15 +250,20 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray], prio
     sigma = np.atleast_2d(np.cov(skill, rowvar=False))
     spread = sigma @ g.T * np.sqrt(factor)  # (K, C): Sigma g_c
     adjusted = sigma @ sigma / prior_sd**2 + spread @ spread.T
-    draws = mean + (skill - mean) @ _transform(sigma, adjusted)
+    # Student-t with C - 1 degrees of freedom: the sandwich is estimated from C prompts (Cameron & Miller
+    # 2015, sec. VI.C); normal draws at its scale covered 93.3% of 1600 skills with independent votes
+    mix = np.sqrt((n_prompts - 1) / np.random.default_rng(T_SEED).chisquare(max(n_prompts - 1, 1), len(skill)))
+    draws = mean + (skill - mean) @ _transform(sigma, adjusted) * mix[:, None]
     if n_prompts < MIN_PROMPTS:
-        return Clustering(float("nan"), float("nan"), n_prompts, several, False, draws)
+        return Clustering(float("nan"), float("nan"), n_prompts, several, False, draws, most)
     var = np.diag(sigma)
     varies = var > 1e-12 * var.max()
     terms = (spread[varies] ** 2 / var[varies, None]).mean(axis=0)  # t_c, (C,)
     design_effect = float((np.diag(sigma @ sigma)[varies] / var[varies]).mean() / prior_sd**2 + terms.sum())
     se = float(np.sqrt(factor * ((terms - terms.mean()) ** 2).sum()))
-    return Clustering(design_effect, se, n_prompts, several, dependent(design_effect, se), draws)
+    if design_effect > most:  # more than votes that all agree within a prompt could give: not a design effect
+        return Clustering(float("nan"), float("nan"), n_prompts, several, False, draws, most, beyond=True)
+    return Clustering(design_effect, se, n_prompts, several, dependent(design_effect, se), draws, most)
 
 
 def _transform(sigma: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -243,7 +281,8 @@ def _transform(sigma: np.ndarray, target: np.ndarray) -> np.ndarray:
 def applies(mode: str, result: Clustering) -> bool:
     """Whether a fit of ``RankSettings.cluster_prompts`` = ``mode`` (:data:`CLUSTER_MODES`) takes the
     prompt-clustered draws: "auto" where the design effect was estimated (:func:`prompt_clustering`: at
-    least :data:`MIN_PROMPTS` prompts carrying two or more observations on average), "on" wherever the
+    least :data:`MIN_PROMPTS` prompts carrying two or more observations on average, and a sandwich within
+    what dependent votes can give), "on" wherever the
     clustered draws could be formed, "off" never."""
     if result.skill_draws is None or mode == "off":
         return False
@@ -256,7 +295,8 @@ def cluster_by_prompt(idata: az.InferenceData, obs, mode: str, warnings: list[st
 
     ``warnings`` (the fit's) gets :data:`DEPENDENT_NOTE` when the votes are dependent (with
     :data:`CLUSTERED_NOTE` or :data:`CLUSTER_ADVICE`), or a statement why there is no design effect
-    (fewer than :data:`MIN_PROMPTS` prompts with several votes each). The posterior's attrs keep
+    (fewer than :data:`MIN_PROMPTS` prompts with several votes each; a sandwich beyond what dependent
+    votes could give, :data:`BEYOND_NOTE`). The posterior's attrs keep
     ``design_effect``, ``design_effect_se``, ``design_effect_prompts`` and ``prompt_clustered`` (1 or 0).
     The scores are taken at the posterior median of each alpha_j (exp of the mean of log alpha_j): its
     posterior is skewed, and at its mean the design effect of independent votes came out 3% higher.
@@ -267,12 +307,15 @@ def cluster_by_prompt(idata: az.InferenceData, obs, mode: str, warnings: list[st
     skill = post["skill"]
     draws = skill.stack(sample=("chain", "draw")).transpose("sample", "system").to_numpy().astype(np.float64)
     means = {n: post[n].mean(("chain", "draw")).to_numpy() for n in ("b", "gamma", "delta") if n in post}
-    means["alpha"] = np.exp(np.log(post["alpha"]).mean(("chain", "draw")).to_numpy())
+    means["alpha"] = np.exp(np.log(post["alpha"].transpose("chain", "draw", ...).to_numpy()).mean(axis=(0, 1)))
     result = prompt_clustering(draws, obs, means, SKILL_PRIOR_SD)
     apply = applies(mode, result)
     if result.dependent:
         note = DEPENDENT_NOTE.format(de=result.design_effect, se=result.se, n=result.n_prompts)
         warnings.append(note + (CLUSTERED_NOTE if apply else CLUSTER_ADVICE))
+    elif result.beyond:
+        alpha = float(means["alpha"].max())
+        warnings.append(BEYOND_NOTE.format(bound=result.most, alpha=alpha, intervals=BEYOND_INTERVALS[apply]))
     elif result.several and result.n_prompts < MIN_PROMPTS:
         template = FEW_PROMPTS_FORCED_NOTE if apply else FEW_PROMPTS_NOTE
         warnings.append(template.format(n=result.n_prompts, min=MIN_PROMPTS))

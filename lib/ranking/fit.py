@@ -62,8 +62,9 @@ takes seconds where NUTS takes minutes (hours on an arena), and it agrees with N
 where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and says so (:func:`nuts_reason`)."""
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
-STORE = FitStore("rankings", model_version=3, thin_dim="prompt")
-"""Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model changes.
+STORE = FitStore("rankings", model_version=4, thin_dim="prompt")
+"""Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model or what is
+stored with it changes (4: the prompt clustering and its notes).
 Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
 (:func:`lib.inference.store.thinned`): the read-outs use only the means of alpha and b."""
 
