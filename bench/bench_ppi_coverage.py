@@ -9,6 +9,10 @@
    hold the skill fitted on all human votes (per system and for every system at once), the width
    ratio to the human-only intervals on the same 15%, lambda and the effective human sample size.
 
+3. Rank-sets (issue 34 item 4): the max-t simultaneous critical value against Bonferroni's, on data sets
+   like 1. with 6 systems and with 20 (20,000 items, 3,000 with a human vote): how often every true rank is
+   held at once, and the mean rank-set size.
+
     python bench/bench_ppi_coverage.py [N_SETS] [DRAWS]     # default 200 200
 """
 
@@ -16,13 +20,16 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from lib.datasets import DATASETS
 from lib.inputs import analysis_input
+from lib.judges.ppi import design, max_t_critical, rank_sets, skill_fit
 from lib.judges.read import read_judge_file
 from lib.judges.run import judge_leaderboard, keep_share
-from lib.judges.simulate import coverage_study
+from lib.judges.simulate import coverage_study, simulate_items
 from lib.paths import DATA_DIR
 from lib.tables import read_csv
 
@@ -84,6 +91,33 @@ def pandalm(draws: int) -> None:
     )
 
 
+def rank_set_study(n_sets: int) -> None:
+    """Max-t against Bonferroni rank-sets: simultaneous coverage of the true ranks and mean size."""
+    print("\nrank-sets, 95% simultaneous: max-t against Bonferroni (issue 34)")
+    print(f"{'systems':>8} {'data sets':>10} {'z max-t':>8} {'z Bonf.':>8} {'all held':>18} {'mean size':>18}")
+    for k, n_items, n_labelled in ((6, 2000, 300), (20, 20000, 3000)):
+        rng = np.random.default_rng(34)
+        skills = np.linspace(-1.0, 1.0, k)
+        rank = np.arange(k, 0, -1)  # the skills increase: the last system is first
+        bonferroni = norm.ppf(1 - 0.05 / (k * (k - 1)))
+        held, size, z = {"max-t": [], "Bonferroni": []}, {"max-t": [], "Bonferroni": []}, []
+        for _ in range(n_sets):
+            first, second, y, yhat = simulate_items(rng, skills, n_items, copy=0.6, bias=1.0)
+            x, lab = design(first, second, k), slice(0, n_labelled)
+            fit = skill_fit(x[lab], y[lab], yhat[lab], x[n_labelled:], yhat[n_labelled:])
+            z.append(max_t_critical(fit.cov))
+            for name, crit in (("max-t", z[-1]), ("Bonferroni", bonferroni)):
+                low, high = rank_sets(fit, z=crit)
+                held[name].append(bool(((low <= rank) & (rank <= high)).all()))
+                size[name].append(float((high - low + 1).mean()))
+        print(
+            f"{k:>8} {n_sets:>10} {np.mean(z):8.3f} {bonferroni:8.3f} "
+            f"{np.mean(held['max-t']):8.3f} / {np.mean(held['Bonferroni']):7.3f} "
+            f"{np.mean(size['max-t']):8.2f} / {np.mean(size['Bonferroni']):7.2f}"
+        )
+
+
 if __name__ == "__main__":
     simulation(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
     pandalm(int(sys.argv[2]) if len(sys.argv) > 2 else 200)
+    rank_set_study(int(sys.argv[1]) if len(sys.argv) > 1 else 200)

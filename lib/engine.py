@@ -147,7 +147,10 @@ def check_scheduler(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
                 raise refuse("is not a Dask scheduler: it answers in HTTP (a web server or the dashboard?)")
             (size,) = struct.unpack("Q", head)
             if not 8 < size <= HANDSHAKE_MAX_BYTES:
-                raise refuse(f"is not a Dask scheduler: its first message announces {size:,} bytes")
+                raise refuse(
+                    f"is not a Dask scheduler: its first message announces {size:,} byte{'s' if size != 1 else ''} "
+                    f"(a scheduler's greeting has 9 to {HANDSHAKE_MAX_BYTES:,})"
+                )
             body = _receive(sock, size, deadline)
     except TimeoutError:
         raise refuse(f"did not answer as a Dask scheduler within {timeout:g} s (the engine's timeout)") from None

@@ -1,9 +1,15 @@
-"""Every CSV and output folder the project writes, made safe to open in a spreadsheet.
+"""Every CSV and output folder the project writes, made safe to open in a spreadsheet, and read back as written.
 
 Spreadsheet formula injection (OWASP, "CSV Injection"): a text cell that starts with ``=``, ``+``,
 ``-``, ``@``, a tab or a carriage return is run as a formula by Excel, LibreOffice and Google
 Sheets. Such text cells get a leading single quote, which spreadsheets show as plain text. Numeric
 columns are left alone (so ``-0.5`` stays a number), and so is text that reads as a number.
+
+The project's own reader (:func:`lib.tables.read_csv`) undoes that quote (:func:`unneutral`), so a file
+the project wrote comes back with every name as it was: a study's export ranked, the ranking's next
+batch added to the study, ``-minus`` and ``@cf/...`` stay themselves (issue 31). A text that itself
+starts with the quote and then one of those characters (or a second quote) gets one more quote on the
+way out, so writing then reading gives back every text exactly.
 """
 
 from __future__ import annotations
@@ -20,15 +26,45 @@ from lib.errors import OutputError
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet treat a cell as a formula (OWASP)."""
 
+QUOTE = "'"
+"""The quote put before such a cell (spreadsheets show the rest as text)."""
 
-def _neutral(value: object) -> object:
-    if not isinstance(value, str) or not value.startswith(FORMULA_START):
+_QUOTED = (*FORMULA_START, QUOTE)
+"""What follows the quote in a cell the writer quoted (see the module's text)."""
+
+
+def neutral(value: object) -> object:
+    """``value`` as a spreadsheet cannot run it: a text starting with one of :data:`FORMULA_START` (unless
+    it reads as a number) or with :data:`QUOTE` and one of those gets a leading :data:`QUOTE`; anything
+    else is returned as it is."""
+    if not isinstance(value, str):
         return value
-    try:
-        float(value)  # "-1.5" is a number written as text: no formula, keep it
-        return value
-    except ValueError:
-        return "'" + value
+    if value.startswith(FORMULA_START):
+        try:
+            float(value)  # "-1.5" is a number written as text: no formula, keep it
+            return value
+        except ValueError:
+            return QUOTE + value
+    return QUOTE + value if value.startswith(QUOTE) and value[1:2] in _QUOTED else value  # a tuple: '' is not in it
+
+
+def unneutral(value: str) -> str:
+    """The text :func:`neutral` was given: one leading :data:`QUOTE` removed where :func:`neutral` adds one
+    (``unneutral(neutral(t)) == t`` for every text ``t``)."""
+    return value[1:] if value.startswith(QUOTE) and value[1:2] in _QUOTED else value
+
+
+def unneutralise(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` (text cells, as :func:`lib.tables.read_csv` reads them) with :func:`unneutral` applied to
+    every cell and column name; changed in place and returned."""
+    for col in df.columns:
+        cells = df[col]
+        quoted = cells.str.startswith(QUOTE)  # most files have no such cell: one pass, nothing else
+        if quoted.any():
+            ours = quoted & cells.str.slice(1, 2).isin(_QUOTED)  # unneutral, vectorised
+            df.loc[ours, col] = cells[ours].str.slice(1)
+    df.columns = [unneutral(str(c)) for c in df.columns]
+    return df
 
 
 def neutralise(df: pd.DataFrame) -> pd.DataFrame:
@@ -42,13 +78,13 @@ def neutralise(df: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Same shape and dtypes; text cells starting with one of ``FORMULA_START`` get a leading ``'``.
+        Same shape and dtypes; text cells :func:`neutral` quotes get a leading ``'``.
     """
     out = df.copy()
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
-            out[col] = out[col].map(_neutral)
-    out.columns = [_neutral(c) for c in out.columns]
+            out[col] = out[col].map(neutral)
+    out.columns = [neutral(c) for c in out.columns]
     return out
 
 

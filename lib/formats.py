@@ -3,7 +3,7 @@
 Each format is one :class:`FormatSpec` in ``FORMATS`` (issue 2, "Judgment formats"; issue 3,
 "Ratings as input"; issue 10, "One place for each thing"):
 
-- ``pairwise``: one row per A/B/tie vote;
+- ``pairwise``: one row per A/B/tie vote (without an annotator column, each row is an anonymous vote);
 - ``bestworst``: per trial the systems shown and which one was MOST and LEAST (best-worst scaling,
   as in the "Counterfactual AI Writing Study" form); the best beats every other shown system and
   every other shown system beats the worst;
@@ -262,19 +262,24 @@ class Judgments:
     ----------
     votes : pandas.DataFrame
         Columns ``VOTE_COLUMNS``, all ``str``; ``winner`` in {"a", "b", "tie"}; one row per vote,
-        ``system_a`` / ``system_b`` as the pair appears in the file.
+        ``system_a`` / ``system_b`` as the pair appears in the file. A pairwise file may add ``first`` (the
+        system shown first), ``response_a`` and ``response_b`` (the vote's two answers, for style control:
+        :mod:`lib.ranking.style`) and ``style:NAME`` (feature columns the user named).
     prompt_texts : pandas.DataFrame
         ``prompt_id, prompt_text`` (one row per prompt with a text; may be empty).
     responses : pandas.DataFrame
         ``prompt_id, system, response`` (one row per prompt and system with a text; may be empty).
     source : str
         Name of the file the votes came from.
+    notes : tuple of str
+        What the reader assumed that the user should know (e.g. votes without an annotator column).
     """
 
     votes: pd.DataFrame
     prompt_texts: pd.DataFrame
     responses: pd.DataFrame
     source: str
+    notes: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------------------- columns
@@ -549,7 +554,9 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
 
     The choice may be A/B/tie (any case; draw, equal, = for tie), 1/2/0, model_a/model_b/tie
     (bothbad), or a system name of that row (codes win over system names; exact names over names
-    differing in case).
+    differing in case). Without an annotator column (an arena's file: ``prompt_id, system_a, system_b,
+    winner``) each row is one vote of its own anonymous annotator (:data:`ANONYMOUS_ANNOTATOR`), and the
+    result's notes say that annotator effects cannot be estimated.
 
     Raises
     ------
@@ -590,6 +597,9 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
         )
 
     criterion = _criteria(values, len(sa))
+    anonymous = "annotator" not in values
+    if anonymous:  # one vote per row, each its own annotator: a repeated (prompt, pair) is another person's vote
+        values["annotator"] = np.array([ANONYMOUS_ANNOTATOR.format(row=r) for r in values[_ROW]], dtype=object)
     low, high = np.minimum(sa, sb), np.maximum(sa, sb)
     key = pd.DataFrame({"p": values["prompt"], "l": low, "h": high, "r": values["annotator"], "c": criterion})
     dup = key.duplicated(keep=False).to_numpy()
@@ -614,11 +624,22 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     )
     if "position" in values:
         votes["first"] = _first_shown(values, sa, sb, mapping["position"], file)
+    if "response_a" in values and "response_b" in values:  # each vote's own two answers (style control)
+        votes["response_a"], votes["response_b"] = values["response_a"], values["response_b"]
     pairs = [(sa, values[r]) for r in ("response_a",) if r in values] + [
         (sb, values[r]) for r in ("response_b",) if r in values
     ]
     prompt_texts, responses = _texts(values["prompt"], values.get("prompt_text"), pairs)
-    return Judgments(votes, prompt_texts, responses, file)
+    return Judgments(votes, prompt_texts, responses, file, (NO_ANNOTATOR_NOTE,) if anonymous else ())
+
+
+ANONYMOUS_ANNOTATOR = "anonymous (row {row})"
+"""The annotator of a pairwise vote read from a file without an annotator column: one per row (the file's row)."""
+
+NO_ANNOTATOR_NOTE = (
+    "no annotator column: each row is read as one vote of its own anonymous annotator, so annotator effects "
+    "cannot be estimated (an annotator's severity or leniency, agreement between annotators)"
+)
 
 
 _POSITION_ALLOWED = (
@@ -915,8 +936,8 @@ register(
     FormatSpec(
         "pairwise",
         "A/B/tie votes",
-        required=("prompt", "system_a", "system_b", "annotator", "choice"),
-        optional=("criterion", "prompt_text", "response_a", "response_b", "position"),
+        required=("prompt", "system_a", "system_b", "choice"),
+        optional=("annotator", "criterion", "prompt_text", "response_a", "response_b", "position"),
         synonyms={"position": ("position", "shown_first", "first_shown", "presented_first")},
         not_blank=("prompt", "system_a", "system_b", "annotator", "choice", "criterion"),
         read=read_pairwise,

@@ -15,6 +15,7 @@ import io
 import os
 import re
 import stat
+import warnings
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,15 +112,20 @@ def read_csv(source: Any, name: str) -> pd.DataFrame:
         and UTF-16 with a byte-order mark are decoded; the delimiter (``,`` ``;`` tab ``|``) is
         detected from the first lines; a trailing delimiter on data rows is ignored rather than
         shifting the columns. Blank lines are left out; the index is the 0-based data row
-        (header = row 0 in messages), so :func:`row_numbers` names the rows of the file.
+        (header = row 0 in messages), so :func:`row_numbers` names the rows of the file. A cell (or
+        column name) the project's writer quoted against spreadsheet formulas is read as it was
+        before (:func:`lib.export.unneutral`).
 
     Raises
     ------
     FormatError
         No such file, empty file, header without data rows, a column name used twice, bytes that
-        are not UTF-8 (with byte offset and line), or CSV that cannot be parsed (with the line).
+        are not UTF-8 (with byte offset and line), CSV that cannot be parsed (with the line), or data
+        rows with more (non-empty) fields than the header (rows named).
     """
     import pandas as pd
+
+    from lib.export import unneutralise
 
     data = read_bytes(source, name)
     if not data.strip():
@@ -148,21 +154,44 @@ def read_csv(source: Any, name: str) -> pd.DataFrame:
             column=repeated[0],
         )
     try:
-        df = pd.read_csv(
-            io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False, sep=sep, index_col=False
-        )
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                io.StringIO(text), dtype=str, keep_default_na=False, skip_blank_lines=False, sep=sep, index_col=False
+            )
     except pd.errors.EmptyDataError:
         raise FormatError("the file is empty", file=name) from None
     except (pd.errors.ParserError, ValueError) as err:
         found = re.search(r"line (\d+)", str(err))
         rows = [int(found.group(1)) - 1] if found else None  # pandas counts the header as line 1
         raise FormatError(f"cannot parse as CSV ({err})", file=name, rows=rows) from None
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in said):
+        _refuse_long_rows(text, sep, len(header), name)  # pandas dropped fields past the header's
     df.columns = [str(c).strip() for c in df.columns]
+    unneutralise(df)  # the quote lib.export put before formula-like cells: a file we wrote reads back as written
     # Blank lines hold no data; dropping them keeps the index = data row - 1 for error messages.
     df = df[~df.apply(lambda col: col.str.strip() == "").all(axis=1)]
     if df.empty:
         raise FormatError("the file has a header but no data rows", file=name)
     return df
+
+
+def _refuse_long_rows(text: str, sep: str, width: int, name: str) -> None:
+    """Refuse data rows with more fields than the header, unless the extra ones are empty (a trailing
+    delimiter, which is read as no field); pandas would drop them with a warning of its own."""
+    long_rows, first = [], None
+    for row, fields in enumerate(csv.reader(io.StringIO(text), delimiter=sep)):
+        if row > 0 and len(fields) > width and any(f.strip() for f in fields[width:]):
+            long_rows.append(row)
+            first = first or fields
+    if first is not None:
+        last = next(f for f in reversed(first) if f.strip())
+        raise FormatError(
+            f"{len(first)} fields where the header has {width} (the last: {last[:50]!r}); quote a text that "
+            f"holds the delimiter {sep!r}",
+            file=name,
+            rows=long_rows,
+        )
 
 
 def _decode(data: bytes, name: str) -> str:

@@ -10,7 +10,7 @@ import streamlit as st
 from lib.data_checks import design_report
 from lib.datasets import DATASETS
 from lib.errors import InputError
-from lib.formats import FORMATS, guess_format
+from lib.formats import FORMATS, NO_ANNOTATOR_NOTE, guess_format
 from lib.inputs import AnalysisInput
 from lib.plots.irt import net_rating_heatmap
 from lib.ratings import fleiss_kappa, merge_warning
@@ -24,6 +24,7 @@ from ui.common import (
     cached_table,
     cached_upload,
     keep_upload,
+    kept_note,
     restore,
     sync_url,
     upload_criteria,
@@ -31,6 +32,7 @@ from ui.common import (
 )
 from ui.judges import judge_upload
 from ui.mapping import column_mapping
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 
@@ -88,7 +90,7 @@ def choose_upload() -> AnalysisInput | None:
         st.info("Upload a CSV of judgments, or pick a bundled data set above.")
         return None
     name, raw = upload
-    st.caption(f"Using {escape_markdown(name)} (upload another file to replace it).")
+    st.caption(f"Using {escape_markdown(name)} (upload another file to replace it). " + kept_note())
     table = cached_table(raw, name)
     columns = list(table.columns)
     if st.session_state["upload_format"] is None:
@@ -177,9 +179,12 @@ def summary(data: AnalysisInput) -> None:
             votes = votes[votes["criterion"] == data.criterion]
         systems = pd.unique(votes[["system_a", "system_b"]].to_numpy().ravel())
         cols[0].metric("systems", len(systems))
-        cols[3].metric("annotators", votes["annotator_id"].nunique())
+        anonymous = NO_ANNOTATOR_NOTE in data.judgments.notes
+        cols[3].metric("annotators", "anonymous" if anonymous else votes["annotator_id"].nunique())
         cols[4].metric("votes", len(votes))
         cols[5].metric("tie rate", f"{(votes['winner'] == 'tie').mean():.0%}")
+        for note in data.judgments.notes:
+            st.info(escape_markdown(note[:1].upper() + note[1:]) + ".")
         kappa, n = fleiss_kappa(votes)
         st.caption(
             f"Fleiss' kappa over a / b / tie: **{kappa:.3f}** ({n} prompt x comparison "
@@ -191,7 +196,7 @@ def summary(data: AnalysisInput) -> None:
     merged = merged[merged.map(len) > 1]
     if len(merged):
         with st.expander(f"{len(merged)} redundancy groups averaged ({sum(map(len, merged))} prompts → {len(merged)})"):
-            st.dataframe(pd.DataFrame({"group": merged.index, "prompts": merged.map(", ".join)}), hide_index=True)
+            show_table(pd.DataFrame({"group": merged.index, "prompts": merged.map(", ".join)}))
     st.plotly_chart(
         net_rating_heatmap(rm.u, list(rm.comparisons["comparison"]), list(rm.prompt_ids)), key="data_heatmap"
     )

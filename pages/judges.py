@@ -6,15 +6,16 @@ import streamlit as st
 
 from lib.errors import InputError
 from lib.export import csv_text
-from lib.judges.run import JUDGE_COLUMNS
+from lib.judges.run import DEMO_SHARE, JUDGE_COLUMNS
 from lib.plots.judges import judge_preference, three_leaderboards
 from ui.common import current_input
 from ui.judges import DATA_PAGE, PLANNER_PAGE, analyse, human_votes, judge_file, no_votes_note
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 
 def highlight_changes(table):
-    """Ranks that differ from the humans' rank, highlighted (a Styler for ``st.dataframe``)."""
+    """Ranks that differ from the humans' rank, highlighted (a Styler for ``ui.tables.show_table``)."""
 
     def colour(row):
         return [
@@ -22,7 +23,7 @@ def highlight_changes(table):
             for c in row.index
         ]
 
-    return table.style.apply(colour, axis=1).format(precision=3)
+    return table.style.apply(colour, axis=1)
 
 
 def show(result) -> None:
@@ -37,20 +38,28 @@ def show(result) -> None:
         help="How many human votes the human-only intervals would need to be as narrow as the "
         "prediction-powered ones (the ratio of their covariance traces).",
     )
-    c[1].metric("lambda (PPI++ weight of the judge)", f"{d['lambda']:.2f}", help="0: humans only; 1: plain PPI.")
-    c[2].metric("Items rated by the judge only", d["judge_only_items"])
+    c[1].metric(
+        "lambda (PPI++ weight of the judges)",
+        f"{d['lambda']:.2f}",
+        help="The judges' weights together (each judge's is in the table below); 0: humans only; 1: plain PPI.",
+    )
+    c[2].metric("Items rated by the judges only", d["judge_only_items"])
 
-    st.subheader("How good is the judge?")
+    st.subheader("How good is each judge, and what is it worth?")
     st.caption(
         "On the items both rated: agreement with the human majority, Cohen's kappa, the tie rate of all its "
-        "verdicts and its position bias (how much more often than half the system shown first wins, from "
-        "pairs it judged in both orders; empty without any)."
+        "verdicts and its position bias (how much more often than half the system shown first wins: from items "
+        "it judged in both orders, else from system pairs shown in both orders over their prompts when the "
+        "sides were randomised per vote; position_bias_from says which). ppi_weight is its PPI++ weight in the "
+        "prediction-powered leaderboard; effective_human_n_alone the effective human sample size with this judge "
+        "alone, effective_human_n_without with every judge but it (dropping it costs the difference)."
     )
-    st.dataframe(result.quality.table.round(3), hide_index=True, key="judge_quality_table")
+    show_table(result.quality.table, key="judge_quality_table")  # a missing bias: empty, its reason beside it
     cols = st.columns(len(result.quality.confusion))
     for col, (judge, matrix) in zip(cols, result.quality.confusion.items(), strict=True):
         col.caption(f"Confusion matrix of **{escape_markdown(judge)}** (A = the pair's first system by name)")
-        col.dataframe(matrix, key=f"judge_confusion_{judge}")
+        with col:
+            show_table(matrix, key=f"judge_confusion_{judge}", hide_index=False)
     st.plotly_chart(judge_preference(result.quality.preference), key="judge_preference")
 
     st.subheader("Three leaderboards")
@@ -63,7 +72,7 @@ def show(result) -> None:
     board = result.leaderboard
     ranks = ["human_rank", "judge_rank", "ppi_rank", "rank_set_low", "rank_set_high"]
     shown = board[["system", *ranks, *(c for c in JUDGE_COLUMNS if c not in ranks)]]
-    st.dataframe(highlight_changes(shown), hide_index=True, key="judge_board")
+    show_table(highlight_changes(shown), key="judge_board")
     st.plotly_chart(three_leaderboards(board, d["level"]), key="judge_skills")
 
     c = st.columns(3)
@@ -116,22 +125,40 @@ st.write(
     f"**{escape_markdown(chosen.name)}**"
     + (" (bundled demo; give your own on the Data page)" if chosen.bundled else " (given on the Data page)")
 )
+try:
+    everything = analyse(votes, chosen.raw, chosen.name)
+except InputError as err:
+    st.error(f"Cannot use the judge file: {escape_markdown(err)}")
+    st.stop()
+# Human votes on every judged item leave the judges nothing to add (lambda = 0): the page then opens on a
+# share of them, as if only those had been bought, which is what a judge is for.
+demo = everything.diagnostics["judge_only_items"] == 0
 share = (
     st.slider(
         "Human votes used: share of the items (%)",
         5,
         100,
-        100,
+        round(100 * DEMO_SHARE) if demo else 100,
         step=5,
         key="judge_share",
         help="Keep the human votes of a random share of the items, as if only those had been bought: with "
-        "the judge rating every item, this shows what its verdicts are worth.",
+        "the judges rating every item, this shows what their verdicts are worth.",
     )
     / 100
 )
 seed = int(st.number_input("Seed of the draw", 0, 2**31 - 1, 0, key="judge_seed", disabled=share == 1))
+if share < 1:
+    st.info(
+        f"The human votes of {share:.0%} of the items are kept, as if only those had been bought, beside every "
+        "verdict"
+        + (
+            ": with all of them every judged item has human votes and the judges add nothing (100% shows it)."
+            if demo
+            else "."
+        )
+    )
 try:
-    result = analyse(votes, chosen.raw, chosen.name, share, seed)
+    result = everything if share == 1 else analyse(votes, chosen.raw, chosen.name, share, seed)
 except InputError as err:
     st.error(f"Cannot use the judge file: {escape_markdown(err)}")
     st.stop()

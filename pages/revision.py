@@ -25,13 +25,15 @@ from lib.revision.io import (
     edits_from_table,
     read_table,
 )
-from lib.revision.lamp import WRITERS, load_lamp
+from lib.revision.lamp import WRITERS, LampData, load_lamp
 from lib.revision.locate import render_edit_list, render_side_by_side
 from lib.revision.metrics import category_table, compare_models, postedit_reproduction, span_agreement, summarize
 from lib.revision.prompts import PROMPTS
+from lib.revision.revised import RULES, editor_counts, first_edited, revised_drafts, shared_drafts
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
 from lib.tables import guess_roles
 from ui.mapping import column_mapping
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 HUMAN, UPLOAD, DIFF, LLM = (
@@ -44,9 +46,8 @@ LAMP_DRAFTS, UPLOADED_DRAFTS = "LAMP paragraphs (bundled)", "Upload a drafts CSV
 
 
 @st.cache_data(show_spinner=False)
-def lamp_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    data = load_lamp()
-    return data.drafts, data.edits, data.evaluated
+def lamp_data() -> LampData:
+    return load_lamp()
 
 
 @st.cache_data(show_spinner=False)
@@ -157,16 +158,17 @@ with st.sidebar:
     )
 
 drafts_source = st.radio("Drafts", [LAMP_DRAFTS, UPLOADED_DRAFTS], horizontal=True, key="revision_drafts_source")
-lamp_drafts, lamp_edits, lamp_evaluated = lamp_tables()
+lamp = lamp_data()
+lamp_drafts, lamp_edits, lamp_evaluated = lamp.drafts, lamp.edits, lamp.evaluated
 human_revised = lamp_evaluated[["text_id", "system", "editor", "draft"]]
 if drafts_source == LAMP_DRAFTS:
     drafts = lamp_drafts[["text_id", "system", "draft"]]
-    per_writer = human_revised.groupby("editor").size()
-    by_all = int((human_revised.groupby(["text_id", "system"]).size() == len(WRITERS)).sum())
+    per_writer = editor_counts(human_revised, lamp_edits).set_index("editor")["drafts"]
     st.caption(
         f"{len(drafts)} distinct LLM paragraphs from {drafts['system'].nunique()} models; writers "
         f"{', '.join(WRITERS)} revised {'/'.join(map(str, per_writer.reindex(list(WRITERS))))} of them "
-        f"({by_all} by all three: under a few ids a writer saw a different text). LAMP, BSD-3-Clause."
+        f"({shared_drafts(human_revised)} by all three: under a few ids a writer saw a different text). "
+        "LAMP, BSD-3-Clause."
     )
 else:
     drafts, _ = mapped_upload(
@@ -182,11 +184,10 @@ else:
 sources = ([HUMAN] if drafts_source == LAMP_DRAFTS else []) + [UPLOAD, DIFF, LLM]
 source = st.radio("Edits", sources, horizontal=True, key="revision_source")
 
-references = drafts.assign(reference=drafts.get("reference"))
+references = drafts
 if source in (DIFF, LLM) and drafts_source == LAMP_DRAFTS:
     writer = st.selectbox("Reference text: the post-edit paragraph of writer", WRITERS, key="revision_ref_writer")
-    post = lamp_evaluated.loc[lamp_evaluated["editor"] == writer, ["text_id", "system", "postedit"]]
-    references = drafts.merge(post.rename(columns={"postedit": "reference"}), on=["text_id", "system"], how="left")
+    references = lamp.with_reference(writer)
 
 if source == HUMAN:
     edits, evaluated = lamp_edits, human_revised
@@ -201,10 +202,29 @@ elif source == UPLOAD:
         EDIT_OPTIONAL,
         edits_from_table,
     )
-    # every draft counts as revised by every editor in the file (a draft without edits scores 0)
-    evaluated = drafts.merge(pd.DataFrame({"editor": edits["editor"].unique()}), how="cross")
+    rule = st.radio(
+        "Drafts each editor revised",
+        list(RULES),
+        format_func=RULES.__getitem__,
+        horizontal=True,
+        key="revision_revised_rule",
+        help="Revision Distance is a mean over the drafts an editor revised: a draft the editor never saw "
+        "must not count as revised with no edits.",
+    )
+    try:
+        revised_by = revised_drafts(drafts, edits, rule)
+    except InputError as err:  # the edits cannot tell: the user states it above
+        st.warning(f"{escape_markdown(err)} (*Drafts each editor revised*, above).")
+        st.stop()
+    evaluated = revised_by.evaluated
+    counts = ", ".join(f"{r.editor} {r.drafts} ({r.with_edits} with edits)" for r in revised_by.per_editor.itertuples())
+    left_out = len(revised_by.unassigned)
+    st.caption(
+        escape_markdown(f"Drafts each editor revised: {counts}. {revised_by.reason}")
+        + (f" {left_out} of {len(drafts)} drafts have no editor and are left out." if left_out else "")
+    )
 elif source == DIFF:
-    with_ref = references[references["reference"].notna() & (references["reference"].astype(str).str.strip() != "")]
+    with_ref = run.with_reference(references)
     if with_ref.empty:
         st.warning("Diff-based edits need a reference text: upload drafts with a `reference` column.")
         st.stop()
@@ -226,15 +246,13 @@ else:
     if key_problem is not None:
         fail(key_problem)
     concurrency = st.slider("Drafts in flight", 1, 16, 4, key="revision_concurrency")
-    todo = references if template.needs_reference else references.assign(reference=None)
-    if template.needs_reference:
-        todo = todo[todo["reference"].notna() & (todo["reference"].astype(str).str.strip() != "")]
-        if todo.empty:
-            st.warning(
-                "The reference-based prompt needs a reference text: upload drafts with a `reference` "
-                "column, or choose the reference-free prompt."
-            )
-            st.stop()
+    todo = run.with_reference(references) if template.needs_reference else references.assign(reference=None)
+    if template.needs_reference and todo.empty:
+        st.warning(
+            "The reference-based prompt needs a reference text: upload drafts with a `reference` "
+            "column, or choose the reference-free prompt."
+        )
+        st.stop()
     run_key = run.llm_run_key(todo, base_url, model, template)
     if st.button(f"Propose edits for {len(todo)} drafts", type="primary", key="revision_run", disabled=not model):
         settings = LLMSettings(
@@ -258,7 +276,7 @@ else:
     edits, evaluated = revision.edits, revision.evaluated
     if len(revision.failures):
         st.warning(f"{len(revision.failures)} draft(s) failed; the others are kept.")
-        st.dataframe(revision.failures, hide_index=True)
+        show_table(revision.failures)
     if evaluated.empty:
         st.error("No draft was revised; see the reasons above.")
         st.stop()
@@ -277,7 +295,7 @@ if len(unlocated):
         f"{len(unlocated)} of {len(located)} edits could not be located in their draft "
         "(they still count towards Revision Distance)"
     ):
-        st.dataframe(unlocated[["text_id", "system", "editor", "original_snippet", "revised_snippet"]], hide_index=True)
+        show_table(unlocated[["text_id", "system", "editor", "original_snippet", "revised_snippet"]])
 
 tab_rd, tab_side, tab_agree, tab_edits = st.tabs(
     ["Revision Distance", "Side by side", "Agreement with humans", "Edits"]
@@ -299,11 +317,9 @@ with tab_rd:
         "**Per model** (95 % t-interval over drafts; token-level edit distance = words changed by "
         "applying the located edits)"
     )
-    st.dataframe(
-        by_model.merge(token.rename(columns={"mean": "token_edit_distance"}), on="system").round(3), hide_index=True
-    )
+    show_table(by_model.merge(token.rename(columns={"mean": "token_edit_distance"}), on="system"))
     st.markdown("**Per editor**")
-    st.dataframe(by_editor.round(3), hide_index=True)
+    show_table(by_editor)
     models = sorted(per_draft["system"].unique())
     if len(models) >= 2:
         st.markdown("**Relative change between two models** (Table 2: positive = model B needs fewer edits)")
@@ -325,21 +341,28 @@ with tab_rd:
     group = st.radio("Category table by", ["system", "editor"], horizontal=True, key="revision_cat_by")
     table = category_table(located, per_draft, by=group)
     st.markdown(f"**Edits per draft by category** (Table 3; `revision_intention`), per {group}")
-    st.dataframe(table.round(2))
+    show_table(table, hide_index=False)
     st.plotly_chart(category_figure(table, f"Edit categories per {group}"), key="revision_fig_cat")
     with st.expander("Revision Distance per draft"):
-        st.dataframe(per_draft, hide_index=True)
+        show_table(per_draft)
     st.download_button(
         "Download Revision Distance per draft (CSV)", csv_text(per_draft), "revision_distance.csv", key="revision_dl_rd"
     )
 
 with tab_side:
-    keys = per_draft[["text_id", "system"]].drop_duplicates()
+    keys = per_draft[["text_id", "system"]].drop_duplicates().reset_index(drop=True)
     labels = [f"{t} · {s}" for t, s in keys.itertuples(index=False)]
-    choice = st.selectbox("Draft", range(len(labels)), format_func=labels.__getitem__, key="revision_draft")
+    start = first_edited(per_draft)  # open on a draft with edits
+    first = 0 if start is None else int(keys.index[(keys["text_id"] == start[0]) & (keys["system"] == start[1])][0])
+    choice = st.selectbox(
+        "Draft", range(len(labels)), index=first, format_func=labels.__getitem__, key="revision_draft"
+    )
     text_id, system = keys.iloc[choice]
-    editors = sorted(per_draft.loc[(per_draft["text_id"] == text_id) & (per_draft["system"] == system), "editor"])
-    editor = st.selectbox("Editor", editors, key="revision_editor")
+    shown = per_draft[(per_draft["text_id"] == text_id) & (per_draft["system"] == system)]
+    editors, edited = sorted(shown["editor"]), first_edited(shown.sort_values("editor"))
+    editor = st.selectbox(
+        "Editor", editors, index=0 if edited is None else editors.index(edited[2]), key="revision_editor"
+    )
     mine = located[(located["text_id"] == text_id) & (located["system"] == system) & (located["editor"] == editor)]
     draft = drafts.loc[(drafts["text_id"] == text_id) & (drafts["system"] == system), "draft"].iloc[0]
     options = [None, *mine["edit_index"].tolist()]
@@ -355,7 +378,7 @@ with tab_side:
     with right:
         st.html(right_html)
     st.html(render_edit_list(mine, selected))
-    st.dataframe(mine[["edit_index", *EDIT_FIELDS, "match", "located", "overlaps", "applied"]], hide_index=True)
+    show_table(mine[["edit_index", *EDIT_FIELDS, "match", "located", "overlaps", "applied"]])
 
 with tab_agree:
     if drafts_source != LAMP_DRAFTS:
@@ -382,7 +405,7 @@ with tab_agree:
         agreement = span_agreement(combined, revised, candidate, WRITERS).round(3)
         if candidate == DIFF_EDITOR:  # diff-based edits carry no category
             agreement = agreement.drop(columns="category_agreement")
-        st.dataframe(agreement, hide_index=True)
+        show_table(agreement)
         if source == HUMAN:
             rep = postedit_reproduction(located, lamp_evaluated)
             st.caption(
@@ -392,5 +415,5 @@ with tab_agree:
             )
 
 with tab_edits:
-    st.dataframe(located, hide_index=True)
+    show_table(located)
     st.download_button("Download edits (JSON lines)", run.edits_jsonl(located), "edits.jsonl", key="revision_dl_edits")

@@ -8,7 +8,9 @@ import streamlit as st
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.study.adaptive import extend
+from lib.study.assign import MAX_PER_ITEM
 from lib.study.create import DEFAULT_PER_ITEM, create_study, parse_criteria, planned_design
+from lib.study.db import backup_advice, describe
 from lib.study.demo import DEMO_CRITERIA, DEMO_NAME, DEMO_TASK, demo_items, demo_texts
 from lib.study.export import export_judgments
 from lib.study.items import read_items
@@ -17,6 +19,7 @@ from lib.study.tasks import TASKS, Scale
 from lib.tables import read_csv
 from ui.annotate import safe_markdown
 from ui.common import NO_FILTER, UPLOAD
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 DEMO, OWN = "Seed 001 demo: ROME counterfactual passages", "Your items CSV"
@@ -59,9 +62,9 @@ def create_form() -> None:
         st.error(escape_markdown(err))
         return
     planned = planned_design(st.session_state.get("planner_best"))  # set by the Study planner's page
-    default = min(planned.per_item, 100) if planned else DEFAULT_PER_ITEM
+    default = min(planned.per_item, MAX_PER_ITEM) if planned else DEFAULT_PER_ITEM
     c = st.columns(5)
-    per_item = c[0].number_input("Annotators per item", 1, 100, default, key="studies_per_item")
+    per_item = c[0].number_input("Annotators per item", 1, MAX_PER_ITEM, default, key="studies_per_item")
     annotators = c[1].number_input("Annotators", 1, 10_000, max(default, DEFAULT_PER_ITEM), key="studies_annotators")
     prompts = c[2].number_input("Prompts (0 = all)", 0, 100_000, 10 if demo else 0, key="studies_prompts")
     gold_rate = c[3].number_input("Gold rate", 0.0, 0.9, 0.0, 0.05, key="studies_gold_rate")
@@ -174,13 +177,13 @@ def show_study(study_id: int, task: str) -> None:
     c[2].metric("gold accuracy", shown(s.gold_accuracy, "{:.0%}"))
     c[3].metric("speeders", int(people["speeder"].sum()) if len(people) else 0)
     st.subheader("Per annotator")
-    st.dataframe(people, hide_index=True, key="studies_people")
+    show_table(people, key="studies_people")
     st.caption(f"Speeders are {SPEEDER_RULE}.")
     st.subheader("Agreement so far")
-    st.dataframe(s.agreement, hide_index=True, key="studies_agreement")
+    show_table(s.agreement, key="studies_agreement")
     st.caption(AGREEMENT[task].help)
     with st.expander("Per item"):
-        st.dataframe(s.items, hide_index=True, key="studies_items_table")
+        show_table(s.items, key="studies_items_table")
     c = st.columns(2)
     table = export_judgments(study_id)
     c[0].download_button(
@@ -224,6 +227,7 @@ st.caption(
     "and open the judgments in the Data page (docs/studies.md)."
 )
 try:
+    st.caption(f"Study database: {escape_markdown(describe())} · {backup_advice()} (docs/studies.md).")
     studies = list_studies()
 except InputError as err:
     st.error(f"The study database cannot be used: {escape_markdown(err)}")

@@ -66,6 +66,12 @@ def _huge_frame(connection, stop):
         stop.wait(60)
 
 
+def _one_byte_frame(connection, stop):
+    with connection:
+        connection.sendall(struct.pack("Q", 1) + b"\0")
+        stop.wait(60)
+
+
 def _closes(connection, stop):
     connection.close()
 
@@ -85,12 +91,13 @@ def http_server():
         (_silent, f"did not answer as a Dask scheduler within {BOUND:g} s"),
         (_random_bytes, "is not a Dask scheduler"),
         (_huge_frame, "is not a Dask scheduler: its first message announces 4,611,686,018,427,387,904 bytes"),
+        (_one_byte_frame, "its first message announces 1 byte (a scheduler's greeting has 9 to "),  # not "1 bytes"
         (_closes, "cannot be reached"),
     ],
 )
 def test_a_hostile_peer_is_refused_within_the_timeout(handle, message):
     """Before: the silent server gave no answer after 150 s, random bytes a MemoryError (7 EiB), the
-    huge frame a struct.error."""
+    huge frame a struct.error; a 1-byte frame was "announces 1 bytes" (issue 31)."""
     address, stop = _serve(handle)
     start = time.monotonic()
     try:

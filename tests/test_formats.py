@@ -348,7 +348,9 @@ def test_read_csv_errors(data, match, rows):
 def test_roles_cover_every_format():
     assert list(FORMATS) == ["pairwise", "bestworst", "ranking", "responses", "ratings"]
     assert all(name == spec.name for name, spec in FORMATS.items())
-    assert FORMATS["pairwise"].required == ("prompt", "system_a", "system_b", "annotator", "choice")
+    # an arena's votes (prompt_id, system_a, system_b, winner) name no annotator: one anonymous vote per row
+    assert FORMATS["pairwise"].required == ("prompt", "system_a", "system_b", "choice")
+    assert "annotator" in FORMATS["pairwise"].optional
 
 
 @pytest.mark.parametrize(
@@ -409,14 +411,14 @@ def test_resolve_columns_errors_name_the_file_and_column():
     )
     assert err.file == "t.csv" and err.column == "nope"
     err = raises(
-        "no column for required role annotator",
+        "no column for required role choice",
         resolve_columns,
-        table("prompt,system_a,system_b,choice\np,x,y,A\n"),
+        table("prompt,system_a,system_b,annotator\np,x,y,r\n"),
         "pairwise",
         None,
         file="t.csv",
     )
-    assert err.file == "t.csv" and "prompt, system_a, system_b, choice" in str(err)
+    assert err.file == "t.csv" and "prompt, system_a, system_b, annotator" in str(err)
     raises("unknown role 'winner'", resolve_columns, df, "pairwise", {"winner": "label"}, file="t.csv")
     with pytest.raises(SettingsError, match="unknown format 'triples'; choose one of pairwise, bestworst"):
         resolve_columns(df, "triples", None, file="t.csv")

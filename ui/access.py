@@ -6,9 +6,12 @@ Not a page module; app.py serves :func:`secret_page` alone (hidden navigation) w
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
-from lib.study.access import SECRET_ENV, operator_secret, secret_matches, secret_required
+from lib.study import access
+from lib.study.access import SECRET_ENV, operator_secret, secret_required
 from ui.text import escape_markdown
 
 _OK = "operator_ok"
@@ -33,11 +36,17 @@ def secret_page() -> None:
     with st.form("operator_secret"):
         given = st.text_input("Operator's secret", type="password")
         sent = st.form_submit_button("Open the researcher's pages")
-    if sent and secret_matches(given):
+    if not sent:
+        return
+    verdict = access.GATE.check(given, operator_secret())
+    if verdict.ok:
         st.session_state[_OK] = True
         st.rerun()
-    if sent:
-        st.error("That is not the operator's secret.")
+    later = f" The next guess is taken in {math.ceil(verdict.wait_s)} s." if verdict.wait_s > 0 else ""
+    if verdict.checked:
+        st.error(f"That is not the operator's secret.{later}")
+    else:
+        st.error(f"Too many wrong guesses: this one was not checked.{later}")
 
 
 def serve_secret_page() -> None:

@@ -6,19 +6,41 @@ links, no HTML), the item's text and the passages labelled A, B, ... in the stor
 rating of every passage per criterion on the study's scale with its ends labelled), checked by
 :func:`lib.study.annotate.submit`, and the progress. Everything is in the database, so a refresh,
 a closed tab or a server restart resumes at the first page without an answer.
+
+When the database fails (stopped, unreachable, read-only, deleted: any error but the annotator's own,
+a bad link, task or choice), the annotator reads a plain message and the page stays as it was, their
+choices in the form, so pressing Submit again stores them once the database is back; the detail (the
+database, the driver's error) goes to the operator's log only.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
 import streamlit as st
 
 from lib.study.annotate import Page, Progress, open_page, submit
 from lib.study.create import TOKEN_PARAM
-from lib.study.errors import AnswerConflict, StudyError
+from lib.study.errors import AnswerConflict, AnswerError, StudyError, TaskError, TokenError
 from lib.study.tasks import TASKS, TIE, Scale, TaskSpec
 from ui.text import escape_markdown
+
+log = logging.getLogger(__name__)
+
+UNREACHABLE = (
+    "The study cannot be reached just now. Nothing you answered is lost: reload this page in a minute. "
+    "If this persists, tell the researcher."
+)
+NOT_SAVED = (
+    "Your answer could not be saved just now. Your choices are kept on this page: press Submit again in a moment. "
+    "If this persists, tell the researcher."
+)
+_YOURS = (TokenError, TaskError, AnswerError)
+"""The refusals an annotator reads as they are (their link, their task, their choices); any other error is
+the database's, told in plain words (:data:`UNREACHABLE`, :data:`NOT_SAVED`)."""
+_SHOWN = "annotate_shown"
+"""Session key: ``(token, Progress)`` of the page last shown, shown again while the database fails."""
 
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)]*)\)")
@@ -57,9 +79,18 @@ def annotation_page() -> None:
     token = st.query_params.get(TOKEN_PARAM, "")
     try:
         progress = open_page(token)
-    except StudyError as err:
+    except _YOURS as err:
         st.error(escape_markdown(err))
         return
+    except StudyError as err:
+        log.error("the annotator's page could not be read from the study database: %s", err, exc_info=err)
+        shown = st.session_state.get(_SHOWN)
+        if shown is None or shown[0] != token:
+            st.error(UNREACHABLE)
+            return
+        progress = shown[1]  # the page as it was, the annotator's choices still in its form
+    else:
+        st.session_state[_SHOWN] = (token, progress)
     st.title(escape_markdown(progress.study_name))
     seen = f"instructions_seen_{progress.label}"
     if progress.done == 0 and progress.page is not None and not st.session_state.get(seen):
@@ -107,8 +138,11 @@ def _page(token: str, progress: Progress, page: Page) -> None:
             submit(token, page.assignment_id, choices)
         except AnswerConflict:
             st.rerun()  # answered in another tab: show the next page
-        except StudyError as err:
+        except _YOURS as err:
             st.error(escape_markdown(err))
+        except StudyError as err:
+            log.error("an answer could not be stored (the annotator was asked to submit again): %s", err, exc_info=err)
+            st.error(NOT_SAVED)
         else:
             st.rerun()
 

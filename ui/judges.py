@@ -15,12 +15,13 @@ import streamlit as st
 
 from lib.errors import InputError
 from lib.inputs import AnalysisInput
-from lib.judges.budget import plan_for_items
+from lib.judges.budget import plan_for_items, worth_for_items
 from lib.judges.read import BUNDLED_JUDGES, read_judge_file
 from lib.judges.run import JudgeResult, judge_leaderboard, keep_share
 from lib.ratings import select_criterion
 from lib.tables import read_csv
 from ui.common import CACHE_ENTRIES, CACHE_TTL_S, current_input, init_state
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 JUDGE_FILE = "judge_file"
@@ -142,12 +143,14 @@ def planner_section() -> None:
 
 
 def buy_next(result: JudgeResult, chosen: JudgeFile) -> None:
-    """The cheapest numbers of human-voted and judge-only items for a target width, this data as the pilot."""
+    """The cheapest numbers of human-voted and judge-only items for a target width or power, and what a planned
+    study would be worth with each judge, this data as the pilot."""
     given = "the bundled demo" if chosen.bundled else "given on the Data page"
     st.caption(
         f"With the human votes and the verdicts of {escape_markdown(chosen.name)} ({given}) as a pilot: "
-        "how many items to have humans vote on, and how many to leave to the judge alone, for every system's "
-        "95% interval to be at most ± the target half-width, at the least cost (PPI power analysis, "
+        "how many items to have humans vote on, and how many to leave to the judges alone, for every system's "
+        "95% interval to be at most ± the target half-width, or for any two systems a given skill difference "
+        "apart to be told apart with the target power, at the least cost (PPI power analysis, "
         "ppi_py.ppi_power; docs/judges.md). Items are assumed drawn like the pilot's."
     )
     quality = result.quality.table
@@ -161,24 +164,65 @@ def buy_next(result: JudgeResult, chosen: JudgeFile) -> None:
         + "."
     )
     current = float(((result.leaderboard["human_high"] - result.leaderboard["human_low"]) / 2).max())
+    target = st.radio("Target", ["interval half-width", "power"], horizontal=True, key="planner_judge_target_kind")
     c = st.columns(3)
-    width = c[0].number_input(
-        "Target half-width (logits)",
-        0.01,
-        5.0,
-        round(max(0.01, current / 2), 2),
-        step=0.01,
-        key="planner_judge_target",
-        help=f"The widest human-only half-width of the pilot is {current:.2f}.",
-    )
+    if target == "power":
+        power = c[0].number_input("Target power", 0.5, 0.99, 0.8, step=0.05, key="planner_judge_power")
+        difference = c[0].number_input(
+            "Skill difference to detect (logits)",
+            0.01,
+            5.0,
+            round(max(0.01, current), 2),
+            step=0.01,
+            key="planner_judge_difference",
+            help="Any two systems whose skills differ by this much are told apart by a two-sided 5% test with the "
+            f"target power. The widest human-only half-width of the pilot is {current:.2f}.",
+        )
+        goal = {"power": power, "difference": difference}
+    else:
+        width = c[0].number_input(
+            "Target half-width (logits)",
+            0.01,
+            5.0,
+            round(max(0.01, current / 2), 2),
+            step=0.01,
+            key="planner_judge_target",
+            help=f"The widest human-only half-width of the pilot is {current:.2f}.",
+        )
+        goal = {"half_width": width}
     human = c[1].number_input("Cost of a human vote", 0.001, 1e6, 1.0, key="planner_judge_cost_human")
     judge = c[2].number_input("Cost of a judge verdict", 0.0, 1e6, 0.01, format="%.4f", key="planner_judge_cost_judge")
     try:
-        plan = plan_for_items(result.items, half_width=width, human_vote_cost=human, judge_verdict_cost=judge)
+        plan = plan_for_items(result, **goal, human_vote_cost=human, judge_verdict_cost=judge)
     except InputError as err:
         st.warning(f"No plan: {escape_markdown(err)}")
         return
-    st.dataframe(plan.table.round(2), hide_index=True, key="planner_judge_plan")
-    st.caption(f"Humans alone: the widest interval is that of **{escape_markdown(plan.binding)}**.")
-    st.caption("Per system: the spread of its skill per item (logits) and the PPI correlation with the judge.")
-    st.dataframe(plan.systems.round(3), hide_index=True, key="planner_judge_plan_systems")
+    show_table(plan.table, key="planner_judge_plan")
+    st.caption(f"Humans alone: the requirement of **{escape_markdown(plan.binding)}** decides.")
+    st.caption("Per target: the spread of its estimate per item (logits) and the PPI correlation with the judges.")
+    show_table(plan.targets, key="planner_judge_plan_systems")
+    predicted_worth_section(result, plan)
+
+
+def predicted_worth_section(result: JudgeResult, plan) -> None:
+    """Before buying: the effective human sample size of a planned study with each judge, from this pilot."""
+    st.markdown("**Before buying: what would each judge be worth?**")
+    st.caption(
+        "The effective human sample size of a study with these numbers of human-voted and judge-only items, "
+        "predicted from the pilot for every judge together and each alone (the trace of the covariance the "
+        "prediction-powered fit minimises; docs/judges.md)."
+    )
+    planned = plan.table.iloc[1]
+    c = st.columns(2)
+    n = c[0].number_input(
+        "Human-voted items", 1, 10**7, max(1, int(planned["human_items"])), key="planner_judge_worth_n"
+    )
+    big_n = c[1].number_input(
+        "Judge-only items", 1, 10**8, max(1, int(planned["judge_only_items"])), key="planner_judge_worth_big_n"
+    )
+    try:
+        worth = worth_for_items(result, human_items=int(n), judge_only_items=int(big_n))
+    except InputError as err:
+        st.warning(f"No prediction: {escape_markdown(err)}")
+        return
+    show_table(worth, key="planner_judge_worth")

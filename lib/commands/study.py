@@ -1,7 +1,8 @@
-"""``python -m lib study``: create a study and its annotator links, export its judgments, summarise it.
+"""``python -m lib study``: create a study and its annotator links, export its judgments, summarise it,
+back up its database.
 
-The database is ``--database`` or ``$EVAL_DATABASE_URL``, else the SQLite file
-``data/studies/studies.sqlite`` (docs/studies.md).
+The database is ``--database`` or ``$EVAL_DATABASE_URL``, else the SQLite file ``studies.sqlite`` in the
+per-user data folder (:func:`lib.study.db.default_path`; docs/studies.md).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def _rate(text: str) -> float:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``study`` command and its subcommands ``create``, ``export``, ``list``, ``summary``, ``extend``,
-    ``revoke``."""
+    ``revoke``, ``backup``."""
     p = sub.add_parser(
         "study",
         help="run a judgment study: annotator links, answers in a database, export for the Data page",
@@ -91,6 +92,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--annotator", required=True, help="the annotator's label, e.g. annotator-03")
     r.set_defaults(run=run_revoke)
 
+    b = steps.add_parser("backup", help="a consistent copy of the SQLite study database (while the app runs)")
+    b.add_argument("--out", required=True, help="the copy's file (must not exist)")
+    b.set_defaults(run=run_backup)
+
 
 def _text(path: str | None, what: str) -> str | None:
     if path is None:
@@ -102,11 +107,22 @@ def _text(path: str | None, what: str) -> str | None:
 
 
 def _new_file(path: str) -> Path:
+    """``path`` created empty, so that a folder that takes no file is found before the study is stored.
+
+    Raises
+    ------
+    OutputError
+        The file exists, its folder does not, or the file cannot be created there.
+    """
     out = Path(path)
     if out.exists():
         raise OutputError("already exists: links are written to a new file only", file=str(out))
     if not out.parent.is_dir():
         raise OutputError("its folder does not exist", file=str(out))
+    try:
+        out.open("x").close()
+    except OSError as err:
+        raise OutputError(f"cannot be written ({err.strerror or err})", file=str(out)) from None
     return out
 
 
@@ -122,14 +138,23 @@ def _scale(args: argparse.Namespace, task: str) -> Scale | None:
 
 def run_create(args: argparse.Namespace) -> int:
     """Read the items (or the demo's), store the study, write ``--out-link`` and print the links file."""
+    out = _new_file(args.out_link)
+    try:
+        return _create(args, out)
+    except BaseException:
+        out.unlink(missing_ok=True)  # no study, no links file
+        raise
+
+
+def _create(args: argparse.Namespace, out: Path) -> int:
     from lib.export import write_csv
     from lib.study.create import create_study, parse_criteria
+    from lib.study.db import describe
     from lib.study.demo import DEMO_CRITERIA, DEMO_NAME, DEMO_TASK, demo_items, demo_texts
     from lib.study.items import read_items
     from lib.study.summary import study_links
     from lib.tables import read_csv
 
-    out = _new_file(args.out_link)
     if args.demo:
         task = args.task or DEMO_TASK
         scale = _scale(args, task)
@@ -164,6 +189,7 @@ def run_create(args: argparse.Namespace) -> int:
     links = study_links(created.study_id, args.base_url, url=args.database)
     write_csv(links[["annotator", "link"]], out)
     print(f"study {created.study_id}: {len(items)} items, {len(links)} annotators; links in {out} (keep them private)")
+    print(f"database: {describe(args.database)}")
     return 0
 
 
@@ -211,6 +237,7 @@ def run_extend(args: argparse.Namespace) -> int:
         max_items=args.max_items,
         seed=args.seed,
         url=args.database,
+        file=path.name,
     )
     for label, pages in done.pages.items():
         print(f"{label}: {pages} new page(s)")
@@ -225,4 +252,13 @@ def run_revoke(args: argparse.Namespace) -> int:
 
     revoke(args.study, args.annotator, url=args.database)
     print(f"the link of {args.annotator} is refused from now on")
+    return 0
+
+
+def run_backup(args: argparse.Namespace) -> int:
+    """Copy the SQLite study database to ``--out`` (SQLite's online backup)."""
+    from lib.study.db import backup, describe
+
+    out = backup(args.out, url=args.database)
+    print(f"backup of {describe(args.database).removeprefix('SQLite file ')} written to {out}")
     return 0

@@ -9,22 +9,18 @@ compiled under :data:`lib.inference.samplers.COMPILE_LOCK`.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lib.blas import one_blas_thread
 from lib.errors import SettingsError
 from lib.inference.samplers import COMPILE_LOCK
 from lib.irt.model import build_grm, observations
 from lib.irt.settings import check_cutpoints
-
-if TYPE_CHECKING:
-    from threadpoolctl import ThreadpoolController
 
 
 @dataclass
@@ -81,8 +77,6 @@ class _MapSolver:
         ]
         self._pool_lock = threading.Lock()
         self.x_start = np.concatenate([np.ravel(start[v.name]) for v in model.value_vars])
-        self.value_shapes = {v.name: np.shape(start[v.name]) for v in model.value_vars}
-        """The model's value variables (unconstrained) in the order of the flat vector, name -> shape."""
 
     def _borrow(self):
         with self._pool_lock:
@@ -110,7 +104,7 @@ class _MapSolver:
 
         try:
             # a small problem: BLAS threads only contend (L-BFGS-B's steps about 12x slower on a busy 2-core machine)
-            with _blas().limit(limits=1, user_api="blas"):
+            with one_blas_thread():
                 return minimize(cost, x0, jac=True, method="L-BFGS-B", options={"maxiter": 5000}).x
         finally:
             self._give_back(functions)
@@ -123,16 +117,6 @@ class _MapSolver:
         finally:
             self._give_back(functions)
         return GRMPoint(theta=theta, alpha=alpha, b=b)
-
-
-@functools.cache
-def _blas() -> ThreadpoolController:
-    """The BLAS libraries loaded (numpy's and scipy's OpenBLAS), found once: a limit set through them
-    costs microseconds, where ``threadpoolctl.threadpool_limits`` looks for them at every call (about
-    a millisecond, a fit's worth of L-BFGS steps)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
 
 
 _SOLVERS: OrderedDict[tuple, _MapSolver] = OrderedDict()
@@ -221,25 +205,3 @@ def _all_data_optimum(solver: _MapSolver, codes: np.ndarray, n_categories: int, 
             while len(_ALL_DATA_OPTIMA) > 4 * MAX_SOLVERS:
                 _ALL_DATA_OPTIMA.popitem(last=False)
     return x_all
-
-
-def map_unconstrained(
-    codes: np.ndarray, n_categories: int, *, cutpoints: str = "antisymmetric"
-) -> dict[str, np.ndarray]:
-    """The MAP point on the unconstrained space, by value variable of :func:`lib.irt.model.build_grm`
-    (name -> array of its shape): where NUTS starts a fit sampled to a target ESS.
-
-    Raises
-    ------
-    SettingsError
-        See :func:`lib.irt.settings.check_cutpoints`.
-    """
-    check_cutpoints(cutpoints, n_categories)
-    codes = np.ascontiguousarray(codes, dtype=np.int64)
-    solver = map_solver(codes.shape, n_categories, cutpoints)
-    x, values, offset = _all_data_optimum(solver, codes, n_categories, cutpoints), {}, 0
-    for name, shape in solver.value_shapes.items():
-        size = int(np.prod(shape))
-        values[name] = x[offset : offset + size].reshape(shape)
-        offset += size
-    return values

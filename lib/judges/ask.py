@@ -2,14 +2,19 @@
 
 Each (prompt, response A, response B) is asked twice, the responses swapped the second time, so the
 judge's position bias is measured (``lib.judges.quality.position_bias``) and averages out of its
-prediction. The answer is one word, A, B or tie (the first word of the answer, any case, punctuation
-ignored); any other answer is an unusable verdict: its ``choice`` is left blank and the answer kept
-in ``raw_verdict``, never guessed. Requests go through the openai SDK with the revision client's
-settings (:class:`lib.revision.client.LLMSettings`: retries with backoff on 429, 5xx and timeouts,
-each attempt bounded by ``timeout``); answers are cached on disk by server, model, prompt version,
-temperature and the texts (:func:`lib.cache.load` / :func:`lib.cache.store`), so a rerun never bills
-twice; a request that fails is reported with its reason and the others are kept. Tokens used are
-summed from the answers' ``usage``. The API key is only passed to the SDK: never stored or logged.
+prediction. The answer must be one word, A, B or tie, and nothing else (any case; blanks, punctuation
+and markup around it ignored: ``**A**``, ``"tie".``); any other answer ("a tie", "A or B", "Response
+B is better") is an unusable verdict: its ``choice`` is left blank and the answer kept in
+``raw_verdict``, never guessed (:func:`parse_verdict`). Requests go through the openai SDK with the
+revision client's settings (:class:`lib.revision.client.LLMSettings`: retries with backoff on 429, 5xx
+and timeouts, each attempt bounded by ``timeout``) and its check of the answer
+(:func:`lib.revision.client.chat_completion`: an HTML page is named as one, with the server and the
+HTTP status); answers are cached on disk by server, model, prompt version, temperature and the texts
+(:func:`lib.cache.load` / :func:`lib.cache.store`), so a rerun never bills twice; a request that fails
+is reported with its reason and the others are kept. Tokens used are summed from the answers'
+``usage``. The API key is only passed to the SDK: never stored or logged, and redacted from every
+error and answer text (:func:`lib.revision.client.describe_failure`; a server answering 401 may quote
+the Authorization header).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from lib.cache import load, store
 from lib.columns import resolve_roles
 from lib.formats import FORMATS
 from lib.paths import cache_dir
-from lib.revision.client import TEMPERATURE, LLMSettings, openai_client, unreached
+from lib.revision.client import TEMPERATURE, LLMSettings, chat_completion, describe_failure, openai_client
+from lib.revision.credentials import redact
 from lib.tables import guess_roles, text
 
 PROMPT_VERSION = "judge-v1"
@@ -49,7 +55,8 @@ PAIR_ROLES = ("prompt", "system_a", "system_b", "prompt_text", "response_a", "re
 VERDICT_COLUMNS = ["prompt", "system_a", "system_b", "judge", "choice", "raw_verdict", "error"]
 """Columns of ``judge_votes.csv``: a judge file (``system_a`` shown first), one row per order asked."""
 
-_WORD = re.compile(r"[A-Za-z]+")
+_AROUND = re.compile(r"^(?:[^\w?]|_)+|(?:[^\w?]|_)+$")
+"""Blanks, punctuation and markup at either end of an answer (``**A**``, ``"tie".``); not a question mark."""
 
 
 @dataclass(frozen=True)
@@ -77,10 +84,10 @@ class Verdict:
 
 
 def parse_verdict(answer: str) -> str:
-    """A, B or tie from the answer's first word (any case); "" for anything else."""
-    word = _WORD.search(answer)
-    found = word.group().lower() if word else ""
-    return {"a": "A", "b": "B", "tie": "tie"}.get(found, "")
+    """A, B or tie when the whole answer is that one word (any case, with blanks, punctuation or markup
+    around it); "" for anything else, which is an unusable verdict, never guessed: "a tie" (whose first
+    word is "a"), "A or B", "Response A", "B is better", "tie?" are all unusable."""
+    return {"a": "A", "b": "B", "tie": "tie"}.get(_AROUND.sub("", answer).lower(), "")
 
 
 def read_pairs(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> list[PairTask]:
@@ -156,7 +163,8 @@ class VerdictAsker:
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
     def _request(self, task: PairTask) -> Verdict:
-        completion = self._client.chat.completions.create(
+        completion = chat_completion(
+            self._client,
             model=self.settings.model,
             temperature=TEMPERATURE,
             messages=[
@@ -169,7 +177,7 @@ class VerdictAsker:
                 },
             ],
         )
-        answer = (completion.choices[0].message.content or "") if completion.choices else ""
+        answer = redact(completion.choices[0].message.content or "", self.settings.api_key)
         usage = completion.usage
         return Verdict(
             parse_verdict(answer),
@@ -177,9 +185,6 @@ class VerdictAsker:
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
         )
-
-    def _describe(self, err: Exception) -> str:
-        return unreached(err, self._client.base_url, self.settings) or f"{type(err).__name__}: {err}"
 
     def ask(self, task: PairTask) -> Verdict:
         """The verdict on one ordered pair, from the cache when present; a failure is returned, not raised."""
@@ -198,7 +203,7 @@ class VerdictAsker:
         try:
             verdict = self._request(task)
         except Exception as err:  # every failure is reported per request
-            return Verdict("", "", error=self._describe(err))
+            return Verdict("", "", error=describe_failure(err, self._client.base_url, self.settings))
         if path is not None:
             payload = {
                 "key": key,

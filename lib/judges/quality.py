@@ -3,6 +3,11 @@
 Items are written with their systems in sorted order (``system_low`` is "A", ``system_high`` "B",
 :data:`lib.judges.read.ITEM_KEY`). The human majority on an item is the side its mean human score
 favours (above 0.5: A, below: B, exactly 0.5: a tie), so an even split counts as a tie.
+
+A judge's position bias is how much more often than 1/2 the system shown first wins. Each system pair's
+two orders are averaged, so that the judge's preference for either system cancels: per item where the
+judge saw both orders, or else, when the sides were randomised per vote (an arena: each prompt judged in
+one order, drawn at random), per system pair over its prompts shown in each order.
 """
 
 from __future__ import annotations
@@ -28,8 +33,15 @@ QUALITY_COLUMNS = [
     "position_bias",
     "position_bias_low",
     "position_bias_high",
+    "position_bias_from",
 ]
 """Columns of ``judge_quality.csv``, one row per judge."""
+
+BOTH_ORDERS, RANDOMISED_SIDES = "both orders", "randomised sides"
+NOT_ESTIMABLE = "not estimable: every pair shown in one order only"
+"""``position_bias_from``: the items judged in both orders, the system pairs shown in both orders over their
+prompts (sides randomised per vote), or why there is no number (with every pair in one order, the order
+cannot be told from the judge's preference for one of the two systems)."""
 
 PREFERENCE_COLUMNS = ["judge", "system", "preference", "preference_low", "preference_high", "n_items"]
 """Columns of the per-system preference table (the judge's score of a system minus the humans')."""
@@ -46,8 +58,8 @@ class JudgeQuality:
         the share of its verdicts there equal to the human majority, ``kappa`` Cohen's kappa of the
         two (Cohen 1960; ``sklearn.metrics.cohen_kappa_score``), ``tie_rate`` the share of all its
         usable verdicts that are ties, ``position_bias`` how much more often than 1/2 the system
-        shown first wins, from the items it judged in both orders (NaN without any), with its
-        interval.
+        shown first wins (module docstring), with its interval, and ``position_bias_from`` what it was
+        measured on (:data:`BOTH_ORDERS`, :data:`RANDOMISED_SIDES`, or :data:`NOT_ESTIMABLE` with NaN).
     confusion : dict of str to DataFrame
         Per judge, verdict counts: rows the human majority, columns the judge (:data:`VERDICTS`).
     preference : DataFrame
@@ -77,20 +89,57 @@ def _mean_interval(values: np.ndarray, z: float) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-def position_bias(verdicts: pd.DataFrame, z: float) -> tuple[float, float, float]:
-    """The first-shown system's excess win rate over 1/2, from items judged in both orders.
+def position_bias(verdicts: pd.DataFrame, z: float) -> tuple[float, float, float, str]:
+    """The first-shown system's excess win rate over 1/2, with a normal interval and what it was measured on.
 
-    Per item, ``b = (mean score of the first-shown system when A is first + mean score of the
-    first-shown system when B is first) / 2 - 1/2``: 0 for a judge that ignores the order, +1/2 for
-    one that always picks the first. Returns the mean over items and its normal interval.
+    Both orders on one item (:data:`BOTH_ORDERS`): per item, ``b = (mean score of the first-shown system when
+    A is first + the same when B is first) / 2 - 1/2``: 0 for a judge that ignores the order, +1/2 for one that
+    always picks the first; the mean over items and its interval. Without any such item, sides randomised per
+    vote (:data:`RANDOMISED_SIDES`, :func:`_randomised_sides`). Else NaN and :data:`NOT_ESTIMABLE`.
+
+    Parameters
+    ----------
+    verdicts : DataFrame
+        One judge's oriented verdicts (``first, score`` and ``ITEM_KEY``).
+    z : float
+        Normal quantile of the interval.
+
+    Returns
+    -------
+    (estimate, low, high, measured_on)
     """
     first_is_a = verdicts["first"].to_numpy() == verdicts["system_low"].to_numpy()
     frame = verdicts.assign(first_score=np.where(first_is_a, verdicts["score"], 1 - verdicts["score"]), a=first_is_a)
     by_order = frame.pivot_table(index=ITEM_KEY, columns="a", values="first_score", aggfunc="mean")
-    if by_order.shape[1] < 2:
-        return np.nan, np.nan, np.nan
-    both = by_order.dropna()
-    return _mean_interval(((both[True] + both[False]) / 2 - 0.5).to_numpy(), z)
+    both = by_order.dropna() if by_order.shape[1] == 2 else by_order.iloc[:0]
+    if len(both):
+        return (*_mean_interval(((both[True] + both[False]) / 2 - 0.5).to_numpy(), z), BOTH_ORDERS)
+    return _randomised_sides(frame, z)
+
+
+def _randomised_sides(frame: pd.DataFrame, z: float) -> tuple[float, float, float, str]:
+    """Position bias from one order per prompt, the order drawn per vote: stratified by system pair.
+
+    In pair p, ``b_p = (m_p,low first + m_p,high first) / 2 - 1/2`` with ``m`` the mean score of the first-shown
+    system over the prompts shown in that order: the judge's preference between the two systems cancels however
+    unequal the two orders' shares are. The estimate weighs the pairs shown in both orders by ``w_p = 1 / (1 /
+    n_low first + 1 / n_high first)`` (inverse variance); its variance is ``s^2 / (4 sum_p w_p)``, ``s^2`` the
+    within-cell variance of the scores pooled over pairs and orders.
+    """
+    cells = frame.groupby(["system_low", "system_high", "a"])["first_score"]
+    stats = cells.agg(["mean", "size"]).unstack("a").dropna()
+    if stats.empty or stats.shape[1] < 4:
+        return np.nan, np.nan, np.nan, NOT_ESTIMABLE
+    weight = 1 / (1 / stats[("size", True)] + 1 / stats[("size", False)])
+    b_pair = (stats[("mean", True)] + stats[("mean", False)]) / 2 - 0.5
+    estimate = float((weight * b_pair).sum() / weight.sum())
+    kept = frame.set_index(["system_low", "system_high"]).index.isin(stats.index)
+    spread = frame[kept].groupby(["system_low", "system_high", "a"])["first_score"]
+    dof = int(kept.sum()) - spread.ngroups
+    deviation = frame.loc[kept, "first_score"] - spread.transform("mean")
+    pooled = float((deviation**2).sum() / dof) if dof > 0 else np.nan
+    half = z * np.sqrt(pooled / (4 * weight.sum()))
+    return estimate, estimate - half, estimate + half, RANDOMISED_SIDES
 
 
 def judge_quality(items: pd.DataFrame, verdicts: pd.DataFrame, *, level: float = 0.95) -> JudgeQuality:

@@ -6,7 +6,9 @@ column does). ``system_a`` is the response the judge was shown first (as ``pytho
 writes it; a ``position`` column is not read): the same pair judged in both orders measures
 position bias. A
 blank choice is an unusable verdict (a judge answer that could not be parsed): it is counted and
-reported, never guessed; any other unknown choice is an error of the file.
+reported, never guessed; any other unknown choice is an error of the file. A judge that gave several
+verdicts on the same prompt, pair and order (an arena conversation voted twice, judged once per vote) is
+not refused: every verdict is kept (the item's judge score averages them), and they are counted.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import pandas as pd
 from lib.errors import DesignError, FormatError
 from lib.formats import read_pairwise, resolve_columns
 from lib.paths import DATA_DIR
-from lib.ranking.baseline import OUTCOME
+from lib.ranking.bradley_terry import OUTCOME
 from lib.tables import row_numbers, text
 
 JUDGE_COLUMN = "judge"
@@ -44,8 +46,9 @@ class JudgeVotes:
         ``judge, prompt_id, system_a, system_b, first, winner`` (str): one row per usable verdict,
         ``first`` the system shown first, ``winner`` in {"a", "b", "tie"} for the row's pair.
     unusable : DataFrame
-        ``judge, n_verdicts, n_unusable, rows``: per judge, its verdicts and the blank ones, with the
-        file's 1-based row numbers of the blank ones (a comma-separated text).
+        ``judge, n_verdicts, n_unusable, rows, n_repeated, repeated_rows``: per judge, its verdicts and the
+        blank ones, with the file's 1-based row numbers of the blank ones (a comma-separated text), and its
+        usable verdicts that repeat an earlier one's prompt, pair and order (kept), with their rows.
     source : str
         The file name.
     """
@@ -74,12 +77,18 @@ def read_judge_file(df: pd.DataFrame, columns: dict[str, str] | None = None, *, 
     Raises
     ------
     FormatError
-        A pairwise role without column, a blank judge name, every verdict unusable, or what
-        :func:`lib.formats.read_pairwise` refuses in the usable rows (unknown choice, a system
-        compared with itself, the same verdict twice).
+        A pairwise role without column, no column naming the judge, a blank judge name, every verdict
+        unusable, or what :func:`lib.formats.read_pairwise` refuses in the usable rows (unknown choice, a
+        system compared with itself).
     """
     named = next((c for c in df.columns if str(c).strip().lower() == JUDGE_COLUMN), None)
     mapping = resolve_columns(df, "pairwise", ({"annotator": named} if named else {}) | (columns or {}), file=file)
+    if "annotator" not in mapping:
+        raise FormatError(
+            f"a judge file needs a '{JUDGE_COLUMN}' column naming the model of each verdict (or an annotator "
+            f"column); the file's columns are {', '.join(map(str, df.columns))}",
+            file=file,
+        )
     judge_col = mapping["annotator"]
     judge = text(df[judge_col])
     rows = row_numbers(df)
@@ -98,15 +107,28 @@ def read_judge_file(df: pd.DataFrame, columns: dict[str, str] | None = None, *, 
             column=mapping["choice"],
         )
     usable = df[~blank].copy()
-    # Both orders of a pair by one judge are two verdicts, not a duplicate: the annotator name holds the order.
-    usable["_judge_order"] = judge[~blank] + _SEP + text(usable[mapping["system_a"]])
+    # Both orders of a pair by one judge are two verdicts, not a duplicate, and so is a repeated verdict on the
+    # same order: the annotator name holds the order and the repeat's number.
+    first = text(usable[mapping["system_a"]])
+    same = pd.DataFrame(
+        {r: text(usable[mapping[r]]) for r in ("prompt", "system_a", "system_b", "criterion") if r in mapping}
+    ).assign(judge=judge[~blank])
+    repeat = same.groupby(list(same.columns), sort=False).cumcount().to_numpy()
+    usable["_judge_order"] = judge[~blank] + _SEP + first + _SEP + repeat.astype(str)
+    repeats = pd.DataFrame({"judge": judge[~blank], "row": rows[~blank]})[repeat > 0]
+    unusable = unusable.merge(
+        repeats.groupby("judge")["row"].agg(n_repeated="size", repeated_rows=lambda r: ", ".join(map(str, r))),
+        on="judge",
+        how="left",
+    ).fillna({"n_repeated": 0, "repeated_rows": ""})
+    unusable["n_repeated"] = unusable["n_repeated"].astype(int)
     roles = mapping | {"annotator": "_judge_order", "position": ""}
     try:
         votes = read_pairwise(usable, roles, file=file).votes
     except FormatError as err:
         err.column = judge_col if err.column == "_judge_order" else err.column  # name the user's column
         raise
-    name_order = votes["annotator_id"].str.split(_SEP, n=1, expand=True)
+    name_order = votes["annotator_id"].str.split(_SEP, n=2, expand=True)
     verdicts = pd.DataFrame(
         {
             "judge": name_order[0],
@@ -123,7 +145,7 @@ def read_judge_file(df: pd.DataFrame, columns: dict[str, str] | None = None, *, 
 def oriented(votes: pd.DataFrame) -> pd.DataFrame:
     """Votes written on their item: ``prompt_id, system_low, system_high, score`` plus the other columns.
 
-    ``score`` is the score of ``system_low`` (1 win, 0.5 tie, 0 loss; ``lib.ranking.baseline.OUTCOME``),
+    ``score`` is the score of ``system_low`` (1 win, 0.5 tie, 0 loss; ``lib.ranking.bradley_terry.OUTCOME``),
     whichever side the file listed it on.
     """
     sa, sb = votes["system_a"].to_numpy(dtype=str), votes["system_b"].to_numpy(dtype=str)

@@ -1,12 +1,18 @@
-"""Simulated human and judge votes with known skills: the coverage study of issue 20 ("Done when").
+"""Simulated human and judge votes with known skills: the coverage study of issue 20 ("Done when") and the
+arena of issue 34.
 
-Humans vote by Bradley–Terry on the true skills. The judge copies the human vote with probability
-``copy`` (it agrees with humans more than chance) and otherwise votes by Bradley–Terry with a bias of
-``bias`` logits towards one ``favoured`` system (it is noisy and biased). Only the first
+Issue 20: humans vote by Bradley–Terry on the true skills. The judge copies the human vote with
+probability ``copy`` (it agrees with humans more than chance) and otherwise votes by Bradley–Terry with a
+bias of ``bias`` logits towards one ``favoured`` system (it is noisy and biased). Only the first
 ``n_labelled`` items have human votes; the judge rates all of them.
+
+Issue 34 (:func:`simulate_arena`): arena-shaped files, one vote per conversation with sides randomised,
+no annotator column, and several judges (:class:`SimulatedJudge`) of differing quality and position bias.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -109,3 +115,106 @@ def coverage_study(
         table["rank_set_covered"] = (low <= rank) & (rank <= high)
         rows.append(table)
     return pd.concat(rows, ignore_index=True)[STUDY_COLUMNS]
+
+
+@dataclass(frozen=True)
+class SimulatedJudge:
+    """An LLM judge of the simulated arena (:func:`simulate_arena`).
+
+    Attributes
+    ----------
+    name : str
+    noise : float
+        Standard deviation (logits) of its own error on an item's quality gap: 0 reads the two responses
+        as the humans' shared view of them does, a large value judges by the systems' skills alone.
+    picks_first : float
+        Probability in [0, 1] that it answers "the first response" without reading; its first-position
+        bias (the first-shown system's win rate over 1/2, :func:`lib.judges.quality.position_bias`) is
+        then exactly ``picks_first / 2`` (1: a judge that always answers "A").
+    tie_band : float
+        Its verdict is a tie when its latent preference lies within +-tie_band (logits).
+    """
+
+    name: str
+    noise: float
+    picks_first: float = 0.0
+    tie_band: float = 0.3
+
+
+ARENA_JUDGES = (
+    SimulatedJudge("judge-good", noise=0.5),
+    SimulatedJudge("judge-noisy", noise=2.0, tie_band=0.8),
+    SimulatedJudge("judge-first", noise=1.0, picks_first=0.72),
+)
+"""Three judges of differing quality; the last answers "first" in 72% + 28% / 2 = 86% of its verdicts (the
+first-position rate of gpt-3.5-turbo on the issue's arena file)."""
+
+
+def simulate_arena(
+    rng: np.random.Generator,
+    *,
+    n_systems: int = 20,
+    n_votes: int = 27_000,
+    n_twice: int = 9,
+    judges: tuple[SimulatedJudge, ...] = ARENA_JUDGES,
+    item_sd: float = 1.5,
+    tie_band: float = 0.4,
+    first_share: float = 0.5,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series]:
+    """Arena-shaped files: one human vote per conversation on a random pair, sides randomised, and the judges'
+    verdicts on the same conversations in the same order.
+
+    Each conversation i has a quality gap ``z_i = s_first - s_second + e_i``, ``e_i ~ N(0, item_sd^2)``
+    (how good the two responses were this time, which humans and judges both see). A human's latent
+    preference is ``z_i`` plus standard logistic noise: the first system wins above ``tie_band``, loses below
+    ``-tie_band``, else a tie. A judge adds its own ``N(0, noise^2)`` error and logistic noise, with its own
+    tie band, unless it answers "first" unread (``picks_first``).
+
+    Parameters
+    ----------
+    rng : numpy Generator
+    n_systems : int
+        Systems ``s00``, ``s01``, ...; skills evenly spaced in [-1, 1] (logits), ``s00`` the strongest.
+    n_votes : int
+        Human votes; ``n_twice`` conversations get two votes (and every judge two verdicts on them).
+    judges : tuple of SimulatedJudge
+    item_sd : float
+        Spread of the conversations' own quality gaps (logits).
+    tie_band : float
+        The humans' tie band (logits).
+    first_share : float
+        Probability that the system first by name is shown first (0.5: sides randomised per vote).
+
+    Returns
+    -------
+    (humans, verdicts, skills)
+        ``humans``: ``prompt_id, system_a, system_b, winner`` (``model_a`` / ``model_b`` / ``tie``, system_a
+        shown first), the arena's shape, no annotator column; ``verdicts``: the same columns and ``judge``;
+        ``skills``: the true skills by system.
+    """
+    names = np.array([f"s{k:02d}" for k in range(n_systems)])
+    skills = np.linspace(1.0, -1.0, n_systems)
+    n_conv = n_votes - n_twice
+    low = rng.integers(0, n_systems, n_conv)
+    high = (low + rng.integers(1, n_systems, n_conv)) % n_systems
+    low, high = np.minimum(low, high), np.maximum(low, high)
+    low_first = rng.random(n_conv) < first_share
+    first, second = np.where(low_first, low, high), np.where(low_first, high, low)
+    gap = skills[first] - skills[second] + rng.normal(0.0, item_sd, n_conv)
+    conv = np.concatenate([np.arange(n_conv), np.arange(n_twice)])  # the first n_twice conversations twice
+    first, second, gap = first[conv], second[conv], gap[conv]
+
+    def verdict(latent: np.ndarray, band: float) -> np.ndarray:
+        return np.select([latent > band, latent < -band], ["model_a", "model_b"], "tie")
+
+    def noise(m: int) -> np.ndarray:
+        return rng.logistic(0.0, 1.0, m)
+
+    base = pd.DataFrame({"prompt_id": [f"c{i:05d}" for i in conv], "system_a": names[first], "system_b": names[second]})
+    humans = base.assign(winner=verdict(gap + noise(len(conv)), tie_band))
+    rows = []
+    for judge in judges:
+        latent = gap + rng.normal(0.0, judge.noise, len(conv)) + noise(len(conv))
+        answer = np.where(rng.random(len(conv)) < judge.picks_first, "model_a", verdict(latent, judge.tie_band))
+        rows.append(base.assign(judge=judge.name, winner=answer))
+    return humans, pd.concat(rows, ignore_index=True), pd.Series(skills, index=names)

@@ -154,7 +154,7 @@ def dependent(design_effect: float, se: float) -> bool:
 def vote_scores(skill_mean: np.ndarray, obs, means: dict[str, np.ndarray]) -> np.ndarray:
     """``d_v = d loglik_v / d location_v`` of each paired observation (N,), at the given parameters.
 
-    The location is ``s_B - s_A (+ gamma side + delta_AB)`` in ``P(y >= c) = logistic(alpha_j
+    The location is ``s_B - s_A (+ gamma side + delta_AB + style features' beta)`` in ``P(y >= c) = logistic(alpha_j
     (location - b_jc))``. NaN or infinite where the parameters put an observed category at probability 0.
     """
     from scipy.special import expit
@@ -164,6 +164,8 @@ def vote_scores(skill_mean: np.ndarray, obs, means: dict[str, np.ndarray]) -> np
         loc = loc + means["gamma"] * obs.side
     if "delta" in means:
         loc = loc + means["delta"][obs.pair]
+    if "style" in means:  # style control's covariates (lib.ranking.model)
+        loc = loc + obs.features @ means["style"]
     alpha = means["alpha"][obs.prompt]
     b = np.atleast_2d(means["b"])
     b = b[np.zeros_like(obs.prompt) if len(b) == 1 else obs.prompt]  # (N, C - 1)
@@ -175,7 +177,9 @@ def vote_scores(skill_mean: np.ndarray, obs, means: dict[str, np.ndarray]) -> np
         return alpha * (lo * (1 - lo) - hi * (1 - hi)) / np.maximum(lo - hi, 1e-300)
 
 
-def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray], prior_sd: float) -> Clustering:
+def prompt_clustering(
+    skill: np.ndarray, obs, means: dict[str, np.ndarray], prior_sd: float, *, transform: bool = True
+) -> Clustering:
     """The cluster-robust ("Bayesian sandwich") covariance of the skills, clustered by prompt, and the
     design effect with its standard error.
 
@@ -224,6 +228,8 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray], prio
         and ``delta`` (pairs,) (:func:`cluster_by_prompt` takes alpha's posterior median).
     prior_sd : float
         The skills' prior SD (logits; :data:`lib.ranking.model.SKILL_PRIOR_SD`).
+    transform : bool
+        Also move the draws to the clustered covariance (``skill_draws``; else the draws as given).
 
     Returns
     -------
@@ -232,6 +238,12 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray], prio
         a prompt carries (the clustered draws are still formed); design effect NaN and ``skill_draws``
         None where the prompts carry fewer than two observations on average (nothing to cluster), with no
         spread in the draws, or where the means put an observation at probability 0.
+
+    Notes
+    -----
+    Memory: the design effect uses Sigma only through the draws (the (C, K) per-prompt scores, Sigma g_c
+    and an (S, S) product of the draws: no (K, K) array); moving the draws (``transform``) needs about eight
+    (K, K) arrays. ``lib.ranking.budget`` counts both.
     """
     k = skill.shape[1]
     mean = skill.mean(axis=0)
@@ -247,23 +259,35 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray], prio
         return nothing
     g = _cluster_sums(obs.system_b, obs.system_a, d, obs.prompt, k)
     factor = n_prompts / max(n_prompts - 1, 1)
-    sigma = np.atleast_2d(np.cov(skill, rowvar=False))
-    spread = sigma @ g.T * np.sqrt(factor)  # (K, C): Sigma g_c
-    adjusted = sigma @ sigma / prior_sd**2 + spread @ spread.T
-    # Student-t with C - 1 degrees of freedom: the sandwich is estimated from C prompts (Cameron & Miller
-    # 2015, sec. VI.C); normal draws at its scale covered 93.3% of 1600 skills with independent votes
-    mix = np.sqrt((n_prompts - 1) / np.random.default_rng(T_SEED).chisquare(max(n_prompts - 1, 1), len(skill)))
-    draws = mean + (skill - mean) @ _transform(sigma, adjusted) * mix[:, None]
+    # Sigma only through the draws (no (K, K) array unless the draws are moved): an arena of 10,000 systems
+    centred = skill - mean
+    spread = centred.T @ (centred @ g.T) * (np.sqrt(factor) / (len(skill) - 1))  # (K, C): Sigma g_c
+    var = np.einsum("sk,sk->k", centred, centred) / (len(skill) - 1)  # diag(Sigma)
+    draws = skill
+    if transform:
+        sigma = np.atleast_2d(np.cov(skill, rowvar=False))
+        adjusted = sigma @ sigma / prior_sd**2 + spread @ spread.T
+        draws = mean + centred @ _transform(sigma, adjusted) * t_mixing(n_prompts, len(skill))[:, None]
     if n_prompts < MIN_PROMPTS:
         return Clustering(float("nan"), float("nan"), n_prompts, several, False, draws, most)
-    var = np.diag(sigma)
     varies = var > 1e-12 * var.max()
+    # diag(Sigma Sigma) = diag(X' (X X') X) / (S - 1)^2 with X the centred draws (S x S, not K x K)
+    square = np.einsum("sk,sk->k", centred, (centred @ centred.T) @ centred) / (len(skill) - 1) ** 2
     terms = (spread[varies] ** 2 / var[varies, None]).mean(axis=0)  # t_c, (C,)
-    design_effect = float((np.diag(sigma @ sigma)[varies] / var[varies]).mean() / prior_sd**2 + terms.sum())
+    design_effect = float((square[varies] / var[varies]).mean() / prior_sd**2 + terms.sum())
     se = float(np.sqrt(factor * ((terms - terms.mean()) ** 2).sum()))
     if design_effect > most:  # more than votes that all agree within a prompt could give: not a design effect
         return Clustering(float("nan"), float("nan"), n_prompts, several, False, draws, most, beyond=True)
     return Clustering(design_effect, se, n_prompts, several, dependent(design_effect, se), draws, most)
+
+
+def t_mixing(n_prompts: int, n_draws: int) -> np.ndarray:
+    """``sqrt((C - 1) / w)``, w ~ chi-square(C - 1), one a draw (seeded, :data:`T_SEED`): the factors that
+    make the prompt-clustered draws Student-t with C - 1 degrees of freedom (:func:`prompt_clustering`).
+    The sandwich is estimated from C prompts; normal draws at its scale covered 93.3% of 1600 skills with
+    independent votes (Cameron & Miller 2015, sec. VI.C: t(G - 1) critical values)."""
+    df = max(n_prompts - 1, 1)
+    return np.sqrt(df / np.random.default_rng(T_SEED).chisquare(df, n_draws))
 
 
 def _transform(sigma: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -306,9 +330,9 @@ def cluster_by_prompt(idata: az.InferenceData, obs, mode: str, warnings: list[st
     post = idata["posterior"]
     skill = post["skill"]
     draws = skill.stack(sample=("chain", "draw")).transpose("sample", "system").to_numpy().astype(np.float64)
-    means = {n: post[n].mean(("chain", "draw")).to_numpy() for n in ("b", "gamma", "delta") if n in post}
+    means = {n: post[n].mean(("chain", "draw")).to_numpy() for n in ("b", "gamma", "delta", "style") if n in post}
     means["alpha"] = np.exp(np.log(post["alpha"].transpose("chain", "draw", ...).to_numpy()).mean(axis=(0, 1)))
-    result = prompt_clustering(draws, obs, means, SKILL_PRIOR_SD)
+    result = prompt_clustering(draws, obs, means, SKILL_PRIOR_SD, transform=mode != "off")
     apply = applies(mode, result)
     if result.dependent:
         note = DEPENDENT_NOTE.format(de=result.design_effect, se=result.se, n=result.n_prompts)

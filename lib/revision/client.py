@@ -12,8 +12,9 @@ bills twice and one server's answers are never served for another (:meth:`EditPr
 an unreadable or mismatched cache entry is a miss, a cache that cannot be written only warns), and a
 failing draft is reported with its reason while the others are kept. A server that answers
 something other than a chat completion (an HTML page, a proxy's error) is named with its HTTP
-status and the start of its answer. The API key is only passed to the SDK: it is never stored,
-cached or logged.
+status and the start of its answer (:func:`chat_completion`, also the judge's). The API key is only
+passed to the SDK: it is never stored, cached or logged, and every failure's text is redacted
+(:func:`describe_failure`: a server may quote the Authorization header back).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pydantic import ValidationError
 
 from lib.cache import load, store
 from lib.paths import cache_dir
-from lib.revision.credentials import check_base_url
+from lib.revision.credentials import check_base_url, redact
 from lib.revision.prompts import PromptTemplate, build_messages
 from lib.revision.schema import RevisionEdit, RevisionEdits
 
@@ -82,8 +83,8 @@ class DraftResult:
     error: str | None = None
 
 
-class DraftFailed(Exception):
-    """A draft got no usable answer; the message says why."""
+class AnswerFailed(Exception):
+    """A request got no usable answer; the message says why."""
 
 
 def _response_format() -> ResponseFormatJSONSchema:
@@ -115,6 +116,74 @@ def openai_client(settings: LLMSettings, http_client: Any = None) -> tuple[LLMSe
         http_client=http_client,
     )
     return settings, client
+
+
+def not_json(base_url: object, status: int, text: str) -> str:
+    """Why an answer that is not JSON cannot be used: the server, the HTTP status, what it sent (an HTML
+    page is said to be one: a Base URL that names a web site or a proxy's login page, not an API)."""
+    page = text.lstrip()[:200].lower()
+    html = page.startswith(("<!doctype html", "<html")) or "<body" in page or "<head" in page
+    start = f"the server at {base_url} did not answer with JSON (HTTP {status}"
+    if html:
+        return (
+            f"{start}): it sent an HTML page, not an OpenAI-compatible JSON answer; check the Base URL "
+            f"(first 200 characters: {text[:200]!r})"
+        )
+    return f"{start}, first 200 characters: {text[:200]!r})"
+
+
+def chat_completion(client: Any, **request: Any) -> ChatCompletion:
+    """``client.chat.completions.create(**request)``, checked to be a chat completion with a choice.
+
+    Raises
+    ------
+    AnswerFailed
+        The server answered something else: not JSON (an HTML page: :func:`not_json`), or JSON
+        without ``choices``. Errors of the SDK (HTTP status, timeout, connection) propagate.
+    """
+    raw = client.chat.completions.with_raw_response.create(**request)
+    completion: ChatCompletion | str | None
+    try:  # the SDK's type says a completion: it is the text itself when the body is not declared JSON
+        completion = cast("ChatCompletion | str", raw.parse())
+    except ValueError:  # declared JSON but is not
+        completion = None
+    if completion is None or isinstance(completion, str):
+        raise AnswerFailed(not_json(client.base_url, raw.status_code, raw.text))
+    if not getattr(completion, "choices", None):
+        raise AnswerFailed(
+            f"the server at {client.base_url} answered JSON that is not a chat "
+            f"completion (HTTP {raw.status_code}, first 200 characters: {raw.text[:200]!r})"
+        )
+    return completion
+
+
+def describe_failure(err: Exception, base_url: object, settings: LLMSettings) -> str:
+    """The reason a request failed, in words, with the API key and any bearer token redacted
+    (:func:`lib.revision.credentials.redact`): the text stored in an output's ``error`` column and printed.
+
+    :class:`AnswerFailed` says its own; a timeout or unreachable server :func:`unreached`; an HTTP
+    error with a body that is not JSON :func:`not_json`; any other error the SDK's message (which quotes
+    the server's answer: a 401 may quote the Authorization header).
+    """
+    import openai
+
+    if isinstance(err, AnswerFailed):
+        said = str(err)
+    elif (reached := unreached(err, base_url, settings)) is not None:
+        said = reached
+    elif isinstance(err, openai.APIStatusError) and err.response.text.strip() and not _is_json(err.response.text):
+        said = not_json(base_url, err.status_code, err.response.text)
+    else:
+        said = f"{type(err).__name__}: {err}"
+    return redact(said, settings.api_key)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def unreached(err: Exception, base_url: object, settings: LLMSettings) -> str | None:
@@ -189,50 +258,17 @@ class EditProposer:
         )
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
-    def _not_json(self, status: int, text: str) -> str:
-        return (
-            f"the server at {self._client.base_url} did not answer with JSON (HTTP {status}, "
-            f"first 200 characters: {text[:200]!r})"
-        )
-
-    def _describe(self, err: Exception) -> str:
-        """The reason a draft failed, in words (the SDK's own messages for the rest)."""
-        import openai
-
-        if isinstance(err, DraftFailed):
-            return str(err)
-        if (said := unreached(err, self._client.base_url, self.settings)) is not None:
-            return said
-        if isinstance(err, openai.APIStatusError):
-            try:
-                json.loads(err.response.text)
-            except ValueError:
-                return self._not_json(err.status_code, err.response.text)
-        return f"{type(err).__name__}: {err}"
-
     def _ask(self, messages: list[ChatCompletionMessageParam], mode: str) -> str:
         fmt: ResponseFormat = _response_format() if mode == "json_schema" else {"type": "json_object"}
-        raw = self._client.chat.completions.with_raw_response.create(
-            model=self.settings.model, messages=messages, temperature=TEMPERATURE, response_format=fmt
+        completion = chat_completion(
+            self._client, model=self.settings.model, messages=messages, temperature=TEMPERATURE, response_format=fmt
         )
-        completion: ChatCompletion | str | None
-        try:  # the SDK's type says a completion: it is the text itself when the body is not declared JSON
-            completion = cast("ChatCompletion | str", raw.parse())
-        except ValueError:  # declared JSON but is not
-            completion = None
-        if completion is None or isinstance(completion, str):
-            raise DraftFailed(self._not_json(raw.status_code, raw.text))
-        if not getattr(completion, "choices", None):
-            raise DraftFailed(
-                f"the server at {self._client.base_url} answered JSON that is not a chat "
-                f"completion (HTTP {raw.status_code}, first 200 characters: {raw.text[:200]!r})"
-            )
         choice = completion.choices[0]
         if choice.finish_reason == "length":
-            raise DraftFailed("answer truncated at the token limit (finish_reason=length)")
+            raise AnswerFailed("answer truncated at the token limit (finish_reason=length)")
         if not choice.message.content:
             refusal = getattr(choice.message, "refusal", None)
-            raise DraftFailed(f"empty answer{f' (refusal: {refusal})' if refusal else ''}")
+            raise AnswerFailed(f"empty answer{f' (refusal: {refusal})' if refusal else ''}")
         return choice.message.content
 
     def _edits(self, task: DraftTask) -> tuple[list[RevisionEdit], str]:
@@ -268,7 +304,7 @@ class EditProposer:
         try:
             return RevisionEdits.model_validate_json(content).edits, mode + "+reask"
         except ValidationError as err:
-            raise DraftFailed(f"invalid JSON after one re-ask: {err.errors()[0]['msg']}") from err
+            raise AnswerFailed(f"invalid JSON after one re-ask: {err.errors()[0]['msg']}") from err
 
     def _load(self, path: Path, key: str) -> tuple[list[RevisionEdit], str] | None:
         """A cached answer, or None: an unreadable entry, or one stored for another request (key), is a
@@ -305,7 +341,9 @@ class EditProposer:
         try:
             edits, used = self._edits(task)
         except Exception as err:  # every failure is reported per draft
-            return DraftResult(task.text_id, task.system, None, error=self._describe(err))
+            return DraftResult(
+                task.text_id, task.system, None, error=describe_failure(err, self._client.base_url, self.settings)
+            )
         if path is not None:
             self._store(path, key, edits, used)
         return DraftResult(task.text_id, task.system, edits, used)

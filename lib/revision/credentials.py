@@ -7,6 +7,7 @@ the operator's key must never be sent there, or anyone could collect it with a s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -14,6 +15,27 @@ from lib.errors import SettingsError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Where the openai SDK sends requests when no base URL is configured."""
+
+REDACTED = "[redacted]"
+"""What stands in a stored or printed text where a key or a token was."""
+
+_CREDENTIAL = re.compile(
+    r"(?i)(\bbearer\s+|\b(?:authorization|api[-_]?key)\b[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token)\s+)?)"
+    r"([^\s\"',;}\]]{8,})"
+)
+"""A bearer token, or the value of an Authorization / API-key header or field (8 characters or more), as a
+server may quote it."""
+
+
+def redact(text: str, *keys: str) -> str:
+    """``text`` with each of ``keys``, and any bearer token or Authorization / API-key value, replaced by
+    :data:`REDACTED`: the one filter of every error text that is stored or printed (a server answering
+    401 may quote the request's Authorization header in its body, and the SDK's message quotes the body).
+    """
+    text = _CREDENTIAL.sub(lambda m: m.group(1) + REDACTED, text)
+    for key in sorted({k.strip() for k in keys if k and k.strip()}, key=len, reverse=True):
+        text = text.replace(key, REDACTED)
+    return text
 
 
 def _split(url: str):

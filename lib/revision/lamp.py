@@ -17,6 +17,7 @@ import pandas as pd
 from lib.errors import FormatError
 from lib.paths import DATA_DIR
 from lib.revision.diff_edits import revision_level
+from lib.revision.revised import revised_table
 from lib.revision.schema import EDIT_COLUMNS
 
 LAMP_DIR = DATA_DIR / "lamp_edits"
@@ -45,8 +46,16 @@ class LampData:
 
     @property
     def evaluated(self) -> pd.DataFrame:
-        """``text_id, system, editor, draft, postedit``: one row per paragraph a writer revised."""
-        return self.postedits.merge(self.drafts[["text_id", "system", "draft"]], on=["text_id", "system"])
+        """``text_id, system, editor, postedit, draft``: one row per paragraph a writer revised."""
+        return revised_table(self.drafts, self.postedits)
+
+    def with_reference(self, writer: str) -> pd.DataFrame:
+        """``text_id, system, draft, reference``: every paragraph, with ``writer``'s post-edit
+        paragraph as its reference (None where the writer did not revise it)."""
+        post = self.postedits.loc[self.postedits["editor"] == writer, ["text_id", "system", "postedit"]]
+        return self.drafts[["text_id", "system", "draft"]].merge(
+            post.rename(columns={"postedit": "reference"}), on=["text_id", "system"], how="left"
+        )
 
 
 def normalize_category(name: str) -> str:

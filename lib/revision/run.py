@@ -16,6 +16,7 @@ from lib.revision.diff_edits import diff_edits_table
 from lib.revision.locate import locate_edits
 from lib.revision.metrics import RUN_KEYS, revision_distance
 from lib.revision.prompts import PromptTemplate
+from lib.revision.revised import DRAFT_KEYS, revised_table
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
 
 FAILURE_COLUMNS = ["text_id", "system", "error"]
@@ -39,8 +40,8 @@ class Revision:
     edits : DataFrame
         :data:`~lib.revision.schema.EDIT_COLUMNS` (LLM edits also ``path``, the answer path).
     evaluated : DataFrame
-        ``text_id, system, draft, editor``: the drafts the editor revised; a failed draft is left
-        out, so it neither scores 0 nor counts in agreement.
+        ``text_id, system, editor, draft`` (:func:`lib.revision.revised.revised_table`): the drafts
+        the editor revised; a failed draft is left out, so it neither scores 0 nor counts in agreement.
     failures : DataFrame
         ``text_id, system, error``: drafts the LLM could not revise, with the reason.
     """
@@ -54,7 +55,22 @@ class Revision:
 def _revision(drafts: pd.DataFrame, editor: str, edits: pd.DataFrame, failures: pd.DataFrame) -> Revision:
     failed = set(zip(failures["text_id"], failures["system"], strict=True))
     done = [(t, s) not in failed for t, s in zip(drafts["text_id"], drafts["system"], strict=True)]
-    return Revision(editor, edits, drafts.loc[done, ["text_id", "system", "draft"]].assign(editor=editor), failures)
+    return Revision(editor, edits, revised_table(drafts, drafts.loc[done, DRAFT_KEYS].assign(editor=editor)), failures)
+
+
+def with_reference(drafts: pd.DataFrame) -> pd.DataFrame:
+    """The drafts that have a reference text (not missing, not blank), for the diff-based engine and
+    the reference-based prompt.
+
+    Parameters
+    ----------
+    drafts : DataFrame
+        ``text_id, system, draft`` and optionally ``reference`` (none: no draft has one).
+    """
+    if "reference" not in drafts.columns:
+        return drafts.iloc[:0].assign(reference=pd.Series(dtype=object))
+    reference = drafts["reference"]
+    return drafts[reference.notna() & (reference.astype(str).str.strip() != "")]
 
 
 def diff_revision(drafts: pd.DataFrame) -> Revision:

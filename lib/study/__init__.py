@@ -2,8 +2,9 @@
 
 - :mod:`lib.study.models`: the tables (study, item, annotator, assignment, answer), versioned by the
   Alembic migrations in ``lib/study/migrations``;
-- :mod:`lib.study.db`: the engine (``EVAL_DATABASE_URL``, else a SQLite file under ``data/studies/``),
-  migrated to the newest schema when it is first opened;
+- :mod:`lib.study.db`: the engine (``EVAL_DATABASE_URL``, else a SQLite file in the per-user data
+  folder), migrated to the newest schema when it is first opened, its waits bounded, a deleted or
+  replaced file refused; ``study backup``;
 - :mod:`lib.study.tasks`: the task types (best-worst, pairwise, Likert rating) and how an answer is
   checked;
 - :mod:`lib.study.items`: the researcher's items CSV; :mod:`lib.study.assign`: who judges what;

@@ -186,8 +186,9 @@ def submit(
         The task (:attr:`Page.assignment_id`).
     choices : mapping
         ``{criterion: {"most": label, "least": label}}`` (best-worst), ``{criterion: {"winner":
-        label or "tie"}}`` (pairwise) or ``{criterion: {label: rating}}`` (Likert: every passage, a
-        whole number on the study's scale), labels as shown (A, B, ...).
+        label or "tie"}}`` (pairwise: "tie" is the form's tie option, stored apart from system names) or
+        ``{criterion: {label: rating}}`` (Likert: every passage, a whole number on the study's scale),
+        labels as shown (A, B, ...).
     url : str, optional
         The database.
     now : datetime, optional

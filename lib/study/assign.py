@@ -12,11 +12,15 @@ put in a random order. The systems of every page are shown in a random order of 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from lib.study.errors import StudyError
+
+MAX_PER_ITEM = 100
+"""Most annotators an item may be given (the Studies page's bound)."""
 
 
 @dataclass(frozen=True)
@@ -66,8 +70,9 @@ def assign(
     Raises
     ------
     StudyError
-        ``per_item`` above the number of annotators, a rate outside [0, 1), gold items asked for
-        but none given, or no regular item.
+        ``per_item`` above the number of annotators, more annotators than regular pages (some links
+        would have no page; the message gives the numbers that work), a rate outside [0, 1), gold items
+        asked for but none given, or no regular item.
     """
     if not regular:
         raise StudyError("the study has no item to judge (every item is a gold item)")
@@ -80,6 +85,7 @@ def assign(
         raise StudyError(f"the gold rate must be at least 0 and below 1, not {gold_rate}")
     if gold_rate > 0 and not gold:
         raise StudyError("a gold rate was asked for but no item has a gold answer (gold_<criterion> columns)")
+    _every_link_has_a_page(len(regular), per_item, annotators)
     rng = np.random.default_rng(seed)
     items = rng.permutation(regular)
     who = rng.permutation(annotators)
@@ -93,3 +99,21 @@ def assign(
         pages[a] = [mixed[j] for j in rng.permutation(len(mixed))]
     orders = [[[int(p) for p in rng.permutation(n_systems[item])] for item in mine] for mine in pages]
     return Plan(pages, orders)
+
+
+def _every_link_has_a_page(n_items: int, per_item: int, annotators: int) -> None:
+    """Refuse annotators that would get no regular page (their link would open on "every page is
+    answered"), saying how many annotators, or annotators per item, would work."""
+    pages = n_items * per_item
+    if annotators <= pages:
+        return
+    empty = annotators - pages
+    problem = (
+        f"{n_items} item{'s' if n_items != 1 else ''} x {per_item} annotator{'s' if per_item != 1 else ''} per "
+        f"item give {pages} page{'s' if pages != 1 else ''}: {annotators} annotators would leave {empty} "
+        f"link{'s' if empty != 1 else ''} without a page; use at most {pages} annotators"
+    )
+    need = math.ceil(annotators / n_items)
+    if need <= MAX_PER_ITEM:
+        problem += f", or {need} annotators per item ({need * n_items} pages)"
+    raise StudyError(problem)

@@ -13,6 +13,16 @@ class StudyError(InputError):
     """A study request cannot be served (unknown study, bad settings for a study)."""
 
 
+class StorageError(StudyError):
+    """The study database cannot be reached, answers too slowly, or cannot be written (deleted, replaced,
+    read-only, stopped).
+
+    The message is for the operator (the command line, the Studies page): it names the database (never
+    its password) and the driver's reason; the exception's ``__cause__`` keeps the driver's own error.
+    An annotator is shown a plain message instead (:mod:`ui.annotate`).
+    """
+
+
 class TokenError(StudyError):
     """The annotator's link is not valid: an unknown, malformed or revoked token."""
 

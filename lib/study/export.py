@@ -23,6 +23,7 @@ from sqlalchemy.orm import selectinload
 from lib.study.db import transaction
 from lib.study.errors import StudyError
 from lib.study.models import Annotator, Assignment, Study
+from lib.study.tasks import TIE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,7 +103,7 @@ def _bestworst_rows(base: dict, choice: dict, responses: dict, order: list[str])
 
 def _pairwise_rows(base: dict, choice: dict, responses: dict, order: list[str]) -> list[dict]:
     a, b = sorted(order)
-    code = {a: "A", b: "B"}.get(choice["winner"], "tie")
+    code = TIE if choice.get(TIE) else {a: "A", b: "B"}[choice["winner"]]
     return [
         {
             **base,

@@ -9,8 +9,11 @@
   lets a position effect on ratings be checked.
 
 Choices are ``{criterion: {...}}``: ``{"most": system, "least": system}`` (best-worst),
-``{"winner": system or "tie"}`` (pairwise) or ``{system: rating}`` (Likert). Gold answers use the
-same shape (a Likert gold answer may rate only some of the systems).
+``{"winner": system}`` or ``{"tie": true}`` (pairwise: a tie is encoded apart from system names, so a
+system may be called "tie"; schema revision 0003 rewrote the earlier ``{"winner": "tie"}``) or
+``{system: rating}`` (Likert). Gold answers use the same shape (a Likert gold answer may rate only some
+of the systems). The form answers with the labels shown (A, B, ...) and, for a pairwise tie,
+``{"winner": "tie"}``: labels are letters, so the form's tie option never meets a system name.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 from lib.study.errors import AnswerError, StudyError
 
 TIE = "tie"
+"""The form's tie option, a gold cell's tie, and the key of a stored pairwise tie (``{"tie": true}``)."""
 GOLD_PICKS = {"most": 1, "least": -1, TIE: 0, "": 0}
 """A best-worst / pairwise gold cell's value and its score (pairwise: the higher score wins; equal
 scores tie)."""
@@ -86,6 +90,8 @@ class TaskSpec:
         How many systems a page shows (``max_systems`` 0: all the prompt's systems).
     keys : tuple of str
         The keys of one criterion's pick (empty for a rated task: its keys are the systems shown).
+    tie : bool
+        Whether the pick offers a tie (the form's :data:`TIE` option, stored as ``{"tie": true}``).
     rated : bool
         Whether each system shown gets a rating on the study's :class:`Scale` (else the page picks
         among them).
@@ -104,6 +110,7 @@ class TaskSpec:
     min_systems: int
     max_systems: int
     keys: tuple[str, ...]
+    tie: bool
     rated: bool
     check: Callable[[Mapping[str, object], Sequence[str], str, Scale | None], dict[str, object]]
     gold: Callable[[Mapping[str, str], Sequence[str], Scale | None], dict[str, object] | None]
@@ -111,7 +118,8 @@ class TaskSpec:
 
     def relabel(self, choice: Mapping[str, object], systems: Mapping[str, str], criterion: str) -> dict[str, object]:
         """One criterion's choice with the form's labels (A, B, ...) replaced by ``systems[label]``:
-        the values of a pick (an unknown label becomes "?", refused by ``check``), the keys of a rating.
+        the values of a pick (an unknown label becomes "?", refused by ``check``; the form's tie option
+        becomes ``{"tie": True}``), the keys of a rating.
 
         Raises
         ------
@@ -122,10 +130,13 @@ class TaskSpec:
             if set(choice) - set(systems):
                 raise AnswerError(f"{criterion}: rate only the passages shown")
             return {systems[label]: v for label, v in choice.items()}
-        return {
-            key: value if value == TIE else systems.get(value, "?") if isinstance(value, str) else value
-            for key, value in choice.items()
-        }
+        out: dict[str, object] = {}
+        for key, value in choice.items():
+            if self.tie and value == TIE:
+                out[TIE] = True
+            else:
+                out[key] = systems.get(value, "?") if isinstance(value, str) else value
+        return out
 
     def judgments(self, n_systems: int) -> int:
         """Judgments one criterion of a page holds: a rating per system shown, else one pick."""
@@ -153,7 +164,11 @@ def _check_bestworst(
 def _check_pairwise(
     choice: Mapping[str, object], systems: Sequence[str], criterion: str, scale: Scale | None
 ) -> dict[str, object]:
-    return {"winner": _pick(choice, "winner", [*systems, TIE], criterion)}
+    if choice.get(TIE) is True:
+        if len(choice) > 1:
+            raise AnswerError(f"{criterion}: choose the better passage or a tie, not both")
+        return {TIE: True}
+    return {"winner": _pick(choice, "winner", systems, criterion)}
 
 
 def _check_likert(
@@ -187,7 +202,7 @@ def _gold_pairwise(cells: Mapping[str, str], systems: Sequence[str], scale: Scal
     if any(cells[s] not in GOLD_PICKS for s in systems):
         raise AnswerError("unknown gold value")
     a, b = (GOLD_PICKS[cells[s]] for s in systems)
-    return {"winner": systems[0] if a > b else systems[1] if b > a else TIE}
+    return {"winner": systems[0] if a > b else systems[1]} if a != b else {TIE: True}
 
 
 def _gold_likert(cells: Mapping[str, str], systems: Sequence[str], scale: Scale | None) -> dict[str, object] | None:
@@ -195,8 +210,11 @@ def _gold_likert(cells: Mapping[str, str], systems: Sequence[str], scale: Scale 
     gold: dict[str, object] = {}
     for s in systems:
         if cells[s]:
-            if not cells[s].isdigit():
-                raise AnswerError(f"gold rating: a rating is a whole number from 1 to {scale.points}, not {cells[s]!r}")
+            if not (cells[s].isascii() and cells[s].isdigit()):  # "²".isdigit() and "٣".isdigit() hold too
+                raise AnswerError(
+                    f"gold rating: a rating is a whole number from 1 to {scale.points} in the digits 0-9, "
+                    f"not {cells[s]!r}"
+                )
             gold[s] = scale.rating(int(cells[s]), "gold rating")
     return gold or None
 
@@ -211,6 +229,7 @@ TASKS: dict[str, TaskSpec] = {
             min_systems=3,
             max_systems=0,
             keys=("most", "least"),
+            tie=False,
             rated=False,
             check=_check_bestworst,
             gold=_gold_bestworst,
@@ -223,6 +242,7 @@ TASKS: dict[str, TaskSpec] = {
             min_systems=2,
             max_systems=2,
             keys=("winner",),
+            tie=True,
             rated=False,
             check=_check_pairwise,
             gold=_gold_pairwise,
@@ -235,6 +255,7 @@ TASKS: dict[str, TaskSpec] = {
             min_systems=1,
             max_systems=0,
             keys=(),
+            tie=False,
             rated=True,
             check=_check_likert,
             gold=_gold_likert,
@@ -266,7 +287,8 @@ def check_choices(
     task : str
         A key of :data:`TASKS`.
     choices : mapping
-        ``{criterion: {key: system}}`` (a pick) or ``{criterion: {system: rating}}`` (a rated task).
+        ``{criterion: {key: system}}`` (a pick; a pairwise tie ``{"tie": True}``) or ``{criterion: {system:
+        rating}}`` (a rated task).
     systems : sequence of str
         The systems shown on the page.
     criteria : sequence of str

@@ -113,7 +113,7 @@ def test_an_uploaded_human_file_with_a_judge_on_every_item_gains_from_it(at):
     at.switch_page("pages/judges.py").run()
     assert not at.exception and not at.error
     m = metrics(at)
-    assert float(m["lambda (PPI++ weight of the judge)"]) > 0
+    assert float(m["lambda (PPI++ weight of the judges)"]) > 0
     assert float(m["Effective human sample size"]) > len(humans)  # the judge's verdicts are worth human votes
 
 
@@ -169,3 +169,44 @@ def test_scores_cannot_have_judges_and_the_page_says_why(at):
     assert not at.exception
     assert "an LLM judge is compared with pairwise human votes" in texts(at)
     assert not any(u.proto.label.startswith("LLM-judge votes") for u in at.get("file_uploader"))
+
+
+def test_arena_files_as_they_are_on_the_data_judges_and_planner_pages(at):
+    """Issue 34: an arena's votes (no annotator column, sides randomised, a conversation voted twice) and its three
+    judges' verdicts (one per vote, so two on a conversation voted twice), uploaded as they are."""
+    import numpy as np
+
+    from lib.judges.simulate import simulate_arena
+
+    humans, verdicts, _ = simulate_arena(np.random.default_rng(5), n_systems=5, n_votes=2000, n_twice=3)
+    kept = humans.iloc[::8]  # the human votes of an eighth of the conversations were bought
+    at.radio(key="dataset").set_value("upload").run()
+    at.file_uploader(key="data_upload").set_value(("arena.csv", kept.to_csv(index=False).encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="up_format").value == "pairwise"
+    assert metrics(at)["annotators"] == "anonymous" and "annotator effects cannot be estimated" in texts(at)
+    give_judges(at, "arena_judges.csv", verdicts)
+    assert not at.exception and not at.error
+    assert metrics(at)["judges"] == "3" and "3 verdicts repeat" in texts(at)
+
+    at.switch_page("pages/judges.py").run()
+    assert not at.exception and not at.error
+    assert at.slider(key="judge_share").value == 100  # judge-only items already: every human vote is used
+    quality = frame(at, "kappa").set_index("judge")
+    assert (quality["position_bias_from"] == "randomised sides").all()
+    assert float(quality.loc["judge-first", "position_bias"]) > 0.3  # answers "first" unread in 72%
+    assert not quality.isna().any().any()
+
+    at.switch_page("pages/planner.py").run()
+    assert not at.exception and not at.error
+    at.radio(key="planner_judge_target_kind").set_value("power").run()
+    assert not at.exception and not at.error
+    plan = frame(at, "judge_only_items")
+    assert all(
+        float(v).is_integer()
+        for v in plan[["human_items", "judge_only_items", "human_votes", "judge_verdicts"]].to_numpy().ravel()
+    )
+    assert len(frame(at, "ppi_corr")) == 10  # every pair of 5 systems
+    worth = frame(at, "effective_human_n").set_index("judges")
+    assert list(worth.index) == ["all judges", "judge-first", "judge-good", "judge-noisy"]
+    assert worth.loc["all judges", "effective_human_n"] >= worth["effective_human_n"].max() - 1e-6

@@ -44,24 +44,25 @@ def texts(at: AppTest) -> str:
     return " ".join(str(e.value) for kind in (at.markdown, at.caption, at.error, at.warning, at.info) for e in kind)
 
 
-def test_pandalm_with_every_human_vote_says_the_judge_adds_nothing(at):
+def test_pandalm_opens_on_a_share_of_the_human_votes_where_the_judges_pay(at):
+    # every PandaLM item has human votes: at 100% the judges add nothing, so the page opens at the demo share
+    from lib.judges.run import DEMO_SHARE
+
     on_judges(at)
     assert not at.exception and not at.error
+    assert at.slider(key="judge_share").value == round(100 * DEMO_SHARE) == 15
     assert "judge\\_votes\\_long\\.csv** (bundled demo" in texts(at)
-    assert "25 of 999 verdicts are unusable" in texts(at)
-    assert "add no information" in texts(at)
+    assert "The human votes of 15% of the items are kept" in texts(at)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["lambda (PPI++ weight of the judge)"] == "0.00"
-
-
-def test_fifteen_percent_of_the_human_votes_with_the_judges(at):
-    on_judges(at)
-    at.slider(key="judge_share").set_value(15).run()
-    assert not at.exception and not at.error
-    metrics = {m.label: m.value for m in at.metric}
-    assert float(metrics["Effective human sample size"]) > 447 and metrics["Items rated by the judge only"] == "850"
+    assert float(metrics["Effective human sample size"]) > 447 and metrics["Items rated by the judges only"] == "850"
+    assert 0 < float(metrics["lambda (PPI++ weight of the judges)"]) <= 1
     quality = frame(at, "kappa")
     assert quality["judge"].tolist() == ["gpt-3.5-turbo", "pandalm-7b"]
+    assert {"ppi_weight", "effective_human_n_alone", "effective_human_n_without"} <= set(quality.columns)
+    # PandaLM shows every pair in one order: no position bias, an empty cell and the reason, never "None"
+    assert quality["position_bias"].isna().all()
+    assert quality["position_bias_from"].str.startswith("not estimable").all()
+    assert "None" not in quality.astype(str).to_numpy()
     board = frame(at, "ppi_rank")
     assert len(board) == 5 and (board["ppi_low"] < board["ppi_high"]).all()
     assert {"human_rank", "judge_rank", "ppi_rank", "rank_set_low", "rank_set_high"} <= set(board.columns)
@@ -74,6 +75,16 @@ def test_fifteen_percent_of_the_human_votes_with_the_judges(at):
     links = [link.proto for link in at.get("page_link")]
     assert [link.page for link in links] == ["planner"]  # what to buy next is the Study planner's
     assert not any("Cost of a" in n.label for n in at.number_input)
+
+
+def test_pandalm_with_every_human_vote_says_the_judges_add_nothing(at):
+    on_judges(at)
+    at.slider(key="judge_share").set_value(100).run()
+    assert not at.exception and not at.error
+    assert "25 of 999 verdicts are unusable" in texts(at)
+    assert "add no information" in texts(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["lambda (PPI++ weight of the judges)"] == "0.00"
 
 
 def test_a_judge_file_on_other_items_gets_a_message_and_no_number(at):

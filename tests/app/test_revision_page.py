@@ -6,10 +6,15 @@ import json
 from pathlib import Path
 
 import httpx2
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from lib.revision import run
+from lib.revision.lamp import load_lamp
+from lib.revision.locate import locate_edits
 from tests.app.shown import unescaped
+from tests.revision.lamp_upload import EDIT_MAPPING, WRITERS, per_writer_means, write_upload
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "revision.py")
 
@@ -176,8 +181,6 @@ def test_edits_with_other_column_names_are_mapped_with_drop_downs(at):
 def test_a_1_mb_draft_is_an_error_on_the_page_fast(at):
     import time
 
-    import pandas as pd
-
     big = "word " * 200_000
     csv = pd.DataFrame(
         {"text_id": ["small", "huge"], "system": ["A", "A"], "draft": ["a b", big], "reference": ["a", big]}
@@ -203,3 +206,63 @@ def test_user_text_in_markdown_elements_is_escaped(at):
     bad = f"text_id,system,draft\n1,A,x\n1,A,{image}\n"
     at.file_uploader(key="revision_drafts_file").set_value((f"{image}.csv", bad.encode(), "text/csv")).run()
     assert not at.exception and image not in at.error[0].value and image in unescaped(at.error[0].value)
+
+
+def shown_rd(at) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The page's Revision Distance per model and per editor (``system``/``editor``, ``n``, ``mean``)."""
+    tables = frames(at)
+    by_model = next(t for t in tables if "system" in t.columns and "token_edit_distance" in t.columns)
+    by_editor = next(t for t in tables if "editor" in t.columns and "mean" in t.columns)
+    return by_model.set_index("system")[["n", "mean"]], by_editor.set_index("editor")[["n", "mean"]]
+
+
+def test_each_writer_of_the_lamp_reannotation_files_revised_only_its_own_drafts(at, tmp_path):
+    """Drafts under each writer's own ids (``W3_reannotation_1`` ...): Revision Distance is the
+    per-writer count (claude 6.74, gpt4o 7.46), not a third of it (a draft counted as revised by all
+    three writers gave 2.25, 2.49), the page says how many drafts each writer revised, and "Side by
+    side" opens on a draft with its writer's edits."""
+    drafts_csv, edits_csv = write_upload(tmp_path)
+    at.radio(key="revision_drafts_source").set_value("Upload a drafts CSV").run()
+    at.file_uploader(key="revision_drafts_file").set_value(("drafts.csv", drafts_csv.read_bytes(), "text/csv")).run()
+    at.radio(key="revision_source").set_value("Uploaded edits").run()
+    at.file_uploader(key="revision_edits_file").set_value(("edits.csv", edits_csv.read_bytes(), "text/csv")).run()
+    for role, column in EDIT_MAPPING.items():  # the user maps the columns the names do not give
+        at.selectbox(key=f"revision_edits_role_{role}").set_value(column)
+    at.run()
+    assert not at.exception and not at.error and not at.warning
+    by_model, by_editor = shown_rd(at)
+    expected = per_writer_means()
+    assert by_model["mean"].to_dict() == pytest.approx(expected.to_dict(), abs=5e-4)  # shown to 3 dp
+    assert by_model["mean"].round(2).to_dict() == {"claude3.5-sonnet": 6.74, "gpt4o": 7.46, "llama370B": 7.8}
+    assert by_model["n"].to_dict() == {"claude3.5-sonnet": 57, "gpt4o": 48, "llama370B": 45}  # 150 paragraphs
+    assert by_editor["n"].to_dict() == {w: 50 for w in WRITERS}
+    said = unescaped(next(c.value for c in at.caption if "Drafts each editor revised" in c.value))
+    assert "W12 50 (50 with edits), W16 50 (50 with edits), W3 50 (50 with edits)" in said
+    assert "Every draft has edits from one editor only" in said
+    draft = at.selectbox(key="revision_draft")
+    assert draft.format_func(draft.value) == "W3_reannotation_1 · gpt4o"
+    assert at.selectbox(key="revision_editor").options == ["W3"]
+    assert any(m.value.startswith("**Draft** (6 edits, 0 unlocated") for m in at.markdown)
+
+
+def test_shared_drafts_with_gaps_ask_which_drafts_each_editor_revised(at):
+    """The page's own download of the LAMP writers' edits, uploaded again: writers share most
+    paragraphs but each revised 50 of the 54, so the edits cannot tell whether a paragraph without
+    a writer's edits was revised with no change or never seen. The page asks; stated, the figures
+    are the human source's."""
+    human_model, human_editor = shown_rd(at)
+    at.radio(key="revision_source").set_value("Uploaded edits").run()
+    lamp = load_lamp()
+    located = locate_edits(lamp.edits, lamp.drafts)
+    upload = run.edits_jsonl(located).encode()
+    at.file_uploader(key="revision_edits_file").set_value(("edits.jsonl", upload, "application/json")).run()
+    assert not at.exception and not at.error
+    warning = unescaped(at.warning[0].value)
+    assert "W3: 50 of 54" in warning and "only the drafts with its edits" in warning and not at.dataframe
+    at.radio(key="revision_revised_rule").set_value("edited").run()
+    assert not at.exception and not at.error and not at.warning
+    by_model, by_editor = shown_rd(at)
+    pd.testing.assert_frame_equal(by_model, human_model)
+    pd.testing.assert_frame_equal(by_editor, human_editor)
+    said = unescaped(next(c.value for c in at.caption if "Drafts each editor revised" in c.value))
+    assert "W3 50 (50 with edits)" in said and "As stated: only the drafts with its edits." in said

@@ -34,6 +34,10 @@ QUALITY = [
     "position_bias",
     "position_bias_low",
     "position_bias_high",
+    "position_bias_from",
+    "ppi_weight",
+    "effective_human_n_alone",
+    "effective_human_n_without",
 ]
 
 
@@ -70,6 +74,12 @@ def test_rank_with_a_judge_writes_the_issues_files_and_columns(humans_15, tmp_pa
     assert list(quality.columns) == QUALITY and quality["judge"].tolist() == ["gpt-3.5-turbo", "pandalm-7b"]
     diagnostics = json.loads((out / "diagnostics.json").read_text())
     assert diagnostics["effective_human_n"] > diagnostics["human_votes"] == 447
+    # one weight per judge (issue 34): the two together are worth at least the better one alone
+    assert sum(diagnostics["judge_weights"].values()) == pytest.approx(diagnostics["lambda"])
+    assert diagnostics["effective_human_n"] >= quality["effective_human_n_alone"].max() - 1e-6
+    assert quality["ppi_weight"].tolist() == [diagnostics["judge_weights"][j] for j in quality["judge"]]
+    # PandaLM shows every pair in one order (the system first by name first): no position bias, and it says why
+    assert quality["position_bias"].isna().all() and quality["position_bias_from"].str.startswith("not estimable").all()
     assert "sampler" in diagnostics  # the fit's own diagnostics stay
     printed = capsys.readouterr().out
     assert "25 of 999 verdicts are unusable" in printed and "effective human sample size" in printed

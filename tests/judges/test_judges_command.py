@@ -30,11 +30,20 @@ PAIRS = pd.DataFrame(
 
 def make_server(mode: str):
     """A chat-completions server. ``biased``: answers A whenever Response A says 'good', else B, and
-    'I cannot tell' when a response says 'undecided'; ``first``: always A; ``error``: HTTP 500;
-    ``flaky``: HTTP 500 to the first request only, then as ``first``; ``slow``: answers after 2 s."""
+    'I cannot tell' when a response says 'undecided'; ``first``: always A; ``tie``: always 'a tie';
+    ``error``: HTTP 500; ``flaky``: HTTP 500 to the first request only, then as ``first``; ``slow``:
+    answers after 2 s; ``quote401``: HTTP 401 whose JSON body quotes the request's Authorization
+    header; ``html``: HTTP 200 with an HTML page (a proxy's login page)."""
     calls: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
+        def send(self, status: int, payload: bytes, kind: str = "application/json") -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
         def do_POST(self):  # http.server API
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             calls.append(self.headers.get("Authorization", ""))
@@ -42,12 +51,19 @@ def make_server(mode: str):
                 self.send_response(500)
                 self.end_headers()
                 return
+            if mode == "quote401":
+                said = f"invalid credentials in header Authorization: {calls[-1]}"
+                return self.send(401, json.dumps({"error": {"message": said, "type": "invalid_request"}}).encode())
+            if mode == "html":
+                return self.send(200, b"<!DOCTYPE html><html><body><h1>Please log in</h1></body></html>", "text/html")
             if mode == "slow":
                 time.sleep(2)
             user = body["messages"][-1]["content"]
             first = user.split("Response A:\n", 1)[1].split("\n\nResponse B:", 1)[0]
             answer = (
-                "A"
+                "a tie"
+                if mode == "tie"
+                else "A"
                 if mode in ("first", "flaky")
                 else "I cannot tell"
                 if "undecided" in user
@@ -67,11 +83,7 @@ def make_server(mode: str):
                     "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
                 }
             ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            self.send(200, payload)
 
         def log_message(self, *args):
             pass

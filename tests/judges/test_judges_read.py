@@ -117,9 +117,3 @@ def test_a_judge_without_any_item_in_common_with_the_humans_gets_empty_figures()
     apart = q.table.set_index("judge").loc["apart"]
     assert apart["n_items"] == 0 and np.isnan(apart["agreement"]) and np.isnan(apart["kappa"])
     assert q.confusion["apart"].to_numpy().sum() == 0 and "apart" not in set(q.preference["judge"])
-
-
-def test_duplicated_verdicts_name_the_judge_column():
-    with pytest.raises(FormatError, match="duplicated votes") as err:
-        judge_file([("0", "x", "y", "m", "A"), ("0", "x", "y", "m", "B")])
-    assert err.value.column == "judge" and err.value.rows == [1, 2]

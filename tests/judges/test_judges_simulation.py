@@ -43,6 +43,7 @@ def test_a_judge_that_only_guesses_costs_little_and_keeps_coverage():
 
 def test_rank_sets_hold_every_true_rank_at_once(study):
     # simultaneous coverage (Chatzi et al. 2024): all six rank-sets of a data set hold in >= 95% of the
-    # 200 data sets, less 3 binomial standard errors (Bonferroni makes it conservative)
+    # 200 data sets, less 3 binomial standard errors (max-t intervals, issue 34; the rank-sets' construction
+    # makes it conservative)
     every = study.groupby("dataset")["rank_set_covered"].all()
     assert every.mean() >= 0.95 - 3 * (0.95 * 0.05 / len(every)) ** 0.5

@@ -24,6 +24,15 @@ def test_lamp_tables():
     assert rd["revision_distance"].sum() == 1093
 
 
+def test_a_writers_post_edit_paragraphs_are_the_references_of_the_paragraphs_it_revised():
+    lamp = load_lamp()
+    refs = lamp.with_reference("W12")
+    assert refs.columns.tolist() == ["text_id", "system", "draft", "reference"] and len(refs) == len(lamp.drafts) == 54
+    mine = lamp.postedits[lamp.postedits["editor"] == "W12"]
+    assert refs["reference"].notna().sum() == len(mine) == 50
+    assert set(refs.dropna()["reference"]) == set(mine["postedit"])
+
+
 @pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"preedit": "x"}', "\udcff"])
 def test_a_damaged_writer_file_is_a_format_error_naming_it(tmp_path, content):
     (tmp_path / "raw").mkdir()

@@ -150,3 +150,11 @@ def test_an_llm_run_is_keyed_by_server_model_prompt_version_and_the_exact_drafts
     other_reference = DRAFTS.assign(reference=["The cat sat.", "Hello there world."])
     assert run.llm_run_key(other_reference, "http://a/v1", "m", REFERENCE_BASED)[3] != key[3]
     assert run.llm_run_key(DRAFTS, "http://b/v1", "m", REFERENCE_BASED) != key
+
+
+def test_only_drafts_with_a_reference_text_go_to_the_diff_engine_and_the_reference_based_prompt():
+    blank = DRAFTS.assign(reference=["  ", None])
+    assert run.with_reference(DRAFTS)["text_id"].tolist() == ["1", "2"]
+    assert run.with_reference(blank).empty
+    none = run.with_reference(DRAFTS.drop(columns="reference"))
+    assert none.empty and "reference" in none.columns

@@ -16,7 +16,7 @@ def test_migrated_schema_matches_the_models(db):
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
         version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
     assert diff == []
-    assert version == "0002"
+    assert version == "0003"
     assert {"study", "item", "annotator", "assignment", "answer"} <= set(inspect(engine).get_table_names())
 
 
@@ -40,8 +40,71 @@ def test_a_version_0001_database_is_upgraded_in_place(db):
         )
     engine.dispose()
     with study_db.engine(db).connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0002"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0003"
         assert conn.execute(text("SELECT name, scale FROM study")).one() == ("old", None)
+
+
+def test_a_version_0002_pairwise_tie_is_stored_apart_from_system_names(db):
+    """Revision 0003: ``{"winner": "tie"}`` (which a system called "tie" shared) becomes ``{"tie": true}`` in
+    pairwise answers and gold answers; a win and a best-worst answer are left alone."""
+    import json
+
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    engine = create_engine(db)
+    config = Config()
+    config.set_main_option("script_location", str(study_db.MIGRATIONS))
+    tie, win = {"fluency": {"winner": "tie"}}, {"fluency": {"winner": "x"}}
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0002")
+        for sid, task in ((1, "pairwise"), (2, "bestworst")):
+            conn.execute(
+                text(
+                    "INSERT INTO study (id, name, task, criteria, per_item, gold_rate, instructions, example, seed, "
+                    f"created_at) VALUES ({sid}, 's', '{task}', '[\"fluency\"]', 1, 0, '', '', 0, '2026-11-26')"
+                )
+            )
+            conn.execute(
+                text(
+                    f"INSERT INTO annotator (id, study_id, label, token, active) VALUES ({sid}, {sid}, 'a', "
+                    f"'t{sid}', true)"
+                )
+            )
+        rows = [(1, 1, tie, tie), (2, 1, None, win), (3, 2, None, tie)]  # item, study, gold, answer
+        for item, sid, gold, choices in rows:
+            conn.execute(
+                text(
+                    "INSERT INTO item (id, study_id, prompt_id, systems_key, prompt_text, responses, gold) "
+                    "VALUES (:i, :s, 'p', :k, '', '[]', :g)"
+                ),
+                {"i": item, "s": sid, "k": str(item), "g": json.dumps(gold) if gold else None},
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO assignment (id, annotator_id, item_id, page, shown_order) "
+                    "VALUES (:i, :s, :i, :i, '[]')"
+                ),
+                {"i": item, "s": sid},
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO answer (assignment_id, choices, seconds, submitted_at) "
+                    "VALUES (:i, :c, 1, '2026-11-26')"
+                ),
+                {"i": item, "c": json.dumps(choices)},
+            )
+    engine.dispose()
+    with study_db.engine(db).connect() as conn:
+        answers = [
+            json.loads(c) if isinstance(c, str) else c
+            for c in conn.execute(text("SELECT choices FROM answer ORDER BY assignment_id")).scalars()
+        ]
+        gold = conn.execute(text("SELECT gold FROM item WHERE id = 1")).scalar_one()
+    assert answers == [{"fluency": {"tie": True}}, win, tie]
+    assert (json.loads(gold) if isinstance(gold, str) else gold) == {"fluency": {"tie": True}}
 
 
 def test_migrating_again_changes_nothing(db):
