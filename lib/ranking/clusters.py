@@ -34,10 +34,10 @@ CLUSTER_MODES = {
 (``{min}``: :data:`MIN_PROMPTS`)."""
 DEFAULT_CLUSTERING = "auto"
 """The leaderboard's prompt clustering unless one is chosen (:class:`lib.ranking.fit.RankChoices`, the page and
-the command line alike): the clustered
-intervals cost nothing at nominal coverage where votes are independent (95.9% against the model's 95.6%
-in simulations of 8 systems x 30 prompts x 50 votes) and cover far more where they are not
-(``docs/leaderboard.md``, "Votes that share a prompt")."""
+the command line alike): the clustered intervals cost nothing at nominal coverage where votes are
+independent (95.3%, as the model's, in simulations of 8 systems x 30 prompts x 50 votes) and cover more
+where they are not (90.3% against 85.6% with a prompt x system effect of SD 0.3; ``docs/leaderboard.md``,
+"Votes that share a prompt")."""
 MIN_PROMPTS = 20
 """Fewer prompts than this give no design effect (the figure is withheld with a statement) and, by
 default, no clustering: a sandwich summed over a handful of clusters is noise (a 20-page pilot of the
@@ -125,9 +125,10 @@ class Clustering:
     whose skill varies, and ``se`` its standard error (both NaN when not estimated: fewer than
     :data:`MIN_PROMPTS` prompts, one observation a prompt, or no draw varies); ``n_prompts``; ``several``:
     whether the prompts carry two or more observations on average; ``dependent``: :func:`dependent`;
-    ``skill_draws`` (S, K): the draws moved about their mean so that their covariance is the clustered one
-    (None when it cannot be formed); ``most``: the most observations a prompt carries; ``beyond``: whether
-    the sandwich's variance ratio exceeded ``most`` (the design effect is then NaN, :func:`prompt_clustering`).
+    ``skill_draws`` (S, K): the draws moved about their mean so that their scale is the clustered covariance
+    (Student-t; the draws as given when not asked to move them; None when they cannot be formed);
+    ``most``: the most observations a prompt carries; ``beyond``: whether the sandwich's variance ratio
+    exceeded ``most`` (the design effect is then NaN, :func:`prompt_clustering`).
     """
 
     design_effect: float
@@ -144,9 +145,10 @@ def dependent(design_effect: float, se: float) -> bool:
     """Whether a design effect says votes on the same prompt are dependent: above 1 by more than
     :data:`CREDIBLE_Z` standard errors, and above :data:`DESIGN_EFFECT_WARN` (False for NaN).
 
-    With independent votes this fired in 1 of 40 simulated studies of 30 prompts x 50 votes and 1 of 20
-    of 100 prompts x 15 votes; with a prompt x system effect of SD 0.3, in 33 of 40
-    (``tests/ranking/test_rank_clusters.py``, ``bench/bench_prompt_clusters.py``).
+    With independent votes this fired in 3 of 40 simulated studies of 30 prompts x 50 votes and 0 of 20
+    of 100 prompts x 15 votes; with a prompt x system effect of SD 0.3, in 27 of 40
+    (``bench/bench_prompt_clusters.py``; on exact Gaussian posteriors 5 and 87 of 200,
+    ``tests/ranking/test_rank_clusters.py``).
     """
     return bool(design_effect - CREDIBLE_Z * se > 1 and design_effect > DESIGN_EFFECT_WARN)
 
