@@ -7,6 +7,7 @@ intervals are prompt-clustered and the warning says so; with too few prompts, or
 dependent votes can give, the design effect is withheld with a statement. Coverage of full fits at the defaults:
 ``bench/bench_prompt_clusters.py``.
 """
+
 from __future__ import annotations
 
 from types import SimpleNamespace
