@@ -17,6 +17,7 @@ from lib.plots.ranking import (
     win_heatmap,
 )
 from lib.ranking.budget import WIN_MATRIX_TOP
+from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
 from lib.ranking.data import (
     LIKELIHOODS,
     AnnotatorDesign,
@@ -146,6 +147,19 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             help="Needs pairwise votes with a column saying which system was shown first "
             "(map it to the role 'position' on the Data page).",
         )
+        paired = likelihood in ("cells", "votes") or (likelihood == OWN_LIKELIHOOD and data.judgments is not None)
+        cluster = st.selectbox(
+            "Prompt-clustered intervals",
+            list(CLUSTER_MODES),
+            index=list(CLUSTER_MODES).index(DEFAULT_CLUSTERING),
+            disabled=not paired,
+            key="lb_cluster",
+            help="Votes on the same prompt can lean the same way (a prompt favours some systems more than their "
+            "skill says); intervals that treat them as independent are then too narrow. Default: "
+            f"**{DEFAULT_CLUSTERING}** (the page and the command line alike).  \n"
+            + "  \n".join(f"**{k}**: {escape_markdown(v.format(min=MIN_PROMPTS))}" for k, v in CLUSTER_MODES.items())
+            + ("" if paired else "  \nNot used here: the ratings likelihood has its own prompt effect."),
+        )
         judgments = data.judgments
         styled = judgments is not None and has_style(judgments.votes, judgments.responses)
         style = (
@@ -224,6 +238,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         intransitivity=intransitivity,
         position_bias=position and known,
         annotator_effect=severity,
+        cluster_prompts=cluster if paired else DEFAULT_CLUSTERING,
         style_control=style,
         chains=int(chains),
         draws=int(draws),
@@ -324,9 +339,10 @@ def show(result, data) -> None:
         st.subheader("What to annotate next")
         st.caption(
             "The (pair, prompt) judgments that most reduce the uncertainty of the ranking under the "
-            "current posterior (score: expected reduction), ready to send to annotators."
+            "current posterior, ready to send to annotators. score: the expected shrinkage of the pair's posterior "
+            "SD (logits), weighted by how undecided its order is; relative_score: the score over the first row's."
         )
-        show_table(result.next_batch, key="lb_next_table")
+        show_table(result.next_batch, key="lb_next_table")  # significant digits: scores span orders of magnitude
         st.download_button(
             "next_batch.csv", csv_text(result.next_batch), "next_batch.csv", mime="text/csv", key="lb_dl_next"
         )

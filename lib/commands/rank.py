@@ -38,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     # Light imports only (``--help`` stays fast): the fitting modules load pymc.
     from lib.inference.settings import TARGET_CEILING, TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, samplers_for
     from lib.ranking.budget import MAX_MEMORY_GB, MAX_MINUTES, WIN_MATRIX_TOP
+    from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
     from lib.ranking.data import LIKELIHOODS
 
     samplers = samplers_for("ranking")
@@ -117,6 +118,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "who rated which system does not bias the skills; write annotators.csv. Default: on where the scores "
         "identify it (two or more annotators whose scores link every system: the annotator-system graph is "
         "connected), off otherwise; the command says which and why. --no-annotator-effect turns it off",
+    )
+    p.add_argument(
+        "--cluster-prompts",
+        choices=list(CLUSTER_MODES),
+        default=None,
+        help="skill intervals robust to votes that share a prompt (cluster-robust sandwich); "
+        + "; ".join(f"{k}: {v.format(min=MIN_PROMPTS)}" for k, v in CLUSTER_MODES.items())
+        + f". Default: {DEFAULT_CLUSTERING} (the page's too)",
     )
     p.add_argument(
         "--next",
@@ -232,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
             annotator_effect=args.annotator_effect,
             style_control=style,
             design=design,
+            **({"cluster_prompts": args.cluster_prompts} if args.cluster_prompts is not None else {}),
             **{k: getattr(args, k) for k in ("sampler", "chains", "draws", "tune", "target_ess", "seed")},
         )
 

@@ -30,6 +30,7 @@ from lib.inference.samplers import Problem, runner
 from lib.inference.settings import NutsSettings, check_known, samplers_for, sampling_sizes
 from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of, try_cache_write
 from lib.inference.timings import PhaseTimer
+from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING
 from lib.ranking.data import AnnotatorDesign, RankingData, annotator_design
 
 if TYPE_CHECKING:  # the model module imports pymc: loaded when a fit runs
@@ -60,8 +61,9 @@ takes seconds where NUTS takes minutes (hours on an arena), and it agrees with N
 where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and says so (:func:`nuts_reason`)."""
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
-STORE = FitStore("rankings", model_version=3, thin_dim="prompt")
-"""Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model changes.
+STORE = FitStore("rankings", model_version=4, thin_dim="prompt")
+"""Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model or what is
+stored with it changes (4: the prompt clustering and its notes).
 Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
 (:func:`lib.inference.store.thinned`): the read-outs use only the means of alpha and b."""
 
@@ -76,7 +78,7 @@ class RankChoices:
     intransitivity: bool = False
     position_bias: bool = False
     annotator_effect: bool | None = None
-    cluster_prompts: bool = False
+    cluster_prompts: str = DEFAULT_CLUSTERING
     style_control: bool = False
 
 
@@ -99,9 +101,11 @@ class RankSettings(NutsSettings, RankChoices):
         Add annotator severities (zeta, sigma_zeta; the ratings likelihood only). None (the default of
         the page and ``rank``): on where the scores identify them, off otherwise
         (:func:`lib.ranking.data.annotator_design`; :func:`resolve_annotator_effect`).
-    cluster_prompts : bool
-        Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`);
-        whether or not, a fit whose votes are clustered by prompt says so in its warnings.
+    cluster_prompts : str
+        Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`),
+        a key of :data:`lib.ranking.clusters.CLUSTER_MODES` (default:
+        :data:`lib.ranking.clusters.DEFAULT_CLUSTERING`); whichever, a fit whose votes are dependent
+        within a prompt says so in its warnings.
     style_control : bool
         The votes' style covariates as a linear term (votes likelihood; :mod:`lib.ranking.style`): the data
         need them (:func:`lib.ranking.data.ranking_data` with ``style=True``).
@@ -115,12 +119,14 @@ class RankSettings(NutsSettings, RankChoices):
     """
 
     def validate(self) -> None:
-        """Raises SettingsError for an unknown or non-posterior sampler, annotator severity with a
-        paired likelihood, or non-positive sizes."""
+        """Raises SettingsError for an unknown or non-posterior sampler, an unknown clustering mode,
+        prompt-clustered intervals asked of ratings, annotator severity with a paired likelihood, or
+        non-positive sizes."""
         check_known("sampler", self.sampler, SAMPLERS)
+        check_known("prompt clustering", self.cluster_prompts, CLUSTER_MODES)
         if not SAMPLERS[self.sampler].posterior:
             raise SettingsError(f"a leaderboard needs posterior draws: the {self.sampler} sampler gives a point")
-        if self.cluster_prompts and self.likelihood == "ratings":
+        if self.cluster_prompts == "on" and self.likelihood == "ratings":
             raise SettingsError(
                 "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
                 "likelihood has its own prompt effect eta"
@@ -247,7 +253,7 @@ def _request(obs, settings: RankSettings, fixed_alpha: bool, cluster_check: bool
     (:func:`lib.inference.store.digest_of`: a field added later is part of it), the settings, ``fixed_alpha``,
     and whether the prompt-clustering check of paired judgments was left out (only then: the other entries
     keep their keys)."""
-    run = not obs.paired or cluster_check or settings.cluster_prompts
+    run = not obs.paired or cluster_check or settings.cluster_prompts == "on"
     left_out = {} if run else {"cluster_check": False}
     return STORE.request(digest_of(obs), settings, fixed_alpha=fixed_alpha, **left_out)
 
@@ -293,7 +299,7 @@ def _observations(rd: RankingData, settings: RankSettings) -> Observations:
 
 def _refuse(obs: Observations, settings: RankSettings) -> None:
     """Raise :class:`SettingsError` for options these observations cannot take."""
-    if settings.cluster_prompts and not obs.paired:
+    if settings.cluster_prompts == "on" and not obs.paired:
         raise SettingsError(
             "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
             "likelihood has its own prompt effect eta"
@@ -343,7 +349,7 @@ def fit_ranking(
     cluster_check : bool
         Check whether paired judgments are clustered by prompt (:func:`lib.ranking.clusters.cluster_by_prompt`;
         a (K, K) array: :func:`lib.ranking.run.affordable_cost` leaves it out for very many systems);
-        ``settings.cluster_prompts`` runs it in any case.
+        ``settings.cluster_prompts`` "on" runs it in any case.
 
     Returns
     -------
@@ -431,7 +437,7 @@ def fit_ranking(
         diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha
         if sampler == LAPLACE and obs.paired and not fixed_alpha and not curvature:
             diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
-        if obs.paired and (cluster_check or settings.cluster_prompts):
+        if obs.paired and (cluster_check or settings.cluster_prompts == "on"):
             from lib.ranking.clusters import cluster_by_prompt
 
             cluster_by_prompt(idata, obs, settings.cluster_prompts, diag.warnings)

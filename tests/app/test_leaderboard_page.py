@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -251,6 +252,57 @@ def test_target_ess_is_offered_when_the_fit_samples_with_nuts_and_the_fit_stops_
     caption = next(c.value for c in at.caption if "chains x" in c.value)
     assert "numpyro, 2 chains x" in caption and "sampled to the target ESS 100 (the target was reached)" in caption
     assert table(at)["p_best"].sum() == pytest.approx(1.0)
+
+
+def rome_pilot() -> pd.DataFrame:
+    """A 20-page pilot of the Studies page's demo (seed 001's ROME study, best-worst): 10 facts, each judged by
+    two annotators, in the Studies export's columns (:data:`lib.study.export.EXPORT_COLUMNS`); the answers are
+    the published study's own."""
+    from lib.paths import DATA_DIR
+    from lib.study.export import EXPORT_COLUMNS
+
+    d = pd.read_csv(DATA_DIR / "rome_bestworst" / "bestworst_long.csv")
+    pages = d[["participant", "page", "case"]].drop_duplicates()
+    judged_twice = pages.groupby("case")["participant"].nunique().loc[lambda n: n >= 2].index[:10]
+    p = d.merge(pages[pages["case"].isin(judged_twice)].groupby("case").head(2))
+    table = pd.DataFrame(
+        {
+            "annotator": "a" + p["participant"].astype(str),
+            "page": p["page"],
+            "prompt_id": p["case"],
+            "prompt_text": p["counterfactual"],
+            "criterion": p["criterion"],
+            "system": p["system"],
+            "response": "the passage of " + p["system"],
+            "judgment": p["judgment"],
+            "position": p["slot"].map({"a": 1, "b": 2, "c": 3}),
+            "seconds": 12.5,
+        }
+    )
+    return table[EXPORT_COLUMNS["bestworst"]]
+
+
+def test_a_small_pilot_withholds_the_design_effect_and_ranks_the_next_batch_readably(at):
+    # issue 29, item 3: a 20-page pilot read "37572.18 times what independent votes give" and its next
+    # batch showed 2 rows at 0.185 / 0.026 and 18 at 0
+    from lib.ranking.active import NEGLIGIBLE
+    from lib.ranking.clusters import MIN_PROMPTS
+
+    pilot = rome_pilot()
+    assert pilot["prompt_id"].nunique() == 10 and len(pilot[["annotator", "page"]].drop_duplicates()) == 20
+    at.session_state["view_dataset"] = "upload"
+    at.session_state["analysis_input"] = analysis_input(pilot, "bestworst", file="study_1.csv", criterion="consistency")
+    at.run()
+    assert not at.exception and not at.error
+    warned = " ".join(w.value for w in at.warning)
+    assert "cannot be told from 10 prompts" in warned and f"at least {MIN_PROMPTS}" in warned
+    assert "times what independent votes give" not in warned
+    nxt = next(d.value for d in at.dataframe if "prompt_id" in d.value.columns)
+    assert (nxt["score"] > 0).all()  # not rounded away
+    assert nxt["relative_score"].iloc[0] == 1.0 and (nxt["relative_score"] > 0).all()
+    first = int(np.flatnonzero(nxt["relative_score"] >= NEGLIGIBLE)[-1]) + 2  # rows from here matter little
+    assert first <= len(nxt)  # the pilot's batch ends in such rows (one vote on a sharp prompt settles much)
+    assert any(f"Rows {first} to {len(nxt)} of the next batch" in i.value for i in at.info)
 
 
 def test_style_control_shows_both_leaderboards_and_each_systems_shift(at):

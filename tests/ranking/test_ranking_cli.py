@@ -63,7 +63,7 @@ def test_rank_writes_exactly_the_documented_files_and_columns(tmp_path, capsys):
     assert list(wins.columns) == ["system_a", "system_b", "p_b_better"]
     assert len(wins) == 5 * 4 // 2 and wins["p_b_better"].between(0, 1).all()
     nxt = pd.read_csv(out / "next_batch.csv")
-    assert list(nxt.columns) == ["system_a", "system_b", "prompt_id", "score"] and len(nxt) == 5
+    assert list(nxt.columns) == ["system_a", "system_b", "prompt_id", "score", "relative_score"] and len(nxt) == 5
     diag = json.loads((out / "diagnostics.json").read_text())
     assert diag["sampler"] == "laplace"
     assert "wrote" in capsys.readouterr().out
