@@ -52,11 +52,14 @@ def bradley_terry(
     (o_v - p_v) x_v)(...)'`` (Cameron & Miller 2015, "A practitioner's guide to cluster-robust
     inference", J. Human Resources 50(2), eqs. 11-12, with its small-sample factor C / (C - 1)).
 
+    With a ``weight`` column each vote counts that much (the likelihood, H and the scores weighted: ``w_v p_v
+    (1 - p_v)`` and ``(w_v (o_v - p_v))^2``); votes of weight 0 are left out.
+
     Parameters
     ----------
     votes : DataFrame
         Canonical votes (``lib.formats.VOTE_COLUMNS``): at least ``system_a``, ``system_b`` and
-        ``winner`` in {"a", "b", "tie"}; one row per vote.
+        ``winner`` in {"a", "b", "tie"}; one row per vote; optionally ``weight`` (>= 0).
     scale, base, initial : float
         Rating scale: ``scale`` points per factor ``base`` in the odds; the mean rating.
     level : float
@@ -86,22 +89,27 @@ def bradley_terry(
         raise SettingsError(f"the interval level must be between 0 and 1, not {level}")
     if not (scale > 0 and base > 1):
         raise SettingsError(f"the rating scale needs scale > 0 and base > 1, got scale={scale}, base={base}")
+    if "weight" in votes:
+        votes = votes[votes["weight"] > 0]
     ia, ib, o, systems = _vote_codes(votes, cluster)
     n, k = len(votes), len(systems)
+    w = votes["weight"].to_numpy(dtype=float) if "weight" in votes else np.ones(n)
 
     winners = np.select([o == 1.0, o == 0.0], [evalica.Winner.X, evalica.Winner.Y], evalica.Winner.Draw)
-    fit = evalica.bradley_terry(systems[ia], systems[ib], list(winners), index=systems, tolerance=1e-12, limit=100_000)
+    fit = evalica.bradley_terry(
+        systems[ia], systems[ib], list(winners), index=systems, weights=list(w), tolerance=1e-12, limit=100_000
+    )
     r = np.log(fit.scores.reindex(systems).to_numpy())
     r -= r.mean()
 
     p = expit(r[ia] - r[ib])
-    hessian = _pair_sum(ia, ib, p * (1.0 - p), k) + HESSIAN_REG * n * np.eye(k)
-    scores = _pair_sum(ia, ib, (o - p) ** 2, k)
+    hessian = _pair_sum(ia, ib, w * p * (1.0 - p), k) + HESSIAN_REG * n * np.eye(k)
+    scores = _pair_sum(ia, ib, (w * (o - p)) ** 2, k)
     h_inv = np.linalg.inv(hessian)
     var = np.diag(h_inv @ scores @ h_inv)
     if cluster:
         var_naive = var
-        var = np.diag(h_inv @ cluster_scores(ia, ib, o - p, votes[cluster].to_numpy(), k) @ h_inv)
+        var = np.diag(h_inv @ cluster_scores(ia, ib, w * (o - p), votes[cluster].to_numpy(), k) @ h_inv)
     sd = np.sqrt(var)
 
     points = scale / np.log(base)

@@ -78,6 +78,7 @@ class RankChoices:
     position_bias: bool = False
     annotator_effect: bool = False
     cluster_prompts: bool = False
+    annotator_weights: bool = False
 
 
 @dataclass
@@ -97,6 +98,9 @@ class RankSettings(NutsSettings, RankChoices):
         Add pair deviations (delta, tau) / the first-shown effect gamma.
     annotator_effect : bool
         Add annotator severities (zeta, sigma_zeta; the ratings likelihood only).
+    annotator_weights : bool
+        Weigh each vote by its annotator's Dawid-Skene reliability (:func:`lib.annotator_quality.vote_weights`;
+        the votes likelihood only; off by default).
     cluster_prompts : bool
         Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`);
         whether or not, a fit whose votes are clustered by prompt says so in its warnings.
@@ -120,6 +124,11 @@ class RankSettings(NutsSettings, RankChoices):
             raise SettingsError(
                 "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
                 "likelihood has its own prompt effect eta"
+            )
+        if self.annotator_weights and self.likelihood in ("cells", "ratings"):
+            raise SettingsError(
+                f"annotator weights weigh single votes: the votes likelihood, not {self.likelihood} (a net "
+                "rating or a score has no vote to weigh)"
             )
         if self.annotator_effect and self.likelihood in ("cells", "votes"):
             raise SettingsError(

@@ -89,6 +89,9 @@ class Observations:
         Index into ``annotators`` of who gave each score (ratings); None for paired judgments.
     annotators : list of str
         The distinct annotator ids, sorted ("" alone when the file names none).
+    weight : ndarray (N,), float, or None
+        Each vote's weight in the log-likelihood (its annotator's reliability,
+        :func:`lib.annotator_quality.vote_weights`); None: every observation counts once.
     """
 
     system_a: np.ndarray
@@ -104,6 +107,7 @@ class Observations:
     unit: str
     annotator: np.ndarray | None = None
     annotators: list[str] = field(default_factory=list)
+    weight: np.ndarray | None = None
 
     @property
     def paired(self) -> bool:
@@ -151,6 +155,7 @@ def observations(rd: RankingData) -> Observations:
         a, b = comp["system_a"].to_numpy(dtype=str), comp["system_b"].to_numpy(dtype=str)
         code, prompt_ids = rm.codes()[i, j], np.asarray(rm.prompt_ids).astype(str)
         side, categories = np.zeros(len(i)), [str(c) for c in rm.categories]
+        weight = None
     else:
         from lib.ratings import orient_votes
 
@@ -162,6 +167,7 @@ def observations(rd: RankingData) -> Observations:
         j, prompt_ids = pd.factorize(votes["prompt_id"], sort=True)
         first = votes["first"].to_numpy(dtype=str) if "first" in votes else np.full(len(votes), "")
         side = (first == b).astype(float) - (first == a).astype(float)
+        weight = votes["weight"].to_numpy(dtype=float) if "weight" in votes else None
     ia, ib = (pd.Categorical(x, categories=rd.systems).codes.astype(np.int64) for x in (a, b))
     pairs, pair = np.unique(ia * len(rd.systems) + ib, return_inverse=True)
     names = np.asarray(rd.systems)
@@ -177,6 +183,7 @@ def observations(rd: RankingData) -> Observations:
         pd.DataFrame({"system_a": names[pairs // len(names)], "system_b": names[pairs % len(names)]}),
         categories,
         "cell" if rd.likelihood == "cells" else "vote",
+        weight=weight,
     )
 
 
@@ -256,6 +263,11 @@ def build_ranking(
         A baseline that is not a system; intransitivity or position bias for ratings; annotator
         severity for paired judgments or with fewer than two annotators; a net rating scale with an
         even number of categories.
+
+    Notes
+    -----
+    With ``obs.weight`` each vote's log-likelihood is multiplied by its weight (a weighted likelihood: a vote
+    of weight 0 counts for nothing, one of weight 1 as an unweighted vote).
     """
     _check_effects(
         obs,
@@ -293,7 +305,8 @@ def build_ranking(
             )
         else:
             location, cut, rows = _ratings_terms(obs, skill, prompt, annotator_effect=annotator_effect)
-        pm.Potential("loglik", pt.sum(ordinal_logp(alpha[prompt], location, cut, rows, code)))
+        loglik = ordinal_logp(alpha[prompt], location, cut, rows, code)
+        pm.Potential("loglik", pt.sum(loglik if obs.weight is None else loglik * pt.as_tensor(obs.weight)))
     return model
 
 
