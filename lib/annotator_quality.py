@@ -17,6 +17,8 @@ answers to the same tasks that equal the annotator's (simple pairwise agreement)
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -28,6 +30,9 @@ DS_ITERATIONS = 100
 """Most EM iterations of the Dawid-Skene fit (it stops earlier when the log-likelihood changes less than
 :data:`DS_TOLERANCE`)."""
 DS_TOLERANCE = 1e-5
+CACHED = 32
+"""Answer sets whose quality is kept in memory: the Studies page asks again on every rerun, and the EM takes
+about a second per few thousand answers (crowd-kit's pandas implementation)."""
 
 
 def annotator_quality(labels: pd.DataFrame) -> pd.DataFrame:
@@ -49,9 +54,16 @@ def annotator_quality(labels: pd.DataFrame) -> pd.DataFrame:
         ``reliability`` (kappa against the truth, module docstring; NaN without a shared task: alone on
         their tasks, an annotator is the truth).
     """
+    rows = tuple(labels[["task", "worker", "label"]].astype(str).itertuples(index=False, name=None))
+    return _quality_of(rows).copy()
+
+
+@functools.lru_cache(maxsize=CACHED)
+def _quality_of(rows: tuple[tuple[str, str, str], ...]) -> pd.DataFrame:
+    """:func:`annotator_quality` of ``(task, worker, label)`` rows (memoised)."""
     from crowdkit.aggregation import DawidSkene  # imported on use: crowd-kit loads nltk (about a second)
 
-    data = labels[["task", "worker", "label"]].astype({"label": str}).reset_index(drop=True)
+    data = pd.DataFrame(list(rows), columns=["task", "worker", "label"])
     workers = sorted(data["worker"].unique())
     tasks = data.groupby("worker")["task"].nunique().reindex(workers, fill_value=0)
     agreement, shared = _agreement(data)
@@ -107,6 +119,26 @@ def vote_labels(votes: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"task": task, "worker": v["annotator_id"].astype(str), "label": v["winner"].astype(str)})
 
 
+def names_vote_annotators(data) -> bool:
+    """Whether an analysis input's votes name at least two annotators on every vote (the leaderboard's
+    annotator weights need that).
+
+    Parameters
+    ----------
+    data : lib.inputs.AnalysisInput
+    """
+    votes = data.judgments.votes if data.judgments is not None else None
+    return votes is not None and not _anonymous(votes["annotator_id"]).any() and votes["annotator_id"].nunique() >= 2
+
+
+def _anonymous(ids: pd.Series) -> pd.Series:
+    """Votes without an annotator: blank, or a row of a file without an annotator column."""
+    from lib.formats import ANONYMOUS_ANNOTATOR
+
+    ids = ids.astype(str)
+    return (ids == "") | ids.str.startswith(ANONYMOUS_ANNOTATOR.split("{")[0])
+
+
 def vote_weights(votes: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
     """Each vote's weight: its annotator's Dawid-Skene reliability clipped to [0, 1].
 
@@ -128,10 +160,8 @@ def vote_weights(votes: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
         A vote without an annotator (an anonymous row of a file without an annotator column), or fewer than
         two annotators: there is nobody to compare.
     """
-    from lib.formats import ANONYMOUS_ANNOTATOR
-
     ids = votes["annotator_id"].astype(str)
-    anonymous = (ids == "") | ids.str.startswith(ANONYMOUS_ANNOTATOR.split("{")[0])
+    anonymous = _anonymous(ids)
     if anonymous.any() or ids.nunique() < 2:
         raise SettingsError(
             "weighting annotators by reliability needs votes that name their annotator (map the annotator "
