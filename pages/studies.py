@@ -11,7 +11,7 @@ from lib.export import csv_text
 from lib.study.adaptive import Extended, extend
 from lib.study.annotate import LABELS, Page, Progress
 from lib.study.assign import MAX_PER_ITEM, gold_count, most_regular_pages
-from lib.study.blinding import NameShown, names_shown
+from lib.study.blinding import NameShown, names_shown, study_texts
 from lib.study.checks import FAIL_SHARE
 from lib.study.create import DEFAULT_PER_ITEM, create_study, parse_criteria, parse_labels, planned_design
 from lib.study.db import backup_advice, describe
@@ -206,8 +206,14 @@ def draft_items(d: Draft) -> list[ItemSpec]:
 
 
 def preview_progress(d: Draft, items: list[ItemSpec]) -> Progress:
-    """What the first annotator's first page will show (passages in the item's order: the study shuffles
-    them) and how many pages they will have."""
+    """What the first annotator's first page will show (passages in the items file's order: each annotator's
+    order is counterbalanced) and about how many pages they will have.
+
+    Raises
+    ------
+    lib.study.errors.StudyError
+        No criterion, labels that do not fit the criteria, or no regular item.
+    """
     criteria = parse_criteria(d.criteria)
     labels = parse_labels(d.labels, criteria) or {}
     regular = sum(it.gold is None for it in items)
@@ -215,7 +221,9 @@ def preview_progress(d: Draft, items: list[ItemSpec]) -> Progress:
     total = (
         n + gold_count(n, d.gold_rate, len(items) - regular, d.check_rate) + gold_count(n, d.check_rate, n, d.gold_rate)
     )
-    first = next(it for it in items if it.gold is None)
+    first = next((it for it in items if it.gold is None), None)
+    if first is None:
+        raise StudyError("the items have no item to judge (every item is a gold item)")
     page = Page(
         PREVIEW_ID, 1, total, first.prompt_text, [(LABELS[i], text) for i, (_, text) in enumerate(first.responses)]
     )
@@ -237,7 +245,9 @@ def preview_progress(d: Draft, items: list[ItemSpec]) -> Progress:
 def show_preview(d: Draft) -> tuple[list[ItemSpec] | None, list[NameShown]]:
     """The preview of what annotators will see, and the system names it shows (warned about)."""
     items, found = None, []
-    with st.expander("Preview: exactly what an annotator sees (the first page; passages are shuffled per annotator)"):
+    with st.expander(
+        "Preview: exactly what an annotator sees (the first page; the passages' order varies per annotator)"
+    ):
         try:
             items = draft_items(d)
             progress = preview_progress(d, items)
@@ -246,10 +256,8 @@ def show_preview(d: Draft) -> tuple[list[ItemSpec] | None, list[NameShown]]:
             return None, []
         with st.container(border=True):
             preview(progress)
-        systems = {s for it in items for s in it.systems}
-        questions = " / ".join([*progress.criteria, *progress.labels.values()])
-        texts = {"title": d.name, "instructions": d.instructions, "example": d.example, "questions": questions}
-        found = names_shown(texts, systems)
+        texts = study_texts(d.name, d.instructions, d.example, progress.criteria, progress.labels)
+        found = names_shown(texts, {s for it in items for s in it.systems})
     return items, found
 
 

@@ -48,7 +48,8 @@ _YOURS = (TokenError, TaskError, AnswerError, JoinError)
 """The refusals an annotator reads as they are (their link, their task, their choices); any other error is
 the database's, told in plain words (:data:`UNREACHABLE`, :data:`NOT_SAVED`)."""
 _SHOWN = "annotate_shown"
-"""Session key: ``(token, Progress)`` of the page last shown, shown again while the database fails."""
+"""Session key: ``(the link's query, (token, Progress))`` of the page last shown, shown again while the database
+fails."""
 
 NO_CHROME = (
     "<style>[data-testid='stToolbar'], [data-testid='stMainMenu'], [data-testid='stAppDeployButton'], "
@@ -107,13 +108,28 @@ def _token() -> str:
     return join(params.get(CROWD_PARAM, ""), params)
 
 
+def _seen(token: str) -> str:
+    """Session key: this browser session has read the instructions of this link (pressed Start)."""
+    return f"instructions_seen_{token}"
+
+
+def _opened(token: str) -> Progress:
+    """The annotator's progress; their page is marked shown (its time starts) only once the instructions
+    screen is behind them: Start pressed in this session, or a page answered already (a resumed link)."""
+    progress = open_page(token, show=bool(st.session_state.get(_seen(token))))
+    if progress.done > 0 and not st.session_state.get(_seen(token)):
+        st.session_state[_seen(token)] = True
+        progress = open_page(token)
+    return progress
+
+
 def annotation_page() -> None:
     """The annotator's page for the link in the URL (an unknown one gets a message, nothing else)."""
     st.html(NO_CHROME)
     key = str(sorted(st.query_params.to_dict().items()))  # the page last shown is kept per link
     try:
         token = _token()
-        progress = open_page(token)
+        progress = _opened(token)
     except _YOURS as err:
         st.error(escape_markdown(err))
         return
@@ -127,11 +143,10 @@ def annotation_page() -> None:
     else:
         st.session_state[_SHOWN] = (key, (token, progress))
     st.title(escape_markdown(progress.study_name))
-    seen = f"instructions_seen_{progress.label}"
-    if progress.done == 0 and progress.page is not None and not st.session_state.get(seen):
+    if progress.done == 0 and progress.page is not None and not st.session_state.get(_seen(token)):
         instructions(progress, expanded=True)
         if st.button("Start", type="primary"):
-            st.session_state[seen] = True
+            st.session_state[_seen(token)] = True
             st.rerun()
         return
     if progress.page is None:
@@ -168,10 +183,11 @@ def page_form(progress: Progress, page: Page, *, key: str = "", disabled: bool =
     widgets); ``disabled`` draws it without taking answers.
     """
     st.progress(progress.done / progress.total, text=f"Page {progress.done + 1} of {progress.total}")
-    if page.prompt_text:
-        st.markdown(f"**The fact / prompt:** {escape_markdown(page.prompt_text)}")
-    if page.instruction:
-        st.markdown(f"**{escape_markdown(page.instruction)}**")
+    with st.container():  # on every page, so that a check's page is laid out as the others
+        if page.prompt_text:
+            st.markdown(f"**The fact / prompt:** {escape_markdown(page.prompt_text)}")
+        if page.instruction:
+            st.markdown(f"**{escape_markdown(page.instruction)}**")
     for label, text in page.passages:
         with st.container(border=True):
             st.markdown(f"**{label}.** {escape_markdown(text)}")

@@ -4,13 +4,14 @@ The Leaderboard (and ``python -m lib rank --next N``) scores (system pair, promp
 much each would shrink the ranking's uncertainty (:mod:`lib.ranking.active`, Chatbot Arena's
 active-sampling rule on the posterior). :func:`extend` turns that batch, best first, into new pages of
 a running study: each row's item (the prompt's page showing both systems) goes to ``per_prompt`` more
-annotators who have not judged it, the least loaded first, as pages after their last one, shown in the
-order that keeps their positions balanced (:mod:`lib.study.order`). Where every annotator has judged an
-item (with the defaults of 3 annotators and 3 per item, every item), new annotators are made for it when
-asked (``new_annotators``): as few as the batch needs, each given the items no one else can take, with the
-study's share of gold items and attention checks; their links (or, for a crowd study, new places on its
-link) are returned. Annotators find the new pages on their links (their progress counts them). Run it
-again as votes arrive: judgments -> leaderboard -> next batch -> pages.
+annotators who have not judged it (and have not failed the attention checks), the least loaded first, as
+pages after their last one, shown in the order that keeps their positions balanced
+(:mod:`lib.study.order`). Where every annotator has judged an item (with the defaults of 3 annotators and 3
+per item, every item), new annotators are made for it when asked (``new_annotators``): as few as the batch
+needs, each given the items no one else can take, with the study's share of gold items and attention
+checks; their links (or, for a crowd study, new places on its link) are returned. Annotators find the new
+pages on their links (their progress counts them). Run it again as votes arrive: judgments -> leaderboard
+-> next batch -> pages.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ import numpy as np
 from sqlalchemy import select
 
 from lib.study.assign import gold_count
+from lib.study.checks import failed
 from lib.study.create import TOKEN_BYTES
 from lib.study.db import transaction
 from lib.study.errors import StudyError
-from lib.study.export import load_study
+from lib.study.export import check_passes, load_study
 from lib.study.models import Annotator, Assignment, Item, Study
 from lib.study.order import balanced_orders
 from lib.tables import row_numbers, text
@@ -146,7 +148,8 @@ def extend(
     with transaction(url) as session:
         session.execute(select(Study.id).where(Study.id == study_id).with_for_update())
         study = load_study(session, study_id)
-        people = [p for p in study.annotators if p.active]
+        # who failed the attention checks gets no more pages
+        people = [p for p in study.annotators if p.active and not failed(check_passes(p))]
         items = list(session.scalars(select(Item).where(Item.study_id == study_id)))
         chosen, not_in_study = _items_of(batch, [it for it in items if it.gold is None and not it.check])
         added: Counter[str] = Counter()

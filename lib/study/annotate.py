@@ -120,7 +120,7 @@ def _annotator(session: Session, token: object) -> Annotator:
     return person
 
 
-def open_page(token: str, *, url: str | None = None, now: datetime | None = None) -> Progress:
+def open_page(token: str, *, url: str | None = None, now: datetime | None = None, show: bool = True) -> Progress:
     """The annotator's progress and the first page without an answer, marked as shown (its time starts).
 
     Parameters
@@ -131,6 +131,9 @@ def open_page(token: str, *, url: str | None = None, now: datetime | None = None
         The database (default :func:`lib.study.db.database_url`).
     now : datetime, optional
         The moment (UTC) the page is shown; default: now.
+    show : bool
+        Whether the page is shown now (False: the view shows the instructions first, and the page's time
+        starts when it is shown).
 
     Raises
     ------
@@ -145,7 +148,7 @@ def open_page(token: str, *, url: str | None = None, now: datetime | None = None
         page = None
         if todo:
             current = todo[0]
-            if current.shown_at is None:
+            if current.shown_at is None and show:
                 current.shown_at = now or _now()
             item = current.item
             page = Page(

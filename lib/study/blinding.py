@@ -51,6 +51,15 @@ def _pattern(system: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![^\W_]){words}(?![^\W_])", re.IGNORECASE)
 
 
+def study_texts(
+    name: str, instructions: str, example: str, criteria: Iterable[str], labels: Mapping[str, str] | None
+) -> dict[str, str]:
+    """The texts every annotator of a study reads, by where they read them (for :func:`names_shown`): the
+    title, the instructions, the example and the questions (the criteria and their labels)."""
+    questions = " / ".join([*criteria, *(labels or {}).values()])
+    return {"title": name, "instructions": instructions, "example": example, "questions": questions}
+
+
 def names_shown(texts: Mapping[str, str], systems: Iterable[str]) -> list[NameShown]:
     """Where the texts annotators read name a system.
 

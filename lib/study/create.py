@@ -20,7 +20,7 @@ import numpy as np
 from sqlalchemy import select
 
 from lib.study.assign import assign, check_rates, gold_count, most_regular_pages
-from lib.study.blinding import SystemNamesShown, names_shown
+from lib.study.blinding import SystemNamesShown, names_shown, study_texts
 from lib.study.checks import make_checks
 from lib.study.db import transaction
 from lib.study.errors import StudyError
@@ -258,11 +258,8 @@ def create_study(
         raise StudyError("a study needs at least one annotator")
     labels = parse_labels([labels[c] for c in criteria] if labels else None, criteria)
     code, redirect = _completion(crowd, completion_code, redirect_url)
-    shown_systems = {s for it in items for s in it.systems}
-    questions = " / ".join([*criteria, *(labels or {}).values()])
-    found = names_shown(
-        {"title": name, "instructions": instructions, "example": example, "questions": questions}, shown_systems
-    )
+    texts = study_texts(name, instructions, example, criteria, labels)
+    found = names_shown(texts, {s for it in items for s in it.systems})
     if found and not allow_system_names:
         raise SystemNamesShown(found)
     check_rates(gold_rate, check_rate)

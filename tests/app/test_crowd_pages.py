@@ -113,6 +113,26 @@ def test_the_annotators_form_asks_with_each_criterions_label(db):
     assert any(h.proto.body.startswith("<style>") and "stMainMenu" in h.proto.body for h in page.get("html"))
 
 
+def test_a_pages_time_starts_when_it_is_shown_not_with_the_instructions(db):
+    from sqlalchemy import select
+
+    from lib.study.db import transaction
+    from lib.study.models import Assignment
+
+    items = [ItemSpec("p1", "fact", (("one", "a"), ("two", "b"), ("three", "c")), None)]
+    study = create_study(items, task="bestworst", criteria=["fluency"], annotators=1, per_item=1, name="s")
+    page = visitor(study_token=study.tokens[0][1])
+    assert page.button[0].label == "Start"
+
+    def shown_at():
+        with transaction() as session:
+            return session.scalars(select(Assignment.shown_at)).one()
+
+    assert shown_at() is None  # reading the instructions is not time on page 1
+    page.button[0].click().run()
+    assert shown_at() is not None and page.get("progress")[0].proto.text == "Page 1 of 1"
+
+
 def _crowd_study(url: str, n_pages: int = 1) -> str:
     items = [ItemSpec(f"p{i}", "fact", (("one", "a"), ("two", "b"), ("three", "c")), None) for i in range(n_pages)]
     created = create_study(
