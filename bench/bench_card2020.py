@@ -4,13 +4,17 @@ Their simulation (``power_sim.R`` of github.com/dallascard/NLP-power-analysis): 
 every worker rates every item for both, item and worker random intercepts and slopes, analysed by lme4's
 ``lmer`` (ML) with power = share of ``t > 1.96`` over 200 simulations. The planner runs the same design
 through :data:`lib.planning.design.PRESETS` (normal response, prompt x comparison and annotator x
-comparison effects) and ``lmm`` (:func:`lib.planning.analyses.crossed_ml`, the same ML fit on each
+comparison effects) and ``lmm`` (:func:`lib.planning.mixed.crossed_ml`, the same ML fit on each
 worker's paired difference). For each row it prints the published power, the planner's nominal power
 (the same one-sided decision, Wald z > 1.96) with its Monte-Carlo SE, that decision's false detections
 with no true difference (nominally 2.5%), and the planner's calibrated power (:func:`lib.planning.power.plan`:
 the critical z is the 95th percentile of the null twins' |z|), which is what a test of true size 5% reaches.
 
-    python bench/bench_card2020.py [--studies 200] [--setting high|low|both]
+Then, for the high-variance setting at 100 items x 3 and x 10 workers (issue 30), what each analysis gives a
+user: its power at its nominal 5% level, its real false-detection rate there, whether it is valid
+(:func:`lib.planning.power.valid_at_nominal`), the threshold that would hold 5% and the power at it.
+
+    python bench/bench_card2020.py [--studies 200] [--setting high|low|both] [--skip-table]
 """
 
 from __future__ import annotations
@@ -94,13 +98,40 @@ def nominal(assumptions, design: Design, studies: int, null: bool = False) -> fl
     return float(np.mean(hits))
 
 
+USER_ANALYSES = ("t_test", "wilcoxon", "sign_test", "lmm", "lmm_reml")
+
+
+def what_a_user_gets(studies: int) -> None:
+    """Issue 30: per analysis, power at its nominal level and its real false-detection rate, in the
+    high-variance setting."""
+    preset = PRESETS["card2020_high"]
+    print(f"high-variance setting, {studies} studies: what each analysis gives at its nominal 5% level")
+    print("beta items workers analysis  | power | false det. | valid | critical z | power at it")
+    for beta in (0.05, 0.1):
+        for items, workers in ((100, 3), (100, 10)):
+            assumptions = preset.assumptions(preset.effect(beta), bank_size=items)
+            found = plan(
+                assumptions,
+                [Design(items, workers, "random", name) for name in USER_ANALYSES],
+                replicates=studies,
+                seed=SEED,
+            )
+            for r in found.itertuples():
+                row = f"{beta:4.2f} {items:5d} {workers:7d} {r.analysis:9} | {r.power:5.3f} | {r.false_detection:10.3f}"
+                print(f"{row} | {r.valid!s:5} | {r.critical_z:10.2f} | {r.calibrated_power:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=200)
     parser.add_argument("--setting", choices=["high", "low", "both"], default="both")
+    parser.add_argument("--skip-table", action="store_true", help="only what each analysis gives a user")
     args = parser.parse_args()
     os.environ["EVAL_CACHE_DIR"] = tempfile.mkdtemp(prefix="card2020-")
     start = time.perf_counter()
+    what_a_user_gets(args.studies)
+    if args.skip_table:
+        return
     outside = 0
     print(f"{args.studies} studies per row; SE of a power p: sqrt(p (1 - p) / {args.studies})")
     print(
@@ -114,7 +145,7 @@ def main() -> None:
             design = Design(items, workers, "random", "lmm")
             power = nominal(assumptions, design, args.studies)
             false = nominal(assumptions, design, args.studies, null=True)
-            calibrated = plan(assumptions, [design], replicates=args.studies, seed=SEED)["power"].iloc[0]
+            calibrated = plan(assumptions, [design], replicates=args.studies, seed=SEED)["calibrated_power"].iloc[0]
             se = np.sqrt(max(published * (1 - published), power * (1 - power), 1 / args.studies) * 2 / args.studies)
             z = (power - published) / se
             outside += abs(z) > 2

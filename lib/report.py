@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from lib.display import readable
 from lib.errors import SettingsError
+from lib.inference.timings import timings_table
 from lib.irt.settings import needs_posterior
 
 GLOSSARY = {
@@ -158,7 +160,8 @@ def _figure(fig: go.Figure, n: int) -> str:
 
 
 def _table(table: pd.DataFrame) -> str:
-    return table.to_html(index=False, escape=True, na_rep="", float_format="{:.4g}".format, border=0)
+    """An HTML table, every cell escaped and formatted as the pages show it (:func:`lib.display.readable`)."""
+    return readable(table).as_text().to_html(index=False, escape=True, border=0)
 
 
 def build_report(
@@ -193,7 +196,7 @@ def build_report(
         leaderboard's last).
     """
     diag = asdict(fit.diagnostics)
-    warnings = diag.pop("warnings")
+    warnings, timings = diag.pop("warnings"), diag.pop("timings")
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -214,6 +217,8 @@ def build_report(
         parts.append(f"<ul>{items}</ul>")
     else:
         parts.append("<p>No warnings.</p>")
+    if timings:
+        parts += ["<h3>Time per phase</h3>", _table(timings_table(timings))]
     parts.append("<h2>What the numbers mean</h2><dl>")
     parts += [f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in GLOSSARY.items()]
     parts.append("</dl>")

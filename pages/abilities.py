@@ -1,25 +1,23 @@
 """Abilities: fit the graded response model and show theta per comparison (Sedoc & Ungar, Fig. 1)."""
 
-import time
-
 import streamlit as st
 
 from lib.data_checks import auto_cutpoints
-from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.inference.diagnostics import NOT_CONVERGED, diagnostics_json
 from lib.inference.settings import TARGET_CHUNK, gives_posterior
 from lib.irt.contraction import UNINFORMED_BELOW
 from lib.irt.fit import fit_grm, netcdf_bytes
-from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings
+from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings, fit_settings
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from ui.common import current_fit, current_input
+from ui.tables import show_table
 from ui.text import escape_markdown
-from ui.timings import show_timings, stopped_words
+from ui.timings import run_start, server_time_text, show_timings, stopped_words
 
-started = time.perf_counter()  # a click reruns this script: the user's wait starts about here
+started = run_start()  # the run a click began (app.py's first step)
 
 # More density curves than this in one chart are unreadable.
 MAX_DENSITIES = 30
@@ -29,8 +27,29 @@ def _options_help(helps: dict[str, str]) -> str:
     return "  \n".join(f"**{name}**: {escape_markdown(text)}" for name, text in helps.items())
 
 
+# The fit's sizes and the keys of their widgets (a comment: a bare string here is shown by Streamlit).
+SIZES = {
+    "chains": "abil_chains",
+    "draws": "abil_draws",
+    "tune": "abil_tune",
+    "target_ess": "abil_target",
+    "seed": "abil_seed",
+}
+
+
+def _sampler_sizes() -> None:
+    """The sampler just chosen: its draws, tuning and target ESS as ``python -m lib fit --sampler ...`` takes
+    them when none are given (``fit_settings``: pymc draws 1,000; numpyro samples to a target, at most
+    3,000); the chains and seed stay."""
+    chosen = fit_settings(sampler=st.session_state["abil_sampler"])
+    for field in ("draws", "tune", "target_ess"):
+        st.session_state[SIZES[field]] = getattr(chosen, field) or 0
+
+
 def settings_form(data) -> tuple[FitSettings, bool]:
     old = st.session_state["fit_settings"]
+    for field, key in SIZES.items():  # the last fit's, until the user or a new sampler changes them
+        st.session_state.setdefault(key, getattr(old, field) or 0)
     # Open until a fit exists; the key keeps it as the user left it when that changes (without one, the
     # first rerun after a fit, e.g. the user's next setting, made a new closed expander under the user).
     with st.expander("Fit settings", expanded=current_fit(data) is None, key="abil_settings"):
@@ -41,6 +60,7 @@ def settings_form(data) -> tuple[FitSettings, bool]:
             samplers,
             index=samplers.index(old.sampler) if old.sampler in SAMPLERS else 0,
             key="abil_sampler",
+            on_change=_sampler_sizes,
             help=_options_help({s.name: s.help for s in SAMPLERS.values()}),
         )
         cutpoints = c[1].selectbox(
@@ -51,24 +71,24 @@ def settings_form(data) -> tuple[FitSettings, bool]:
             help=_options_help(CUTPOINTS) + "  \nThe default follows the format and the design: shared "
             "when the prompts have too few rated comparisons to inform their own thresholds.",
         )
-        chains = c[2].number_input("Chains", 1, 8, old.chains, key="abil_chains")
+        chains = c[2].number_input("Chains", 1, 8, key="abil_chains")
         draws = c[3].number_input(
-            "Draws", 50, 10000, old.draws, step=100, key="abil_draws", help="per chain; with a target ESS, the most"
+            "Draws", 50, 10000, step=100, key="abil_draws", help="per chain; with a target ESS, the most"
         )
-        tune = c[4].number_input("Tuning", 0, 10000, old.tune, step=100, key="abil_tune")
+        tune = c[4].number_input("Tuning", 0, 10000, step=100, key="abil_tune")
         target = c[5].number_input(
             "Target ESS",
             0,
             100_000,
-            old.target_ess or 0,
             step=100,
             key="abil_target",
             disabled=not SAMPLERS[sampler].to_target,
-            help=f"numpyro: warm up from the MAP point, then draw {TARGET_CHUNK} per chain at a time until the bulk "
+            help=f"numpyro: warm up from jittered points around the priors' centres, then draw {TARGET_CHUNK} per "
+            "chain at a time until the bulk "
             "and tail ESS of every theta, alpha and b reach it and their R-hat is at most 1.01 (or Draws per chain "
             "are drawn); 0: exactly Draws.",
         )
-        seed = c[6].number_input("Seed", 0, 2**31 - 1, old.seed, key="abil_seed")
+        seed = c[6].number_input("Seed", 0, 2**31 - 1, key="abil_seed")
     settings = FitSettings(
         cutpoints=cutpoints,
         sampler=sampler,
@@ -171,7 +191,7 @@ if data is not None:
                 ability_density(th.reshape(-1, th.shape[-1]), list(table["comparison"])), key="abil_density"
             )
         st.plotly_chart(ability_forest(table, point_only=point_only), key="abil_forest")
-        st.dataframe(readable(table.round(3)), hide_index=True, key="abil_table")
+        show_table(table, key="abil_table")
         if point_only:
             st.caption(
                 "MAP point: P(B better) and contraction are left empty (a point estimate "
@@ -194,7 +214,4 @@ if data is not None:
             key="abil_dl_diag",
         )
         if clicked:
-            st.success(
-                f"Result in {time.perf_counter() - started:.1f} s from the click "
-                "(data preparation, compilation and charts included)."
-            )
+            st.success(server_time_text(started))

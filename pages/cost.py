@@ -20,7 +20,6 @@ from lib.cost.schema import (
     read_study,
 )
 from lib.cost.study import Study
-from lib.display import readable
 from lib.errors import InputError
 from lib.export import csv_text
 from lib.formats import read_csv
@@ -28,14 +27,14 @@ from lib.paths import DATA_DIR
 from lib.plots import cost as plots
 from lib.tables import guess_roles
 from ui.mapping import column_mapping
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 EXAMPLE = DATA_DIR / "cost_example" / "study.csv"
 WEIGHT_STEPS = [0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 # p-values span many orders of magnitude: scientific notation keeps them readable.
 P_NAMES = ("p_value", "p_holm", "shapiro_p_with", "shapiro_p_without", "levene_p")
-P_COLUMNS = {c: st.column_config.NumberColumn(c, format="%.2e") for c in P_NAMES}
-P_FORMATS = dict.fromkeys(P_NAMES, "{:.2e}")  # the same, for columns turned to text by readable()
+P_FORMATS = dict.fromkeys(P_NAMES, "%.2e")
 
 
 @st.cache_data(show_spinner=False)
@@ -68,8 +67,8 @@ def _analyse(
 
 
 def _table(table: pd.DataFrame, key: str | None = None) -> None:
-    """A table with missing and infinite values spelled out (p-values in scientific notation)."""
-    st.dataframe(readable(table, formats=P_FORMATS), hide_index=True, column_config=P_COLUMNS, key=key)
+    """A table formatted for reading (p-values in scientific notation)."""
+    show_table(table, key=key, formats=P_FORMATS)
 
 
 def _download(table: pd.DataFrame, name: str) -> None:
@@ -252,7 +251,7 @@ with tab_cost:
     )
     st.caption(
         'break_even_n: smallest n with C_H,M(n) < C_H(n), "never" when the model\'s per-instance '
-        "cost is not lower at these weights (n_star = ∞); — = a term was not measured."
+        "cost is not lower at these weights (n_star = ∞); empty: a term was not measured."
     )
     _download(res.cost_terms, "cost_terms")
     _download(res.cost_curve, "cost_curve")

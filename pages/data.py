@@ -24,6 +24,7 @@ from ui.common import (
     cached_table,
     cached_upload,
     keep_upload,
+    kept_note,
     restore,
     sync_url,
     upload_criteria,
@@ -31,6 +32,7 @@ from ui.common import (
 )
 from ui.judges import judge_upload
 from ui.mapping import column_mapping
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 
@@ -88,7 +90,7 @@ def choose_upload() -> AnalysisInput | None:
         st.info("Upload a CSV of judgments, or pick a bundled data set above.")
         return None
     name, raw = upload
-    st.caption(f"Using {escape_markdown(name)} (upload another file to replace it).")
+    st.caption(f"Using {escape_markdown(name)} (upload another file to replace it). " + kept_note())
     table = cached_table(raw, name)
     columns = list(table.columns)
     if st.session_state["upload_format"] is None:
@@ -194,7 +196,7 @@ def summary(data: AnalysisInput) -> None:
     merged = merged[merged.map(len) > 1]
     if len(merged):
         with st.expander(f"{len(merged)} redundancy groups averaged ({sum(map(len, merged))} prompts → {len(merged)})"):
-            st.dataframe(pd.DataFrame({"group": merged.index, "prompts": merged.map(", ".join)}), hide_index=True)
+            show_table(pd.DataFrame({"group": merged.index, "prompts": merged.map(", ".join)}))
     st.plotly_chart(
         net_rating_heatmap(rm.u, list(rm.comparisons["comparison"]), list(rm.prompt_ids)), key="data_heatmap"
     )

@@ -13,6 +13,7 @@ from lib.plots.diagnostics import PARAMETERS, energy_plot, ppc_plot, rank_plot, 
 from lib.plots.irt import ability_forest
 from lib.report import build_report, convergence_table, data_summary
 from ui.common import current_fit, current_input, current_ranking
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 PARAMETER_NAMES = {"theta": "theta (ability of a comparison)", "alpha": "alpha (discrimination of a prompt)"}
@@ -71,7 +72,7 @@ elif fit is not None:
         "R-hat, bulk and tail ESS and Monte Carlo SE of every parameter (arviz), largest "
         f"R-hat first: R-hat above {RHAT_MAX} or ESS below {ESS_MIN} call for longer chains."
     )
-    st.dataframe(convergence.round(3), hide_index=True, key="diag_convergence")
+    show_table(convergence, key="diag_convergence")
 
     st.header("Posterior predictive check")
     check = cached_ppc(fit.cache_key, fit, rm)
@@ -93,7 +94,7 @@ elif fit is not None:
     pid = c[1].selectbox("Prompt (most extreme p-value first)", ppp["prompt_id"].tolist(), key="diag_ppc_prompt")
     figures["Posterior predictive check, one prompt"] = ppc_plot(check, pid)
     c[1].plotly_chart(figures["Posterior predictive check, one prompt"], key="diag_ppc_one")
-    st.dataframe(ppp.round(3), hide_index=True, key="diag_ppc_table")
+    show_table(ppp, key="diag_ppc_table")
 
     st.header("Report")
     abilities = ability_table(fit, rm)

@@ -2,7 +2,6 @@
 
 import json
 
-import pandas as pd
 import streamlit as st
 
 from lib.errors import InputError
@@ -11,11 +10,12 @@ from lib.judges.run import DEMO_SHARE, JUDGE_COLUMNS
 from lib.plots.judges import judge_preference, three_leaderboards
 from ui.common import current_input
 from ui.judges import DATA_PAGE, PLANNER_PAGE, analyse, human_votes, judge_file, no_votes_note
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 
 def highlight_changes(table):
-    """Ranks that differ from the humans' rank, highlighted (a Styler for ``st.dataframe``)."""
+    """Ranks that differ from the humans' rank, highlighted (a Styler for ``ui.tables.show_table``)."""
 
     def colour(row):
         return [
@@ -23,16 +23,7 @@ def highlight_changes(table):
             for c in row.index
         ]
 
-    return table.style.apply(colour, axis=1).format(precision=3)
-
-
-def shown_quality(table):
-    """The quality table for reading: numbers rounded, a missing number shown as a dash with its reason beside
-    it (``position_bias_from``), never as None."""
-    shown = table.round(3)
-    for column in shown.columns[shown.isna().any()]:
-        shown[column] = ["—" if pd.isna(v) else v if isinstance(v, str) else f"{v:.3f}" for v in shown[column]]
-    return shown
+    return table.style.apply(colour, axis=1)
 
 
 def show(result) -> None:
@@ -63,11 +54,12 @@ def show(result) -> None:
         "prediction-powered leaderboard; effective_human_n_alone the effective human sample size with this judge "
         "alone, effective_human_n_without with every judge but it (dropping it costs the difference)."
     )
-    st.dataframe(shown_quality(result.quality.table), hide_index=True, key="judge_quality_table")
+    show_table(result.quality.table, key="judge_quality_table")  # a missing bias: empty, its reason beside it
     cols = st.columns(len(result.quality.confusion))
     for col, (judge, matrix) in zip(cols, result.quality.confusion.items(), strict=True):
         col.caption(f"Confusion matrix of **{escape_markdown(judge)}** (A = the pair's first system by name)")
-        col.dataframe(matrix, key=f"judge_confusion_{judge}")
+        with col:
+            show_table(matrix, key=f"judge_confusion_{judge}", hide_index=False)
     st.plotly_chart(judge_preference(result.quality.preference), key="judge_preference")
 
     st.subheader("Three leaderboards")
@@ -80,7 +72,7 @@ def show(result) -> None:
     board = result.leaderboard
     ranks = ["human_rank", "judge_rank", "ppi_rank", "rank_set_low", "rank_set_high"]
     shown = board[["system", *ranks, *(c for c in JUDGE_COLUMNS if c not in ranks)]]
-    st.dataframe(highlight_changes(shown), hide_index=True, key="judge_board")
+    show_table(highlight_changes(shown), key="judge_board")
     st.plotly_chart(three_leaderboards(board, d["level"]), key="judge_skills")
 
     c = st.columns(3)

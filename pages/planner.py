@@ -10,6 +10,7 @@ from lib.engine import Engine
 from lib.errors import InputError, PlanStopped
 from lib.export import csv_text
 from lib.planning.check import disagreements, simulator_check
+from lib.planning.choice import CHEAPEST_COLUMNS, advice, cheapest, validity_notes
 from lib.planning.design import (
     ANALYSES,
     GRM_ANALYSES,
@@ -25,14 +26,14 @@ from lib.planning.design import (
     pilot_key,
     pilot_summary,
 )
-from lib.planning.grid import default_analyses, designs, pairs_read, parse_counts
+from lib.planning.grid import PLAN_DEFAULTS, applicable_analyses, default_analyses, designs, pairs_read, parse_counts
 from lib.planning.nuts import nuts_check
 from lib.planning.power import (
     CALIBRATION_COLUMNS,
     COLUMNS,
     PAIR_COLUMNS,
     RANKING_COLUMNS,
-    cheapest,
+    cached_parts,
     iter_plan,
     order_parts,
 )
@@ -40,9 +41,14 @@ from lib.plots.planning import cost_table, highlight_cheapest, power_curve
 from ui.common import current_input, sync_url
 from ui.engine import scheduler_field
 from ui.judges import planner_section
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 PILOT, TYPED = "From the pilot (Data page)", "Typed in"
+# Every plan setting is bound to the URL: a reload (a new session, whose widgets start from their defaults)
+# or a shared link opens the same plan, shown from the plan cache when it was run (issue 29).
+URL = "query-params"
+D = PLAN_DEFAULTS
 
 
 @st.cache_data(show_spinner="Fitting the pilot's judgments (MAP)…", max_entries=8)
@@ -61,17 +67,25 @@ st.title("Study planner")
 st.caption(
     "How many prompts and annotators does a study need to detect a difference of a given size, and what "
     "does it cost? Many studies of every design are simulated (from the pilot's fit, or from the "
-    "assumptions you type) and each is analysed as you would: the project's graded response model and "
-    "the usual t-test, Wilcoxon and sign tests. Power is the share of studies whose 95% interval "
-    "excludes 0, with its Monte-Carlo error (Card et al. 2020; Howcroft & Rieser 2021)."
+    "assumptions you type) and each is analysed as you would: the project's graded response model, "
+    "the usual t-test and sign test, and mixed models. Power is the share of studies each analysis detects at "
+    "its usual 5% level, with its Monte-Carlo error; beside it, how often it declares a difference that is not "
+    "there under the design (Card et al. 2020; Howcroft & Rieser 2021). The settings are kept in the page's "
+    "address: a reload shows the same plan."
 )
 # Before the planner's own steps, which stop the page until a plan is run; shown only with a judge file.
 planner_section()
 
-source = st.radio("Assumptions", [PILOT, TYPED], key="planner_source", horizontal=True)
+source = st.radio("Assumptions", [PILOT, TYPED], key="planner_source", bind=URL, horizontal=True)
 c = st.columns(3)
 effect = c[0].number_input(
-    "Smallest difference worth detecting (theta, logits)", 0.0, 5.0, Assumptions.effect, 0.05, key="planner_effect"
+    "Smallest difference worth detecting (theta, logits)",
+    0.0,
+    5.0,
+    Assumptions.effect,
+    0.05,
+    key="planner_effect",
+    bind=URL,
 )
 item_sd = c[1].number_input(
     "SD of the prompt x comparison effect (logits)",
@@ -80,6 +94,7 @@ item_sd = c[1].number_input(
     None,
     0.1,
     key="planner_item_sd",
+    bind=URL,
     placeholder="the pilot's estimate, or 0",
     help="On each prompt a pair differs by theta + e, e ~ N(0, SD), shared by the prompt's "
     "annotators: more annotators per prompt do not average it away (Card et al. 2020). "
@@ -92,6 +107,7 @@ annotator_sd = c[2].number_input(
     None,
     0.1,
     key="planner_annotator_sd",
+    bind=URL,
     placeholder="the pilot's estimate, or 0",
     help="Each annotator prefers B by a ~ N(0, SD) on every prompt; a design's "
     "annotators judge all its prompts, so few annotators do not average it away. With "
@@ -124,6 +140,7 @@ try:
             names,
             wanted,
             key="planner_pairs",
+            bind=URL,
         )
         assumptions = pilot_assumptions(
             pilot, effect=float(effect), **given, pairs=tuple(by_name[n] for n in chosen) if chosen != wanted else None
@@ -147,7 +164,7 @@ try:
                 f"All {len(check)} statistics of the pilot lie within what data sets simulated from its fit "
                 "give (predictive p-value at least 0.01)."
             )
-        st.dataframe(check, hide_index=True, key="planner_check")
+        show_table(check, key="planner_check")
         st.download_button(
             "simulator_check.csv", csv_text(check), "simulator_check.csv", mime="text/csv", key="planner_dl_check"
         )
@@ -157,6 +174,7 @@ try:
             "Variance components",
             [None, *PRESETS],
             key="planner_preset",
+            bind=URL,
             format_func=lambda k: "as typed above (0 when empty)" if k is None else k,
             help="; ".join(f"{k}: {v.help}" for k, v in PRESETS.items()),
         )
@@ -164,6 +182,7 @@ try:
             "Response model",
             list(RESPONSES),
             key="planner_response",
+            bind=URL,
             disabled=preset is not None,
             help="; ".join(f"{k}: {v}" for k, v in RESPONSES.items()) + ". A preset uses the normal model.",
         )
@@ -175,18 +194,22 @@ try:
             )
         c = st.columns(4)
         assumptions = Assumptions(
-            n_systems=int(c[0].number_input("Systems", 2, 50, Assumptions.n_systems, key="planner_systems")),
+            n_systems=int(c[0].number_input("Systems", 2, 50, Assumptions.n_systems, key="planner_systems", bind=URL)),
             effect=float(effect),
             response="normal" if preset is not None else response,
             **given,
             tie_rate=float(
-                c[1].slider("Tie rate (equal systems)", 0.0, 0.9, Assumptions.tie_rate, 0.05, key="planner_ties")
+                c[1].slider(
+                    "Tie rate (equal systems)", 0.0, 0.9, Assumptions.tie_rate, 0.05, key="planner_ties", bind=URL
+                )
             ),
             log_alpha_sd=float(
-                c[2].number_input("SD of log alpha", 0.0, 2.0, Assumptions.log_alpha_sd, 0.1, key="planner_alpha_sd")
+                c[2].number_input(
+                    "SD of log alpha", 0.0, 2.0, Assumptions.log_alpha_sd, 0.1, key="planner_alpha_sd", bind=URL
+                )
             ),
             bank_size=int(
-                c[3].number_input("Prompts in the bank", 1, 10_000, Assumptions.bank_size, key="planner_bank")
+                c[3].number_input("Prompts in the bank", 1, 10_000, Assumptions.bank_size, key="planner_bank", bind=URL)
             ),
         )
         assumptions.validate()
@@ -199,42 +222,47 @@ except InputError as err:
 st.subheader("Designs")
 c = st.columns(4)
 prompts_text = c[0].text_input(
-    "Prompts per comparison", ", ".join(str(k) for k in (10, 25, 50) if k <= bank) or str(bank), key="planner_prompts"
+    "Prompts per comparison", ", ".join(map(str, D.prompts_for(bank))), key="planner_prompts", bind=URL
 )
-annotators_text = c[1].text_input("Annotators per item", "1, 3", key="planner_annotators")
+annotators_text = c[1].text_input(
+    "Annotators per item", ", ".join(map(str, D.annotators)), key="planner_annotators", bind=URL
+)
 strategies = c[2].multiselect(
     "Prompt choice",
     list(PLANNED_STRATEGIES),
-    list(PLANNED_STRATEGIES),
+    D.strategies(),
     key="planner_strategies",
+    bind=URL,
     help="; ".join(f"{k}: {v}" for k, v in PLANNED_STRATEGIES.items()),
 )
-applicable = default_analyses(assumptions)
-components = assumptions.item_sd > 0 or assumptions.annotator_sd > 0  # the mixed model is the analysis that models them
-shown = [a for a in ("grm_bank", "t_test", "sign_test", *(("lmm",) if components else ())) if a in applicable]
+applicable = applicable_analyses(assumptions)
 analyses = c[3].multiselect(
     "Analyses",
     applicable,
-    shown,
+    default_analyses(assumptions),
     key="planner_analyses",
+    bind=URL,
     help="; ".join(f"{a}: {ANALYSES[a].help}" for a in applicable),
 )
 c = st.columns(5)
-replicates = int(c[0].number_input("Simulated studies per design", 2, 5000, 100, key="planner_replicates"))
-seed = int(c[1].number_input("Seed", 0, 2**31 - 1, 0, key="planner_seed"))
-target = float(c[2].number_input("Target power", 0.05, 0.99, 0.8, 0.05, key="planner_target"))
+replicates = int(
+    c[0].number_input("Simulated studies per design", 2, 5000, D.replicates, key="planner_replicates", bind=URL)
+)
+seed = int(c[1].number_input("Seed", 0, 2**31 - 1, D.seed, key="planner_seed", bind=URL))
+target = float(c[2].number_input("Target power", 0.05, 0.99, D.target_power, 0.05, key="planner_target", bind=URL))
 seconds = float(
     c[3].number_input(
         "Seconds per judgment",
         0.0,
         3600.0,
-        30.0,
+        D.seconds_per_judgment,
         5.0,
         key="planner_seconds",
+        bind=URL,
         help="e.g. the effort medians of the Human cost page",
     )
 )
-rate = float(c[4].number_input("Cost per hour", 0.0, 10_000.0, 15.0, 1.0, key="planner_rate"))
+rate = float(c[4].number_input("Cost per hour", 0.0, 10_000.0, D.cost_per_hour, 1.0, key="planner_rate", bind=URL))
 scheduler = scheduler_field("planner_scheduler")
 
 try:
@@ -289,15 +317,27 @@ if st.button(
 
 result = st.session_state.get("planner_result")
 if result is None or result["settings"] != settings or not result["parts"]:
-    st.info("Press **Run plan** to simulate the designs.")
-    st.stop()
+    # A plan run before with these settings (before a reload: the settings are in the URL) is in the cache.
+    kept = cached_parts(
+        assumptions, grid, replicates=replicates, seed=seed, seconds_per_judgment=seconds, cost_per_hour=rate
+    )
+    if kept is None:
+        st.info("Press **Run plan** to simulate the designs.")
+        st.stop()
+    result = st.session_state["planner_result"] = {"settings": settings, "parts": kept, "done": True}
+    st.caption("This plan was run before with these settings: shown from the plan cache.")
 # Design sizes finish in any order; show them in the grid's.
 plan_df, pairs_df = order_parts(result["parts"], grid)
 if not result["done"]:
     st.warning(f"The plan was stopped: showing the {len(plan_df)} designs that finished.")
 
 best = cheapest(plan_df, target)
-st.session_state["planner_best"] = best  # the Studies page's default annotators per item
+# the Studies page's default annotators per item: a design at an analysis's usual 5% level only
+st.session_state["planner_best"] = best[best["critical_z"].isna()]
+if float(effect) == 0:
+    st.info("Effect 0: there is no difference to detect, so power is each analysis's false-detection rate.")
+for note in validity_notes(plan_df):
+    st.warning(escape_markdown(note))
 binding = best[best["reached"]]
 if len(binding):
     st.info(
@@ -310,52 +350,61 @@ if len(binding):
     )
 for x in ("prompts", "annotators"):
     st.plotly_chart(power_curve(plan_df, x, target), key=f"planner_curve_{x}")
+st.subheader(f"Cheapest design reaching power {target:g}")
+for note in advice(best, plan_df, target):
+    st.warning(escape_markdown(note))
+show_table(best[CHEAPEST_COLUMNS], key="planner_cheapest")
+st.caption(
+    "Chosen at each analysis's usual 5% level where it holds for the design (false_detection not credibly above 6%), "
+    "else, where no analysis holds it, at the threshold critical_z calibrated under the assumptions (declare a "
+    "difference only when |z| exceeds it). saving: the cost of the cheapest random-prompt design of the same "
+    "analysis minus this one's. prompts_needed, annotators_needed: where nothing reaches the target, what would, "
+    "extrapolated from the power curve at the grid's most annotators (or prompts); inf: no number does."
+)
+st.subheader("Does each analysis hold its 5% level?")
+show_table(
+    plan_df[
+        ["prompts", "annotators", "strategy", "analysis", "power", "false_detection", "false_detection_mc_se", "valid"]
+    ],
+    key="planner_validity",
+)
+st.caption(
+    "false_detection: share of the same simulated studies with no true difference (the pairs of interest at 0) "
+    "in which the analysis declares one at its usual 5% level, with its Monte-Carlo SE; valid: it does not "
+    "exceed 6% beyond Monte-Carlo error. An invalid analysis is never chosen at that level. calibration.csv "
+    "gives the threshold that would hold 5% under these assumptions, and the power at it."
+)
 st.subheader("Is the true best system ranked first?")
-st.dataframe(plan_df[RANKING_COLUMNS], hide_index=True, key="planner_ranking")
+show_table(plan_df[RANKING_COLUMNS], key="planner_ranking")
 st.caption(
     "best_first: share of simulated studies whose estimated best system is the true best (ties in the "
     "estimate split evenly; empty when no system is truly best), with its Monte-Carlo SE; kendall_tau: "
     "Kendall's tau of the estimated to the true skills."
 )
-calibration = plan_df[plan_df["critical_z"].notna()][CALIBRATION_COLUMNS]
-for name, rows in calibration.groupby("analysis", sort=False):
-    st.caption(
-        f"{name} is calibrated by simulation under the null: a difference is detected when its |z| "
-        "exceeds its 95th percentile in the same simulated studies with the differences of the stated size "
-        f"set to 0 ({rows['critical_z'].min():.2f} to {rows['critical_z'].max():.2f}, not "
-        "1.96), and its intervals are widened by the same "
-        f"factor ({rows['calibration_factor'].min():.2f}x to "
-        f"{rows['calibration_factor'].max():.2f}x). Its nominal 95% intervals excluded 0 in up to "
-        f"{rows['nominal_false_detection'].max():.0%} of those null comparisons"
-        + (" (annotators have an effect of their own)." if assumptions.annotator_sd > 0 else ".")
-    )
-st.subheader(f"Cheapest design reaching power {target:g}")
-st.dataframe(best, hide_index=True, key="planner_cheapest")
-st.caption(
-    "saving: the cost of the cheapest random-prompt design of the same analysis minus this one's "
-    "(IRT-informed prompts at equal target power); empty where either misses the target."
-)
 st.subheader("Power of every pair")
-st.dataframe(pairs_df, hide_index=True, key="planner_pairs_table")
+show_table(pairs_df, key="planner_pairs_table")
 st.caption(
     "effect: the pair's true difference in the simulation (B minus A, logits of one judgment); power.csv's "
     "power is the smallest over these pairs at each design (with a pilot), binding_pair names it."
 )
 st.subheader("Cost of every design")
-st.dataframe(highlight_cheapest(cost_table(plan_df[COLUMNS], best)), hide_index=True, key="planner_costs")
+show_table(highlight_cheapest(cost_table(plan_df[COLUMNS], best)), key="planner_costs")
 c = st.columns(5)
-c[3].download_button(
-    "power_pairs.csv", csv_text(pairs_df[PAIR_COLUMNS]), "power_pairs.csv", mime="text/csv", key="planner_dl_pairs"
-)
 c[0].download_button("power.csv", csv_text(plan_df[COLUMNS]), "power.csv", mime="text/csv", key="planner_dl_power")
 c[1].download_button("cheapest.csv", csv_text(best), "cheapest.csv", mime="text/csv", key="planner_dl_cheapest")
 c[2].download_button(
     "ranking.csv", csv_text(plan_df[RANKING_COLUMNS]), "ranking.csv", mime="text/csv", key="planner_dl_ranking"
 )
-if len(calibration):
-    c[4].download_button(
-        "calibration.csv", csv_text(calibration), "calibration.csv", mime="text/csv", key="planner_dl_calibration"
-    )
+c[3].download_button(
+    "power_pairs.csv", csv_text(pairs_df[PAIR_COLUMNS]), "power_pairs.csv", mime="text/csv", key="planner_dl_pairs"
+)
+c[4].download_button(
+    "calibration.csv",
+    csv_text(plan_df[CALIBRATION_COLUMNS]),
+    "calibration.csv",
+    mime="text/csv",
+    key="planner_dl_calibration",
+)
 
 checked = [a for a in analyses if a in GRM_ANALYSES]
 if not checked:
@@ -411,5 +460,5 @@ if nuts is not None and nuts["settings"] == nuts_settings:
         f"NUTS R-hat up to {table['rhat_max'].max():.3f}, bulk ESS at least {table['ess_bulk_min'].min():.0f}, "
         f"{int(table.groupby('replicate')['divergences'].first().sum())} divergent transitions."
     )
-    st.dataframe(table, hide_index=True, key="planner_nuts_table")
+    show_table(table, key="planner_nuts_table")
     st.download_button("nuts_check.csv", csv_text(table), "nuts_check.csv", mime="text/csv", key="planner_dl_nuts")

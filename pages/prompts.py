@@ -9,6 +9,7 @@ from lib.irt.contraction import UNINFORMED_BELOW
 from lib.irt.summary import prompt_table
 from lib.plots.irt import category_curves, expected_rating_band, information_curves
 from ui.common import current_fit, current_input
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 st.title("Prompts")
@@ -34,7 +35,7 @@ if fit is not None:
             "means nothing. More comparisons per prompt are needed."
         )
     shown = table.assign(b_mean=table["b_mean"].map(lambda b: ", ".join(f"{x:.2f}" for x in b)))
-    st.dataframe(shown.sort_values("alpha_mean", ascending=False).round(3), hide_index=True, key="prompts_table")
+    show_table(shown.sort_values("alpha_mean", ascending=False), key="prompts_table")
     st.download_button(
         "prompts.csv", csv_text(table.drop(columns="b_mean")), "prompts.csv", mime="text/csv", key="prompts_dl"
     )

@@ -33,6 +33,7 @@ from lib.revision.revised import RULES, editor_counts, first_edited, revised_dra
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
 from lib.tables import guess_roles
 from ui.mapping import column_mapping
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 HUMAN, UPLOAD, DIFF, LLM = (
@@ -275,7 +276,7 @@ else:
     edits, evaluated = revision.edits, revision.evaluated
     if len(revision.failures):
         st.warning(f"{len(revision.failures)} draft(s) failed; the others are kept.")
-        st.dataframe(revision.failures, hide_index=True)
+        show_table(revision.failures)
     if evaluated.empty:
         st.error("No draft was revised; see the reasons above.")
         st.stop()
@@ -294,7 +295,7 @@ if len(unlocated):
         f"{len(unlocated)} of {len(located)} edits could not be located in their draft "
         "(they still count towards Revision Distance)"
     ):
-        st.dataframe(unlocated[["text_id", "system", "editor", "original_snippet", "revised_snippet"]], hide_index=True)
+        show_table(unlocated[["text_id", "system", "editor", "original_snippet", "revised_snippet"]])
 
 tab_rd, tab_side, tab_agree, tab_edits = st.tabs(
     ["Revision Distance", "Side by side", "Agreement with humans", "Edits"]
@@ -316,11 +317,9 @@ with tab_rd:
         "**Per model** (95 % t-interval over drafts; token-level edit distance = words changed by "
         "applying the located edits)"
     )
-    st.dataframe(
-        by_model.merge(token.rename(columns={"mean": "token_edit_distance"}), on="system").round(3), hide_index=True
-    )
+    show_table(by_model.merge(token.rename(columns={"mean": "token_edit_distance"}), on="system"))
     st.markdown("**Per editor**")
-    st.dataframe(by_editor.round(3), hide_index=True)
+    show_table(by_editor)
     models = sorted(per_draft["system"].unique())
     if len(models) >= 2:
         st.markdown("**Relative change between two models** (Table 2: positive = model B needs fewer edits)")
@@ -342,10 +341,10 @@ with tab_rd:
     group = st.radio("Category table by", ["system", "editor"], horizontal=True, key="revision_cat_by")
     table = category_table(located, per_draft, by=group)
     st.markdown(f"**Edits per draft by category** (Table 3; `revision_intention`), per {group}")
-    st.dataframe(table.round(2))
+    show_table(table, hide_index=False)
     st.plotly_chart(category_figure(table, f"Edit categories per {group}"), key="revision_fig_cat")
     with st.expander("Revision Distance per draft"):
-        st.dataframe(per_draft, hide_index=True)
+        show_table(per_draft)
     st.download_button(
         "Download Revision Distance per draft (CSV)", csv_text(per_draft), "revision_distance.csv", key="revision_dl_rd"
     )
@@ -379,7 +378,7 @@ with tab_side:
     with right:
         st.html(right_html)
     st.html(render_edit_list(mine, selected))
-    st.dataframe(mine[["edit_index", *EDIT_FIELDS, "match", "located", "overlaps", "applied"]], hide_index=True)
+    show_table(mine[["edit_index", *EDIT_FIELDS, "match", "located", "overlaps", "applied"]])
 
 with tab_agree:
     if drafts_source != LAMP_DRAFTS:
@@ -406,7 +405,7 @@ with tab_agree:
         agreement = span_agreement(combined, revised, candidate, WRITERS).round(3)
         if candidate == DIFF_EDITOR:  # diff-based edits carry no category
             agreement = agreement.drop(columns="category_agreement")
-        st.dataframe(agreement, hide_index=True)
+        show_table(agreement)
         if source == HUMAN:
             rep = postedit_reproduction(located, lamp_evaluated)
             st.caption(
@@ -416,5 +415,5 @@ with tab_agree:
             )
 
 with tab_edits:
-    st.dataframe(located, hide_index=True)
+    show_table(located)
     st.download_button("Download edits (JSON lines)", run.edits_jsonl(located), "edits.jsonl", key="revision_dl_edits")

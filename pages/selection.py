@@ -19,6 +19,7 @@ from lib.selection.settings import DEFAULT_RANDOM_DRAWS, DEFAULT_TARGET_SE, MODE
 from lib.selection.strategies import STRATEGIES, check_strategies
 from ui.common import current_input
 from ui.engine import scheduler_field
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 
@@ -157,7 +158,7 @@ shown = needed.assign(
     strategy=needed["strategy"].map(lambda s: STRATEGIES[s].label),
     k_needed=[str(k) if pd.notna(k) else "not reached" for k in needed["k_needed"]],
 )
-st.dataframe(shown, hide_index=True, key="selection_needed")
+show_table(shown, key="selection_needed")
 st.caption(
     "k_needed: the smallest k on the grid at which the curve's mean SE, averaged over all held-out "
     "comparisons, is at or below the target; se_best: the smallest mean SE the strategy reaches on the "
@@ -195,7 +196,7 @@ if static:
             key="selection_dl_subset",
         )
         with st.expander(f"Selected subset: {STRATEGIES[pick].label}, k = {k_sub}"):
-            st.dataframe(subset, hide_index=True, key="selection_subset_table")
+            show_table(subset, key="selection_subset_table")
 
 st.subheader("Adaptive what-if")
 st.caption(

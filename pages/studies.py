@@ -24,13 +24,13 @@ from lib.study.tasks import TASKS, Scale
 from lib.tables import read_csv
 from ui.annotate import preview
 from ui.common import NO_FILTER, UPLOAD
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 DEMO, OWN = "Seed 001 demo: ROME counterfactual passages", "Your items CSV"
 PRIVATE, CROWD = "Private links, one per annotator", "One link for a crowd platform (Prolific, ...)"
 DEFAULT_BASE = "http://localhost:8501"
-PREVIEW_ID = 0
-"""The preview's page id (no task has it)."""
+PREVIEW_ID = 0  # the preview's page id (no task has it)
 
 
 def base_url() -> str:
@@ -392,7 +392,7 @@ def show_study(study_id: int, task: str) -> None:
     c[3].metric("failed attention checks", int(people["failed_checks"].sum()) if len(people) else 0)
     c[4].metric("speeders", int(people["speeder"].sum()) if len(people) else 0)
     st.subheader("Per annotator")
-    st.dataframe(people, hide_index=True, key="studies_people")
+    show_table(people, key="studies_people")
     st.caption(
         f"Speeders are {SPEEDER_RULE}. failed_checks: at least {FAIL_SHARE:.0%} of the attention checks they "
         "answered went against the instruction (their judgments are left out of the export unless kept below). "
@@ -401,10 +401,10 @@ def show_study(study_id: int, task: str) -> None:
         "0 = no better than a spammer)."
     )
     st.subheader("Agreement so far")
-    st.dataframe(s.agreement, hide_index=True, key="studies_agreement")
+    show_table(s.agreement, key="studies_agreement")
     st.caption(AGREEMENT[task].help)
     with st.expander("Per item"):
-        st.dataframe(s.items, hide_index=True, key="studies_items_table")
+        show_table(s.items, key="studies_items_table")
     keep = st.checkbox("Keep annotators who failed the attention checks", key="studies_keep_failed")
     done = export_study(study_id, keep_failed=keep)
     if done.failed:

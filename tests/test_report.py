@@ -83,7 +83,7 @@ def test_report_holds_every_figure_and_table_with_user_text_escaped(nuts_fit, rm
     assert 'src="http' not in text  # nothing to fetch: opens offline
     for title in tables:
         assert f"<h3>{html.escape(title)}</h3>" in text
-    assert text.count("<table") == len(tables) + 3  # + data, settings and diagnostics
+    assert text.count("<table") == len(tables) + 4  # + data, settings, diagnostics and time per phase
     for column in ("theta_mean", "alpha_mean", "r_hat", "p_value"):
         assert f"<th>{column}</th>" in text
     for warning in nuts_fit.diagnostics.warnings:

@@ -3,6 +3,7 @@ app's process, long lists of parameters counted with the names collapsed, and th
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import arviz as az
@@ -86,3 +87,14 @@ def test_the_leaderboard_is_in_the_report_when_there_is_one(rm, map_fit):
     for system in result.leaderboard["system"]:
         assert f"<td>{system}</td>" in text
     assert "<td>laplace</td>" in text
+
+
+def test_the_time_per_phase_is_a_table_of_phases_and_seconds(map_fit):
+    timings = {"checks": 0.0123456, "compile": 1.98765, "optimise": 21.6789}
+    fit = replace(map_fit, diagnostics=replace(map_fit.diagnostics, timings=timings))
+    text = build_report({"source": "x.csv"}, fit, {}, {})
+    assert "1.98765" not in text and "&#x27;compile&#x27;" not in text  # not a Python dict
+    section = text.split("<h3>Time per phase</h3>")[1].split("</table>")[0]
+    rows = re.findall(r"<tr>\s*<td>([^<]*)</td>\s*<td>([^<]*)</td>", section)
+    assert rows == [("checks", "0.01235"), ("compile", "1.988"), ("optimise", "21.68"), ("total", "23.68")]
+    assert "<th>phase</th>" in section and "<th>seconds</th>" in section

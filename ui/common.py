@@ -18,10 +18,11 @@ from lib.data_checks import UNPAIRED, design_report
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import FormatError, InputError
 from lib.formats import FORMATS, guess_format
-from lib.inference.settings import sampling_sizes
 from lib.inputs import AnalysisInput, analysis_input, bundled_input
-from lib.irt.settings import FitSettings
+from lib.irt.settings import fit_settings
 from lib.tables import combine_columns, guess_roles, read_csv
+from lib.uploads import MAX_AGE_DAYS, keep_choices, kept_upload
+from lib.uploads import keep_upload as store_upload
 from ui.text import escape_markdown
 
 UPLOAD = "upload"
@@ -31,6 +32,16 @@ NO_FILTER = "(no filter)"
 
 UPLOADER = "data_upload"
 """Widget key of the Data page's judgments uploader."""
+
+UPLOAD_CHOICES = (
+    "upload_format",
+    "upload_mapping",
+    "upload_criterion",
+    "upload_filter_column",
+    "upload_filter_values",
+    "upload_drop",
+)
+"""The Data page's choices for reading the upload, kept on disk with it (:func:`sync_url`)."""
 
 UPLOAD_WIDGETS = "up_"
 """Prefix of the widget keys that belong to one uploaded file (reset when another is uploaded)."""
@@ -43,6 +54,8 @@ DEFAULTS = {
     "view_criterion": None,  # of the bundled data set; None: its first
     "view_merge": True,
     "upload": None,  # (file name, bytes) of the last file uploaded
+    "upload_key": None,  # its key on disk (lib.uploads), carried in the URL so that a reload finds it; None: not kept
+    "upload_kept": None,  # the reading choices last stored with it
     "upload_format": None,
     "upload_mapping": {},  # format -> {role: column} ("" = unmapped)
     "upload_criterion": None,
@@ -50,7 +63,7 @@ DEFAULTS = {
     "upload_filter_values": [],
     "upload_drop": False,
     "analysis_input": None,  # set by the Data page (or a page that read the upload first); None: no usable data
-    "fit_settings": FitSettings(**sampling_sizes(FitSettings.sampler, draws=None, tune=None, target_ess=None)),
+    "fit_settings": fit_settings(),  # the command's defaults (the Abilities page chooses the cutpoints)
     "fit": None,  # the GRMFit shown on the Abilities and Prompts pages
     "judge_file": None,  # (human data source, file name, bytes) of the LLM-judge votes given on the Data page
 }
@@ -74,6 +87,8 @@ def _view_from_url() -> None:
             st.session_state["view_dataset"] = key
         else:
             problems.append(f"unknown data set '{key}' (known: {', '.join(DATASETS)}, {UPLOAD})")
+    if key == UPLOAD and params.get(UPLOAD) is not None:
+        problems += _upload_from_url(params[UPLOAD])
     crit = params.get("criterion")
     if crit is not None:
         criteria = DATASETS[key].criteria if key in DATASETS else ()
@@ -90,18 +105,41 @@ def _view_from_url() -> None:
     st.session_state["link_problems"] = problems
 
 
+def _upload_from_url(key: str) -> list[str]:
+    """Restore the upload kept on disk under the link's key (a reload is a new session, with no upload in
+    memory), with the Data page's choices; the problem in words when it is not kept (any more)."""
+    found = kept_upload(key)
+    if found is None:
+        return [
+            f"your upload is not kept on this server any more (uploads are kept {MAX_AGE_DAYS} days after "
+            "their last use, and only the latest): upload the file again on the Data page"
+        ]
+    keep_choices(key, found.choices)  # written again: a reload is a use, which restarts its days
+    st.session_state.update(upload=(found.name, found.data), upload_key=key, upload_kept=found.choices)
+    st.session_state.update({k: v for k, v in found.choices.items() if k in UPLOAD_CHOICES})
+    return []
+
+
 def link_problems() -> list[str]:
     """What the link's settings had that could not be used (each shown once)."""
     return st.session_state.pop("link_problems", [])
 
 
 def sync_url() -> None:
-    """Write the view into the URL, so a reload or a shared link opens the same view."""
+    """Write the view into the URL, so a reload or a shared link opens the same view; with an upload kept on
+    disk, its key, and its reading choices next to it when they changed (:mod:`lib.uploads`)."""
     key = st.session_state["view_dataset"]
+    kept = st.session_state.get("upload_key") if key == UPLOAD else None
+    choices = {k: st.session_state.get(k, DEFAULTS[k]) for k in UPLOAD_CHOICES}
+    if kept is not None and choices != st.session_state.get("upload_kept"):
+        if not keep_choices(kept, choices):  # removed from disk meanwhile: a reload cannot find it any more
+            kept = st.session_state["upload_key"] = None
+        st.session_state["upload_kept"] = choices
     want = {
         "data": key,
         "criterion": None if key == UPLOAD else bundled_criterion(key),
         "merge": "1" if st.session_state["view_merge"] else "0",
+        UPLOAD: kept,
     }
     for name, value in want.items():
         if st.query_params.get(name) != value:
@@ -200,19 +238,34 @@ class UploadedCSV(Protocol):
 
 
 def keep_upload(file: UploadedCSV | None) -> None:
-    """Keep a file given to the Data page's uploader as the session's upload, its choices reset when it is new."""
+    """Keep a file given to the Data page's uploader as the session's upload, its choices reset when it is new,
+    and on disk for a reload (:mod:`lib.uploads`; ``upload_key`` None when it could not be stored)."""
     if file is None or (file.name, file.getvalue()) == st.session_state["upload"]:
         return
     for key in [k for k in st.session_state if str(k).startswith(UPLOAD_WIDGETS)]:
         del st.session_state[key]
     st.session_state.update(
         upload=(file.name, file.getvalue()),
+        upload_key=store_upload(file.name, file.getvalue()),
+        upload_kept=None,
         upload_format=None,
         upload_mapping={},
         upload_criterion=None,
         upload_filter_column=NO_FILTER,
         upload_filter_values=[],
         upload_drop=False,
+    )
+
+
+def kept_note() -> str:
+    """Whether a reload of the page keeps the upload, in words (the Data page says it under the file)."""
+    if st.session_state.get("upload_key") is not None:
+        return (
+            f"It is kept on this server for {MAX_AGE_DAYS} days after its last use, so a reload of the page keeps it."
+        )
+    return (
+        "It could not be stored on this server (larger than the limit, or the disk cannot be written): a reload "
+        "of the page will ask for it again."
     )
 
 

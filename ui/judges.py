@@ -21,6 +21,7 @@ from lib.judges.run import JudgeResult, judge_leaderboard, keep_share
 from lib.ratings import select_criterion
 from lib.tables import read_csv
 from ui.common import CACHE_ENTRIES, CACHE_TTL_S, current_input, init_state
+from ui.tables import show_table
 from ui.text import escape_markdown
 
 JUDGE_FILE = "judge_file"
@@ -196,10 +197,10 @@ def buy_next(result: JudgeResult, chosen: JudgeFile) -> None:
     except InputError as err:
         st.warning(f"No plan: {escape_markdown(err)}")
         return
-    st.dataframe(plan.table.round(2), hide_index=True, key="planner_judge_plan")
+    show_table(plan.table, key="planner_judge_plan")
     st.caption(f"Humans alone: the requirement of **{escape_markdown(plan.binding)}** decides.")
     st.caption("Per target: the spread of its estimate per item (logits) and the PPI correlation with the judges.")
-    st.dataframe(plan.targets.round(3), hide_index=True, key="planner_judge_plan_systems")
+    show_table(plan.targets, key="planner_judge_plan_systems")
     predicted_worth_section(result, plan)
 
 
@@ -224,4 +225,4 @@ def predicted_worth_section(result: JudgeResult, plan) -> None:
     except InputError as err:
         st.warning(f"No prediction: {escape_markdown(err)}")
         return
-    st.dataframe(worth.round(2), hide_index=True, key="planner_judge_worth")
+    show_table(worth, key="planner_judge_worth")

@@ -12,13 +12,12 @@ from lib.cli import (
     count,
     non_negative_float,
     non_negative_int,
-    positive_float,
     probability,
     seed,
 )
 from lib.errors import SettingsError
-from lib.planning.design import MAX_MINUTES, NUTS_CHECK_SETTINGS, PRESETS, RESPONSES, Assumptions, Design
-from lib.planning.grid import default_analyses, designs, pairs_read, parse_counts
+from lib.planning.design import ANALYSES, MAX_MINUTES, NUTS_CHECK_SETTINGS, PRESETS, RESPONSES, Assumptions, Design
+from lib.planning.grid import PLAN_DEFAULTS, default_analyses, designs, pairs_read, parse_counts
 
 OWN_FILES = (
     "power.csv",
@@ -39,10 +38,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Simulate many studies of every design (prompts x annotators x prompt strategy x "
         "analysis) from a pilot (--input, posterior predictive of its fit) or stated assumptions "
         "(--systems, --effect), analyse each as the user would, and write power.csv (power with its "
-        "Monte-Carlo SE, interval width, Kendall's tau, judgments, hours, cost), cheapest.csv (the "
-        "cheapest design reaching --target-power), ranking.csv (how often the true best system is "
-        "estimated best), calibration.csv (grm_map's calibration under the null) and, with "
-        "--nuts-check, nuts_check.csv to --out. docs/planner.md explains the statistics.",
+        "Monte-Carlo SE at each analysis's nominal 5% level, interval width, Kendall's tau, judgments, hours, "
+        "cost, the real false-detection rate under the design and whether the analysis is valid there), "
+        "cheapest.csv (the cheapest design reaching --target-power with a valid test, else what would), "
+        "ranking.csv (how often the true best system is estimated best), calibration.csv (the threshold "
+        "that holds 5% under the assumptions and the power at it) and, with --nuts-check, nuts_check.csv "
+        "to --out. docs/planner.md explains the statistics.",
     )
     pilot = p.add_argument_group("pilot (instead of --systems)")
     add_input_options(pilot, "CSV of the pilot's judgments, ratings or responses", required=False)
@@ -54,21 +55,51 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--effect",
-        type=positive_float,
+        type=non_negative_float,
         default=Assumptions.effect,
-        help="smallest difference worth detecting, theta in logits (default %(default)s)",
+        help="smallest difference worth detecting, theta in logits (default %(default)s; 0 plans a null "
+        "design: power is then each analysis's false-detection rate)",
     )
-    p.add_argument("--prompts", default="25,50,100,200", help="prompts per comparison, comma-separated")
-    p.add_argument("--annotators", default="1,3,5", help="annotators per (comparison, prompt), comma-separated")
-    p.add_argument("--strategies", default="random,top_alpha", help="prompt choice, comma-separated")
-    p.add_argument("--analyses", default=None, help="comma-separated (default: all that fit the data)")
-    p.add_argument("--replicates", type=count, default=200, help="simulated studies per design (default %(default)s)")
-    p.add_argument("--target-power", type=probability, default=0.8, help="power the cheapest design must reach")
+    d = PLAN_DEFAULTS
     p.add_argument(
-        "--seconds-per-judgment", type=non_negative_float, default=30.0, help="annotator time (default %(default)s)"
+        "--prompts",
+        default=None,
+        help=f"prompts per comparison, comma-separated (default {','.join(map(str, d.prompts))}, those the bank holds)",
     )
-    p.add_argument("--cost-per-hour", type=non_negative_float, default=15.0, help="annotator pay (default %(default)s)")
-    p.add_argument("--seed", type=seed, default=0)
+    p.add_argument(
+        "--annotators",
+        default=",".join(map(str, d.annotators)),
+        help="annotators per (comparison, prompt), comma-separated (default %(default)s)",
+    )
+    p.add_argument(
+        "--strategies", default=",".join(d.strategies()), help="prompt choice, comma-separated (default %(default)s)"
+    )
+    p.add_argument(
+        "--analyses",
+        default=None,
+        help="comma-separated (default: "
+        + ", ".join(n for n, a in ANALYSES.items() if a.default)
+        + ", those that fit the data)",
+    )
+    p.add_argument(
+        "--replicates", type=count, default=d.replicates, help="simulated studies per design (default %(default)s)"
+    )
+    p.add_argument(
+        "--target-power",
+        type=probability,
+        default=d.target_power,
+        help="power the cheapest design must reach (default %(default)s)",
+    )
+    p.add_argument(
+        "--seconds-per-judgment",
+        type=non_negative_float,
+        default=d.seconds_per_judgment,
+        help="annotator time (default %(default)s)",
+    )
+    p.add_argument(
+        "--cost-per-hour", type=non_negative_float, default=d.cost_per_hour, help="annotator pay (default %(default)s)"
+    )
+    p.add_argument("--seed", type=seed, default=d.seed)
     p.add_argument(
         "--nuts-check",
         type=non_negative_int,
@@ -216,6 +247,7 @@ def run(args: argparse.Namespace) -> int:
 
     prompts, annotators, strategies, analyses, nuts_settings, pairs = _parse_options(args)
     assumptions, check = _assumptions(args, pairs)
+    prompts = prompts or PLAN_DEFAULTS.prompts_for(assumptions.bank())
     grid = designs(prompts, annotators, strategies, analyses or default_analyses(assumptions))
     check_plan(
         assumptions, grid, args.replicates, args.seconds_per_judgment, args.cost_per_hour, args.max_minutes
@@ -270,15 +302,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _parse_options(args: argparse.Namespace):
-    """The design options parsed and checked: ``prompts, annotators, strategies, analyses (None: the
-    default ones), NUTS-check settings, pairs``; a warning is printed for an analysis not calibrated.
+    """The design options parsed and checked: ``prompts (None: the default ones the bank holds), annotators,
+    strategies, analyses (None: the default ones), NUTS-check settings, pairs``.
 
     Raises
     ------
     SettingsError
         Options that do not go together, or a value out of range.
     """
-    from lib.planning.design import ANALYSES, GRM_ANALYSES, PLANNED_STRATEGIES
+    from lib.planning.design import GRM_ANALYSES, PLANNED_STRATEGIES
 
     if args.input is not None and args.systems is not None:
         raise SettingsError("give a pilot (--input) or stated assumptions (--systems), not both")
@@ -291,13 +323,10 @@ def _parse_options(args: argparse.Namespace):
         )
     if not 0 < args.target_power < 1:
         raise SettingsError(f"--target-power must be between 0 and 1 (got {args.target_power})")
-    prompts = parse_counts(args.prompts, "--prompts")
+    prompts = parse_counts(args.prompts, "--prompts") if args.prompts is not None else None
     annotators = parse_counts(args.annotators, "--annotators")
     strategies = parse_names(args.strategies, PLANNED_STRATEGIES, "--strategies")
     analyses = parse_names(args.analyses, ANALYSES, "--analyses") if args.analyses else None
-    for name in analyses or ():
-        if not ANALYSES[name].calibrated:
-            print(f"warning: {name}: {ANALYSES[name].help}", file=sys.stderr)
     if args.nuts_check < 0:
         raise SettingsError(f"--nuts-check must be 0 or more (got {args.nuts_check})")
     if args.nuts_check and not set(analyses or GRM_ANALYSES) & set(GRM_ANALYSES):
@@ -356,28 +385,23 @@ def _assumptions(args: argparse.Namespace, pairs: tuple[tuple[str, str], ...] | 
 
 def _write_results(args: argparse.Namespace, out, power, power_pairs, nuts, *, with_check: bool) -> None:
     """Write the plan's tables to ``out`` (power, pairs, cheapest, ranking, calibration and NUTS check
-    where there are any) and print their summary and the files written."""
+    where there is one) and print their summary and the files written."""
     from lib.export import write_csv
-    from lib.planning.power import CALIBRATION_COLUMNS, COLUMNS, RANKING_COLUMNS, cheapest
+    from lib.planning.choice import advice, cheapest, validity_notes
+    from lib.planning.power import CALIBRATION_COLUMNS, COLUMNS, RANKING_COLUMNS
 
     best = cheapest(power, args.target_power)
-    calibration = power[power["critical_z"].notna()][CALIBRATION_COLUMNS]
     written = ["simulator_check.csv"] if with_check else []
-    written += ["power.csv", "power_pairs.csv", "cheapest.csv", "ranking.csv"]
+    written += ["power.csv", "power_pairs.csv", "cheapest.csv", "ranking.csv", "calibration.csv"]
     write_csv(power[COLUMNS], out / "power.csv")
     write_csv(power_pairs, out / "power_pairs.csv")
     write_csv(best, out / "cheapest.csv")
     write_csv(power[RANKING_COLUMNS], out / "ranking.csv")
-    if len(calibration):
-        write_csv(calibration, out / "calibration.csv")
-        written.append("calibration.csv")
-        for name, rows in calibration.groupby("analysis", sort=False):
-            factors = rows["calibration_factor"]
-            print(
-                f"{name} calibrated under the null: intervals widened {factors.min():.2f}x to {factors.max():.2f}x "
-                f"(nominal 95% intervals excluded 0 in {rows['nominal_false_detection'].max():.0%} of null "
-                "comparisons at most; calibration.csv)"
-            )
+    write_csv(power[CALIBRATION_COLUMNS], out / "calibration.csv")
+    if args.effect == 0:
+        print("effect 0: no difference to detect, so power is each analysis's false-detection rate (its real size)")
+    for line in validity_notes(power):
+        print(line)
     if nuts is not None:
         write_csv(nuts, out / "nuts_check.csv")
         written.append("nuts_check.csv")
@@ -386,8 +410,10 @@ def _write_results(args: argparse.Namespace, out, power, power_pairs, nuts, *, w
             f"{len(nuts)} comparisons; R-hat max {nuts['rhat_max'].max():.3f}, min bulk ESS "
             f"{nuts['ess_bulk_min'].min():.0f}"
         )
-    print(f"cheapest designs reaching power {args.target_power:g}:")
+    print(f"cheapest designs reaching power {args.target_power:g} with a valid test:")
     print(best.to_string(index=False))
+    for line in advice(best, power, args.target_power):
+        print(line)
     print(f"wrote {out}/{', '.join(written)}")
 
 

@@ -2,17 +2,21 @@
 
 Markov chains (:func:`lib.inference.settings.is_mcmc`) are checked by
 :func:`lib.convergence.check_convergence` (R-hat, bulk and tail ESS, stuck chains, divergences); a
-point or independent draws have nothing to check and carry their sampler's note instead.
+point or independent draws have nothing to check and carry their sampler's note instead. The read-outs of
+a fit that did not converge are withheld (:func:`withhold`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import arviz as az
+import numpy as np
+import pandas as pd
 
 from lib.convergence import check_convergence
 from lib.inference.settings import SAMPLERS, is_mcmc
@@ -117,6 +121,18 @@ def diagnose(
         target_ess=None if target is None else int(target),
         stopped=post.attrs.get("stopped"),
     )
+
+
+def withhold(table: pd.DataFrame, keep: Sequence[str]) -> pd.DataFrame:
+    """A copy of a read-out table of a fit whose chains did not converge, with every column but ``keep``
+    (the data's own: ids, counts) emptied (NaN, an empty cell in a CSV file): its means, intervals,
+    probabilities and ranks describe chains that did not converge (a stuck chain gave intervals of width 0
+    and P(best) 1.000), so nothing is left for a script to read as a result. The rows stay."""
+    out = table.copy()
+    for column in out.columns:
+        if column not in keep:
+            out[column] = np.nan
+    return out
 
 
 def diagnostics_json(diagnostics: Diagnostics) -> str:

@@ -31,6 +31,8 @@ PHASES: dict[str, str] = {
     "read-outs": "the draws turned into the model's parameters; the leaderboard, ranks, win matrix and what "
     "to annotate next",
     "Bradley–Terry baseline": "the Bradley–Terry ratings beside the leaderboard",
+    "without style control": "style control's second fit: the same votes without the style covariates, its "
+    "leaderboard and Bradley–Terry baseline",
     "cache write": "writing the fit to the cache",
 }
 """The phases a fit reports, in the order they run, name -> what is timed (one home for the names)."""
@@ -67,6 +69,11 @@ class PhaseTimer:
             raise KeyError(f"unknown phase {name!r}; add it to lib.inference.timings.PHASES")
         with self._lock:
             self.seconds[name] = self.seconds.get(name, 0.0) + max(float(seconds), 0.0)
+
+    def snapshot(self) -> dict[str, float]:
+        """A copy of ``seconds`` (another thread may be adding to it)."""
+        with self._lock:
+            return dict(self.seconds)
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:

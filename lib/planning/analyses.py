@@ -4,8 +4,9 @@ Each returns, per comparison, whether its 95% interval excludes 0 (the study "de
 difference), the estimate (for ranking the systems) and the interval. Intervals are on each
 analysis's own scale: logits of theta for ``grm_map``, ``grm_bank`` and ``sign_test`` (logit of the share of
 B's wins, which is theta when alpha = 1 and there are no ties), mean score difference for
-``t_test`` and ``lmm``; ``wilcoxon`` gives a test, not an interval (NaN). Each also gives a z statistic
-(its own, or the normal quantile of its p-value) by which a plan calibrates it under the null.
+``t_test``, ``lmm`` and ``lmm_reml``; ``wilcoxon`` gives a test, not an interval (NaN). Each also gives a z
+statistic by which a plan calibrates it under the null: the normal quantile of its two-sided p-value with the
+estimate's sign (so a threshold on |z| is one on p), for the GRM analyses the EAP over its posterior SD.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from scipy import stats
 from scipy.special import logit
 
 from lib.planning.design import ANALYSES
+from lib.planning.mixed import crossed_ml, crossed_reml
 from lib.planning.simulate import Study
 
 ALPHA = 0.05
@@ -32,10 +34,9 @@ unequal vote counts (``lib.ratings.net_ratings``), so that the MAP solver keeps 
 
 @dataclass
 class Result:
-    """Per comparison (shape (I,) each): ``excludes_zero`` (bool), ``estimate`` (B minus A), the
-    95% interval ``low`` to ``high`` (NaN without an interval) and ``z``: the test statistic that
-    calibration under the null thresholds (:meth:`lib.planning.design.Analysis.calibrates_by_null`), for
-    the GRM the estimate over its posterior SD."""
+    """Per comparison (shape (I,) each): ``excludes_zero`` (bool: detected at the nominal 5% level),
+    ``estimate`` (B minus A), the 95% interval ``low`` to ``high`` (NaN without an interval) and ``z``: the
+    statistic a threshold calibrated under the null applies to (:func:`lib.planning.power.plan`)."""
 
     excludes_zero: np.ndarray
     estimate: np.ndarray
@@ -97,10 +98,10 @@ def grm_map(study: Study) -> Result:
     comparisons to inform them, else one shared set (e.g. two systems).
 
     Treating the estimated alpha and b as known makes this interval too narrow: with no true
-    difference it excluded 0 in 13% of studies of 20 comparisons x 50 prompts, not 5%. The plan
-    therefore calibrates it by simulation under the null (:func:`lib.planning.power.plan`): a
-    detection is ``|z|`` above the 95th percentile of ``|z|`` in null twins of the same studies
-    (``docs/planner.md``); the interval returned here is the uncalibrated one.
+    difference it excluded 0 in 13% of studies of 20 comparisons x 50 prompts, not 5%. The plan reports
+    that rate and the threshold on ``|z|`` that holds 5% (the 95th percentile of ``|z|`` in null twins of
+    the same studies, :func:`lib.planning.power.plan`, ``docs/planner.md``); the interval returned here is
+    the nominal one.
     """
     from lib.data_checks import informs_own_thresholds
     from lib.irt.map import fit_map
@@ -132,14 +133,21 @@ def _prompt_means(study: Study) -> np.ndarray:
 
 
 def t_test(study: Study) -> Result:
-    """Paired t-test of the per-prompt mean difference (Student 1908): the t interval of its mean."""
+    """Paired t-test of the per-prompt mean difference (Student 1908): the t interval of its mean. Identical
+    non-zero differences (e.g. every vote for B) give ``t = inf``: detected, the interval the point."""
     d = _prompt_means(study)
     with warnings.catch_warnings():  # identical differences (tiny designs): NaN interval, handled below
         warnings.simplefilter("ignore", RuntimeWarning)
-        ci = stats.ttest_1samp(d, 0.0, axis=1).confidence_interval(LEVEL)
-        t = stats.ttest_1samp(d, 0.0, axis=1).statistic
+        test = stats.ttest_1samp(d, 0.0, axis=1)
+        ci = test.confidence_interval(LEVEL)
     low, high = np.nan_to_num(ci.low, nan=0.0), np.nan_to_num(ci.high, nan=0.0)  # constant data: no detection
-    return Result((low > 0) | (high < 0), d.mean(axis=1), low, high, np.nan_to_num(t, nan=0.0, posinf=0.0, neginf=0.0))
+    return Result(
+        (low > 0) | (high < 0),
+        d.mean(axis=1),
+        low,
+        high,
+        _signed_z(np.nan_to_num(test.pvalue, nan=1.0), d.mean(axis=1)),
+    )
 
 
 def wilcoxon(study: Study) -> Result:
@@ -178,69 +186,26 @@ def _signed_z(p_value: np.ndarray, direction: np.ndarray) -> np.ndarray:
     return np.sign(direction) * stats.norm.isf(np.clip(p_value, 1e-300, 1.0) / 2)
 
 
-def crossed_ml(scores: np.ndarray) -> tuple[float, float]:
-    """Mean and standard error of the linear mixed model ``x_jk = mu + p_j + r_k + e_jk`` with crossed
-    random prompt and annotator effects, fitted by maximum likelihood (lme4's ``lmer(REML = FALSE)``).
-
-    On a fully crossed table the likelihood depends on the data through the mean squares of prompts,
-    annotators and residuals only (expected ``l_P = s2_e + n s2_p``, ``l_R = s2_e + J s2_r``,
-    ``l_E = s2_e``; Searle, Casella & McCulloch 1992, ch. 4), and the SE of ``mu`` is
-    ``sqrt((l_P + l_R - l_E) / (J n))`` at the ML variances (boundaries included: a variance of 0 is
-    allowed, as lmer's singular fits).
-
-    Parameters
-    ----------
-    scores : ndarray, shape (J, n), float
-        Judgment of annotator k on prompt j (B minus A), every cell filled.
-
-    Returns
-    -------
-    mu, se : float
-    """
-    from scipy.optimize import minimize
-
-    n_j, n_k = scores.shape
-    mu = float(scores.mean())
-    by_prompt, by_annotator = scores.mean(axis=1), scores.mean(axis=0)
-    ss_p = n_k * float(((by_prompt - mu) ** 2).sum())
-    ss_r = n_j * float(((by_annotator - mu) ** 2).sum())
-    ss_e = float(((scores - by_prompt[:, None] - by_annotator[None, :] + mu) ** 2).sum())
-    df_p, df_r, df_e = n_j - 1, n_k - 1, (n_j - 1) * (n_k - 1)
-    if df_e == 0:  # one prompt or one annotator: a one-way model, its ML variance of the means
-        lam = (ss_p + ss_r) / max(n_j * n_k, 1)
-        return mu, float(np.sqrt(lam / (n_j * n_k)))
-
-    def minus_loglik(x: np.ndarray) -> float:  # l_E = exp(x0); l_P = l_E + x1^2, l_R = l_E + x2^2 (>= l_E)
-        l_e = np.exp(x[0])
-        l_p, l_r = l_e + x[1] ** 2, l_e + x[2] ** 2
-        return float(
-            df_p * np.log(l_p)
-            + ss_p / l_p
-            + df_r * np.log(l_r)
-            + ss_r / l_r
-            + df_e * np.log(l_e)
-            + ss_e / l_e
-            + np.log(l_p + l_r - l_e)
-        )
-
-    l_e0 = max(ss_e / df_e, 1e-12)
-    start = [
-        np.log(l_e0),
-        np.sqrt(max(ss_p / max(df_p, 1) - l_e0, 0.0)) + 1e-3,
-        np.sqrt(max(ss_r / max(df_r, 1) - l_e0, 0.0)) + 1e-3,
-    ]
-    x = minimize(minus_loglik, start, method="BFGS").x
-    l_e = np.exp(x[0])
-    return mu, float(np.sqrt((l_e + x[1] ** 2 + x[2] ** 2) / (n_j * n_k)))
+def _wald(mu: np.ndarray, se: np.ndarray, df: np.ndarray) -> Result:
+    """Interval ``mu +- t SE`` (t the 97.5% quantile with ``df`` degrees of freedom, the normal one for
+    ``inf``) and its test. An SE of 0 with a mean that is not (every judgment the same, e.g. 25 of 25 votes for
+    B) is a detection, as the t-test gives it (``t = inf``); before, lmm took it as 'no difference'."""
+    quantile = stats.t.ppf(1 - ALPHA / 2, df)
+    half = quantile * se
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_value = np.where(se > 0, 2 * stats.t.sf(np.abs(mu) / se, df), np.where(mu != 0, 0.0, 1.0))
+    return Result(p_value < ALPHA, mu, mu - half, mu + half, _signed_z(p_value, mu))
 
 
 def lmm(study: Study) -> Result:
-    """Linear mixed model per comparison (:func:`crossed_ml`), the Wald interval ``mu +- 1.96 SE`` and z =
-    mu / SE: the analysis of Card et al. 2020's power simulations (lme4, ``t > 1.96``) on the paired
-    difference of each annotator's judgments of one prompt."""
-    fits = np.array([crossed_ml(scores) for scores in study.scores])
-    mu, se = fits[:, 0], fits[:, 1]
-    half = stats.norm.ppf(1 - ALPHA / 2) * se
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(se > 0, mu / se, 0.0)
-    return Result(np.abs(z) > stats.norm.ppf(1 - ALPHA / 2), mu, mu - half, mu + half, z)
+    """Linear mixed model per comparison fitted by maximum likelihood (:func:`lib.planning.mixed.crossed_ml`),
+    the Wald interval ``mu +- 1.96 SE`` and its test: the analysis of Card et al. 2020's power simulations
+    (lme4, ``t > 1.96``) on the paired difference of each annotator's judgments of one prompt. With few
+    annotators it is liberal (their variance from 3 people is too small): ``lmm_reml`` is the valid test."""
+    return _wald(*np.array([crossed_ml(scores)[:3] for scores in study.scores]).T)
+
+
+def lmm_reml(study: Study) -> Result:
+    """The same mixed model fitted by REML, t interval and test with Satterthwaite's degrees of freedom
+    (:func:`lib.planning.mixed.crossed_reml`; lmerTest's default test)."""
+    return _wald(*np.array([crossed_reml(scores)[:3] for scores in study.scores]).T)

@@ -28,49 +28,25 @@ class Analysis:
         0, the estimate, the interval width).
     votes_only : bool
         Needs ordered categories (not the ``normal`` response model).
-    calibrated : bool
-        Its 95% interval excludes 0 in about 5% of studies with no true difference
-        (``tests/planning``); an uncalibrated analysis overstates power, so it is never a default.
-    null_calibrated : bool
-        Calibrated by simulation under the null: every replicate also simulates its null twin (the
-        comparisons of the stated size at theta 0, :func:`lib.planning.simulate.simulate_study`),
-        and a detection is ``|z|`` (``Result.z``) above the 95th percentile of their ``|z|`` in the
-        null twins instead of the interval excluding 0; the interval is widened by the
-        same factor (:func:`lib.planning.power.plan`). For analyses whose nominal interval is too
-        narrow.
+    default : bool
+        Planned when the user names no analyses (the command and the page: :func:`lib.planning.grid.default_analyses`).
     seconds_per_cell, seconds_per_comparison : float
         Measured fitting cost on one core of the 2-core machine, per (comparison, prompt) cell and per
-        comparison (``grm_map``: 52 ms for the benchmark's 1,000 cells; ``lmm``: about 3 ms a comparison),
+        comparison (``grm_map``: 52 ms for the benchmark's 1,000 cells; ``lmm``: about 0.2 ms a comparison),
         for a plan's time estimate (:func:`lib.planning.power.estimate_seconds`).
-    independent_judgments : bool
-        Takes every judgment as independent, also those of one prompt (the sign test, the bank's GRM):
-        too narrow when prompts differ in which system is better (:meth:`calibrates_by_null`).
+
+    Every analysis is run on the null twins of a plan's studies too (the comparisons of the stated size at
+    theta 0, :func:`lib.planning.simulate.simulate_study`), which measures its real false-detection rate under
+    the design at its nominal 5% level and the threshold that would hold 5% (:func:`lib.planning.power.plan`).
     """
 
     name: str
     help: str
     run: str
     votes_only: bool = False
-    calibrated: bool = True
-    null_calibrated: bool = False
+    default: bool = True
     seconds_per_cell: float = 0.0
     seconds_per_comparison: float = 0.0
-    independent_judgments: bool = False
-
-    def calibrates_by_null(self, assumptions: Assumptions) -> bool:
-        """Whether a plan calibrates this analysis by simulation under the null: always when
-        :attr:`null_calibrated`; every analysis when the annotators have an effect of their own
-        (``annotator_sd > 0``): the same few people judge every prompt, so their shared preference
-        moves every prompt's judgments at once and no analysis here is calibrated at its nominal
-        level (the t-test ignores it; the mixed model's ML estimate of its variance from 3
-        annotators is too small, Card et al. 2020's tests included); and an analysis that takes the
-        judgments of one prompt as independent (:attr:`independent_judgments`) when prompts have an
-        effect (``item_sd > 0``)."""
-        return (
-            self.null_calibrated
-            or assumptions.annotator_sd > 0
-            or (self.independent_judgments and assumptions.item_sd > 0)
-        )
 
 
 ANALYSES: dict[str, Analysis] = {
@@ -80,12 +56,11 @@ ANALYSES: dict[str, Analysis] = {
             "grm_map",
             "the project's graded response model, MAP item parameters, theta by quadrature "
             "(lib.irt.map.fit_map); its nominal interval ignores the uncertainty of the MAP item "
-            "parameters (13% false detections at 5%), so it is calibrated by simulation under the null: "
-            "a detection is |EAP / SD| above the 95th percentile of the same studies with no difference, "
-            "and the interval is widened by the same factor (docs/planner.md)",
+            "parameters (10-13% false detections at 5%): valid only with the threshold the plan "
+            "calibrates under the null (calibration.csv); not a default (docs/planner.md)",
             "lib.planning.analyses:grm_map",
             votes_only=True,
-            null_calibrated=True,
+            default=False,
             seconds_per_cell=4e-5,
         ),
         Analysis(
@@ -93,28 +68,34 @@ ANALYSES: dict[str, Analysis] = {
             "the GRM with the calibrated bank's alpha and b, theta by quadrature per comparison",
             "lib.planning.analyses:grm_bank",
             votes_only=True,
-            independent_judgments=True,
         ),
         Analysis("t_test", "paired t-test on the mean rating difference per prompt", "lib.planning.analyses:t_test"),
         Analysis(
             "wilcoxon",
-            "Wilcoxon signed-rank test on the mean rating difference per prompt",
+            "Wilcoxon signed-rank test on the mean rating difference per prompt (no interval; the t-test's "
+            "rank twin, not a default)",
             "lib.planning.analyses:wilcoxon",
+            default=False,
         ),
         Analysis(
             "sign_test",
             "exact sign test on the pairwise votes (ties left out)",
             "lib.planning.analyses:sign_test",
-            independent_judgments=True,
         ),
         Analysis(
             "lmm",
             "linear mixed model of the judgments with crossed prompt and annotator random effects, "
             "fitted by maximum likelihood, Wald z at 1.96 (lme4's lmer as Card et al. 2020 ran it); with few "
-            "annotators it underestimates their variance, so with an annotator effect it is calibrated by "
-            "simulation under the null (docs/planner.md)",
+            "annotators it underestimates their variance and declares differences that are not there",
             "lib.planning.analyses:lmm",
-            seconds_per_comparison=3e-3,
+            seconds_per_comparison=3e-4,
+        ),
+        Analysis(
+            "lmm_reml",
+            "the same mixed model fitted by REML, t-test with Satterthwaite's degrees of freedom "
+            "(lmerTest's default test)",
+            "lib.planning.analyses:lmm_reml",
+            seconds_per_comparison=2e-4,
         ),
     )
 }
@@ -332,8 +313,8 @@ class Assumptions:
         SD of the annotator x comparison effect (same scale): annotator k of a design prefers B by
         ``a_ik ~ N(0, annotator_sd)`` on every prompt. A design's annotators are the same people for
         all its prompts (fully crossed, as in Card et al. 2020), so their mean preference does not
-        average away over prompts, only over annotators. With it, every analysis is calibrated by
-        simulation under the null (:meth:`Analysis.calibrates_by_null`).
+        average away over prompts, only over annotators. With it the usual tests declare differences
+        that are not there: the plan measures how often (``false_detection``, :func:`lib.planning.power.plan`).
     """
 
     n_systems: int = 2
@@ -381,6 +362,10 @@ class Assumptions:
         if self.pilot is not None and self.response != "votes":
             raise SettingsError("a pilot's judgments are ordered categories: use the 'votes' response model")
 
+    def bank(self) -> int:
+        """Prompts a design can choose from: the pilot's, else :attr:`bank_size`."""
+        return len(self.pilot.alpha) if self.pilot is not None else self.bank_size
+
     def targets(self) -> np.ndarray:
         """With a pilot, which of its comparisons power is read on (shape (I,), bool): the named
         ``pairs``, else those whose pilot difference is at least ``effect``."""
@@ -420,7 +405,7 @@ class Design:
             raise SettingsError(
                 f"a design needs at least 1 prompt and 1 annotator (got {self.prompts}, {self.annotators})"
             )
-        bank = len(assumptions.pilot.alpha) if assumptions.pilot is not None else assumptions.bank_size
+        bank = assumptions.bank()
         if self.prompts > bank:
             raise SettingsError(f"{self.prompts} prompts asked but the prompt bank holds {bank}")
         if ANALYSES[self.analysis].votes_only and assumptions.response != "votes":

@@ -1,13 +1,55 @@
 """The grid of candidate designs a plan compares, built from what the user types (``python -m lib plan``
-and the Study planner page share it), and the pairs its power is read on, in words."""
+and the Study planner page share it, with their defaults: :data:`PLAN_DEFAULTS`), and the pairs its power
+is read on, in words."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from lib.errors import SettingsError
-from lib.planning.design import ANALYSES, Assumptions, Design
+from lib.planning.design import ANALYSES, PLANNED_STRATEGIES, Assumptions, Design
 from lib.typed import whole_numbers
+
+
+@dataclass(frozen=True)
+class PlanDefaults:
+    """What a plan does when the user does not say: the one home of the command's and the page's defaults
+    (issue 29: the page simulated 100 studies and 4 analyses, the command 200 and 6, so the same pilot gave
+    different powers).
+
+    Attributes
+    ----------
+    prompts, annotators : tuple of int
+        The grid's prompts per comparison (those the bank holds: :meth:`prompts_for`) and annotators per item.
+    replicates : int
+        Simulated studies per design: a power of 0.8 is known to +-0.028, a false-detection rate of 5% to
+        +-0.015 (the null twins of every replicate).
+    target_power, seconds_per_judgment, cost_per_hour : float
+    seed : int
+    """
+
+    prompts: tuple[int, ...] = (25, 50, 100, 200)
+    annotators: tuple[int, ...] = (1, 3, 5)
+    replicates: int = 200
+    target_power: float = 0.8
+    seconds_per_judgment: float = 30.0
+    cost_per_hour: float = 15.0
+    seed: int = 0
+
+    def prompts_for(self, bank: int) -> list[int]:
+        """The default prompts a bank of ``bank`` prompts can give (all of it when it holds fewer than the
+        smallest)."""
+        return [p for p in self.prompts if p <= bank] or [bank]
+
+    @staticmethod
+    def strategies() -> list[str]:
+        """Every planned prompt strategy (:data:`lib.planning.design.PLANNED_STRATEGIES`)."""
+        return list(PLANNED_STRATEGIES)
+
+
+PLAN_DEFAULTS = PlanDefaults()
+"""The defaults of ``python -m lib plan`` and of the Study planner page."""
 
 
 def parse_counts(text: str, option: str) -> list[int]:
@@ -56,18 +98,17 @@ def designs(
     return [Design(p, n, s, a) for p in prompts for n in annotators for s in strategies for a in analyses]
 
 
-def default_analyses(assumptions: Assumptions) -> list[str]:
-    """The registered calibrated analyses that apply to the assumptions' response model.
+def applicable_analyses(assumptions: Assumptions) -> list[str]:
+    """The registered analyses that apply to the assumptions' response model: names in
+    :data:`lib.planning.design.ANALYSES`, in registry order; the votes-only ones only when
+    ``assumptions.response`` is ``"votes"``."""
+    return [name for name, a in ANALYSES.items() if assumptions.response == "votes" or not a.votes_only]
 
-    Returns
-    -------
-    list of str
-        Names in :data:`lib.planning.design.ANALYSES`, in registry order; the votes-only ones only
-        when ``assumptions.response`` is ``"votes"``.
-    """
-    return [
-        name for name, a in ANALYSES.items() if a.calibrated and (assumptions.response == "votes" or not a.votes_only)
-    ]
+
+def default_analyses(assumptions: Assumptions) -> list[str]:
+    """The analyses a plan runs when the user names none (the command's and the page's): the applicable ones
+    marked :attr:`lib.planning.design.Analysis.default`."""
+    return [name for name in applicable_analyses(assumptions) if ANALYSES[name].default]
 
 
 def pairs_read(assumptions: Assumptions) -> str:

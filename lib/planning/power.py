@@ -3,12 +3,14 @@
 For every design, ``replicates`` studies are simulated (:func:`lib.planning.simulate.simulate_study`)
 and each is analysed as the user would (:data:`lib.planning.design.ANALYSES`); designs that differ
 only in the analysis share their simulated studies. Power is the share of studies (and of the
-comparisons of the stated size in them) whose 95% interval excludes 0, with Monte-Carlo standard
-error ``sd / sqrt(R)`` (``sqrt(p (1 - p) / R)`` for one comparison). Analyses calibrated by
-simulation under the null (``grm_map``) also analyse a null twin (the comparisons of the stated size
-at theta 0) of each of the first :data:`NULL_TWINS` replicates, and detect above the 95th percentile
-of the twins' ``|z|``; their power's Monte-Carlo SE adds the error of that percentile (a bootstrap of
-the twins).
+comparisons of the stated size in them) that the analysis detects at its nominal 5% level (its 95%
+interval excludes 0), with Monte-Carlo standard error ``sd / sqrt(R)`` (``sqrt(p (1 - p) / R)`` for one
+comparison). Each of the first :data:`NULL_TWINS` replicates also has a null twin (the comparisons of the
+stated size at theta 0), analysed the same way: the share it detects is the analysis's real
+false-detection rate under the design, by which it is valid or not there (:func:`valid_at_nominal`), and
+the 95th percentile of its ``|z|`` is the threshold that would hold 5% under the assumptions
+(``critical_z``, with the power at it; its Monte-Carlo SE adds the error of that percentile, a bootstrap
+of the twins).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from lib.errors import PlanStopped, SettingsError
 from lib.paths import cache_dir
 from lib.planning.analyses import ALPHA, LEVEL, analyse
 from lib.planning.design import ANALYSES, MAX_MINUTES, Assumptions, Design
+from lib.planning.grid import PLAN_DEFAULTS
 from lib.planning.simulate import simulate_study, skills_from_theta
 
 COLUMNS = [
@@ -45,8 +48,13 @@ COLUMNS = [
     "judgments",
     "hours",
     "cost",
+    "false_detection",
+    "false_detection_mc_se",
+    "valid",
 ]
-"""The columns of ``power.csv`` (checked from outside: do not change them)."""
+"""The columns of ``power.csv``: the first 11 as they have always been (``power`` at the analysis's nominal 5%
+level), then its real false-detection rate under the design with its Monte-Carlo SE and whether it may be
+used there at that level (:func:`valid_at_nominal`; issue 30)."""
 
 RANKING_COLUMNS = ["prompts", "annotators", "strategy", "analysis", "best_first", "best_first_mc_se", "kendall_tau"]
 """The columns of ``ranking.csv``: how often the true best system is estimated best, Kendall's tau."""
@@ -58,9 +66,12 @@ CALIBRATION_COLUMNS = [
     "analysis",
     "critical_z",
     "calibration_factor",
-    "nominal_false_detection",
+    "calibrated_power",
+    "calibrated_power_mc_se",
 ]
-"""The columns of ``calibration.csv`` (analyses calibrated by simulation under the null)."""
+"""The columns of ``calibration.csv``: for every analysis and design, the threshold on |z| that holds a 5%
+false-detection rate under the assumptions (95th percentile of the null twins' |z|), it over 1.96, and the
+power at it (the smallest over the pairs of interest with a pilot)."""
 
 PLAN_COLUMNS = [
     *COLUMNS,
@@ -68,7 +79,8 @@ PLAN_COLUMNS = [
     "best_first_mc_se",
     "critical_z",
     "calibration_factor",
-    "nominal_false_detection",
+    "calibrated_power",
+    "calibrated_power_mc_se",
     "binding_pair",
 ]
 """The columns of a plan (:func:`plan`): ``power.csv``'s, then the ranking and calibration ones, and the
@@ -104,16 +116,24 @@ MAX_COST_PER_HOUR = 1e6
 _KEYS = ["prompts", "annotators", "strategy", "analysis"]
 
 NULL_TWINS = 250
-"""Replicates of a design that get a null twin, whose |z| of every target comparison (250 x the
-comparisons of the stated size) place the 95th percentile: a large plan does not analyse every study
-twice, at the price of that percentile's Monte-Carlo error, which ``power_mc_se`` includes (at the
-benchmark's design it is 0.016 of the 0.017 of 1,000 studies)."""
+"""Replicates of a design that get a null twin, whose detections measure the false-detection rate and whose
+|z| of every target comparison (250 x the comparisons of the stated size) place the 95th percentile: a
+large plan does not analyse every study twice, at the price of that percentile's Monte-Carlo error, which
+``calibrated_power_mc_se`` includes (at the benchmark's design it is 0.016 of the 0.017 of 1,000 studies)."""
+
+MAX_FALSE_DETECTION = 0.06
+"""An analysis whose real false-detection rate under a design exceeds this (credibly:
+:func:`valid_at_nominal`) is invalid there at its nominal level: never chosen as the cheapest at it (issue 30)."""
+
+VALIDITY_Z = float(norm.ppf(0.95))
+"""One-sided z by which a false-detection rate must exceed :data:`MAX_FALSE_DETECTION` to make an analysis
+invalid (:func:`valid_at_nominal`)."""
 
 BOOTSTRAP = 400
 """Resamples of the null twins that measure how much the critical z's own Monte-Carlo error moves a
 calibrated power (:func:`_critical_sd`)."""
 
-CACHE_VERSION = 6
+CACHE_VERSION = 7
 """Part of every cache key: raise it when the simulation or the analyses change."""
 
 
@@ -134,14 +154,14 @@ def best_first(skills: np.ndarray, estimated: np.ndarray) -> float:
 
 def _replicate(item: tuple) -> dict[str, Any]:
     """Simulate one study and analyse it every asked way: analysis -> ``share`` of the target
-    comparisons detected, mean interval ``width`` over them, Kendall's ``tau`` of the skills,
-    ``best`` (:func:`best_first`), ``detected`` (per target comparison); for null-calibrated analyses
-    also ``z`` (|z| of the target comparisons) and ``null_z`` (|z| of the same comparisons in the
-    replicate's null twin; empty from replicate :data:`NULL_TWINS` on). Key ``"_pairs"``: the target
-    comparisons' (system_a, system_b, theta), for stated assumptions oriented weaker to stronger."""
+    comparisons detected at the analysis's nominal 5% level, mean interval ``width`` over them, Kendall's
+    ``tau`` of the skills, ``best`` (:func:`best_first`), ``detected`` and ``z`` (|z|) per target comparison,
+    and from the replicate's null twin (replicates below :data:`NULL_TWINS`; empty after) ``null_detected``
+    and ``null_z`` of the same comparisons. Key ``"_pairs"``: the target comparisons' (system_a, system_b,
+    theta), for stated assumptions oriented weaker to stronger."""
     assumptions, design, analyses, seed, replicate = item
     study = simulate_study(assumptions, design, seed, replicate)
-    null = None
+    null = simulate_study(assumptions, design, seed, replicate, null=True) if replicate < NULL_TWINS else None
     target = study.target
     names = [n for n, t in zip(study.pair_names(), target, strict=True) if t]
     theta = study.theta[target]
@@ -155,23 +175,22 @@ def _replicate(item: tuple) -> dict[str, Any]:
         with warnings.catch_warnings():  # all estimates equal (a tiny study): tau is NaN, left out of the mean
             warnings.simplefilter("ignore")
             tau = kendalltau(study.skills, estimated).statistic
+        assert result.z is not None  # every analysis gives its z, by which it is calibrated under the null
         out[name] = {
             "share": float(result.excludes_zero[target].mean()) if target.any() else np.nan,
             "width": float(result.width[target].mean()) if target.any() else np.nan,
             "tau": float(tau),
             "best": best_first(study.skills, estimated),
             "detected": result.excludes_zero[target].astype(float),
+            "z": np.abs(result.z[target]),
+            "null_detected": np.empty(0),
+            "null_z": np.empty(0),
         }
-        if ANALYSES[name].calibrates_by_null(assumptions):
-            assert result.z is not None  # every analysis calibrated under the null gives its z
-            out[name]["z"] = np.abs(result.z[target])
-            out[name]["null_z"] = np.empty(0)
-            if replicate < NULL_TWINS:
-                if null is None:
-                    null = simulate_study(assumptions, design, seed, replicate, null=True)
-                null_z = analyse(name, null).z
-                assert null_z is not None
-                out[name]["null_z"] = np.abs(null_z[target])
+        if null is not None:
+            twin = analyse(name, null)
+            assert twin.z is not None
+            out[name]["null_detected"] = twin.excludes_zero[target].astype(float)
+            out[name]["null_z"] = np.abs(twin.z[target])
     return out
 
 
@@ -198,31 +217,24 @@ def _rows(
     pairs = list(dict.fromkeys(k for ks in keys for k in ks))
     for name in analyses:
         share, width, tau, best = (np.array([r[name][k] for r in results]) for k in ("share", "width", "tau", "best"))
-        calibration = {"critical_z": np.nan, "calibration_factor": np.nan, "nominal_false_detection": np.nan}
-        detected = [r[name]["detected"] for r in results]
-        criticals = None
-        if ANALYSES[name].calibrates_by_null(assumptions):
-            null_z = np.concatenate([r[name]["null_z"] for r in results])
-            critical, nominal = float(np.quantile(null_z, LEVEL)), float(norm.ppf(1 - ALPHA / 2))
-            calibration = {
-                "critical_z": critical,
-                "calibration_factor": critical / nominal,
-                "nominal_false_detection": float(np.mean(null_z > nominal)),
-            }
-            z = [r[name]["z"] for r in results]
-            share = _shares(z, np.array([critical]))[0]
-            width = width * calibration["calibration_factor"]
-            detected = [(zr > critical).astype(float) for zr in z]
-            criticals = _bootstrap_criticals([r[name]["null_z"] for r in results])
+        detected, z = [r[name]["detected"] for r in results], [r[name]["z"] for r in results]
+        twins = [r[name]["null_detected"] for r in results if len(r[name]["null_detected"])]
+        false, false_se = _mean_se(np.array([t.mean() for t in twins]))
+        null_z = np.concatenate([r[name]["null_z"] for r in results])
+        critical = float(np.quantile(null_z, LEVEL))
+        criticals = _bootstrap_criticals([r[name]["null_z"] for r in results])
+        calibrated = [(zr > critical).astype(float) for zr in z]
         power, power_se = _mean_se(share)
-        if criticals is not None:
-            power_se = float(np.hypot(power_se, _critical_sd(z, criticals)))
-        per_pair = []
+        calibrated_power, calibrated_se = _mean_se(_shares(z, np.array([critical]))[0])
+        calibrated_se = float(np.hypot(calibrated_se, _critical_sd(z, criticals)))
+        per_pair, calibrated_pairs = [], []
         for pair in pairs:
             picks = [(i, ks.index(pair)) for i, ks in enumerate(keys) if pair in ks]
             p, se = _mean_se(np.array([detected[i][k] for i, k in picks]))
-            if criticals is not None:
-                se = float(np.hypot(se, _critical_sd([np.array([z[i][k]]) for i, k in picks], criticals)))
+            cp, cse = _mean_se(np.array([calibrated[i][k] for i, k in picks]))
+            calibrated_pairs.append(
+                (cp, float(np.hypot(cse, _critical_sd([np.array([z[i][k]]) for i, k in picks], criticals))))
+            )
             effect = float(np.mean([results[i]["_pairs"][k][2] for i, k in picks]))
             per_pair.append(
                 {
@@ -240,6 +252,7 @@ def _rows(
         binding = min(per_pair, key=lambda r: r["power"]) if per_pair else None
         if assumptions.pilot is not None and binding is not None:  # power is the weakest pair's
             power, power_se = binding["power"], binding["power_mc_se"]
+            calibrated_power, calibrated_se = min(calibrated_pairs)
         best_mean, best_se = _mean_se(best)
         rows.append(
             {
@@ -254,14 +267,41 @@ def _rows(
                 "judgments": judgments,
                 "hours": judgments * seconds_per_judgment / 3600,
                 "cost": judgments * seconds_per_judgment / 3600 * cost_per_hour,
+                "false_detection": false,
+                "false_detection_mc_se": false_se,
+                "valid": valid_at_nominal(false, false_se, sum(len(t) for t in twins)),
                 "best_first": best_mean,
                 "best_first_mc_se": best_se,
-                **calibration,
+                "critical_z": critical,
+                "calibration_factor": critical / float(norm.ppf(1 - ALPHA / 2)),
+                "calibrated_power": calibrated_power,
+                "calibrated_power_mc_se": calibrated_se,
                 "binding_pair": f"{binding['system_b']} vs {binding['system_a']}" if binding else "",
             }
         )
         pair_rows.extend(per_pair)
     return rows, pair_rows
+
+
+def valid_at_nominal(false_detection: float, mc_se: float, nulls: int) -> bool:
+    """Whether an analysis may be used at its nominal 5% level for a design: its real false-detection rate
+    (share of the null twins' comparisons detected) does not credibly exceed :data:`MAX_FALSE_DETECTION` (a
+    one-sided z-test at 5% against that rate, with the larger of the estimate's Monte-Carlo SE, by twin, and the
+    binomial SE of 6% over the ``nulls`` null comparisons: a floor where the estimate's own SE is 0).
+
+    A bare "estimate above 6%" would declare an exact 5% test invalid at a quarter of the designs of a plan of
+    200 twins; this rule does at 0.6% of them, a test of true rate 10% at 63%, 13% at 95%, 16% at 99.7%
+    (exact binomial sums, ``tests/planning/test_choice.py``).
+
+    Returns
+    -------
+    bool
+        False also when there is no null comparison (no measure).
+    """
+    if nulls == 0 or not np.isfinite(false_detection):
+        return False
+    se = max(mc_se, float(np.sqrt(MAX_FALSE_DETECTION * (1 - MAX_FALSE_DETECTION) / nulls)))
+    return bool((false_detection - MAX_FALSE_DETECTION) / se <= VALIDITY_Z)
 
 
 def _shares(z: list[np.ndarray], critical: np.ndarray) -> np.ndarray:
@@ -369,7 +409,7 @@ def check_plan(
 
 def estimate_seconds(assumptions: Assumptions, designs: list[Design], replicates: int) -> float:
     """Estimated time of a plan on one core, from its sizes (:data:`SECONDS_PER_JUDGMENT_SIMULATED` and each
-    analysis's fitting cost); null twins counted for analyses calibrated under the null."""
+    analysis's fitting cost), the null twins of the first :data:`NULL_TWINS` replicates included."""
     comparisons = _comparisons(assumptions)
     total = 0.0
     for (prompts, annotators, _), names in _groups(designs).items():
@@ -388,12 +428,12 @@ def iter_plan(
     assumptions: Assumptions,
     designs: list[Design],
     *,
-    replicates: int = 200,
-    seed: int = 0,
+    replicates: int = PLAN_DEFAULTS.replicates,
+    seed: int = PLAN_DEFAULTS.seed,
     engine: Engine | None = None,
     progress: TaskProgress | None = None,
-    seconds_per_judgment: float = 30.0,
-    cost_per_hour: float = 15.0,
+    seconds_per_judgment: float = PLAN_DEFAULTS.seconds_per_judgment,
+    cost_per_hour: float = PLAN_DEFAULTS.cost_per_hour,
     batch: int | None = None,
     max_minutes: float = MAX_MINUTES,
 ) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
@@ -417,9 +457,7 @@ def iter_plan(
         "seconds_per_judgment": seconds_per_judgment,
         "cost_per_hour": cost_per_hour,
     }
-    sized = {g: [Design(*g, a) for a in names] for g, names in groups.items()}
-    entry = {g: plan_key(assumptions, d, **settings) for g, d in sized.items()}
-    paths = {g: cache_dir("plans") / f"{k}.json" for g, k in entry.items()}
+    entry, paths, sized = _entries(assumptions, groups, settings)
     finished, keys = [], []
     for g in groups:
         part = _load_part(paths[g], entry[g], sized[g])
@@ -465,6 +503,43 @@ def iter_plan(
             "(run the same plan again to resume from them)",
             finished,
         ) from None
+
+
+def _entries(
+    assumptions: Assumptions, groups: dict[tuple[int, int, str], list[str]], settings: dict
+) -> tuple[dict, dict, dict]:
+    """Per design size: its cache key, its cache file and its designs."""
+    sized = {g: [Design(*g, a) for a in names] for g, names in groups.items()}
+    entry = {g: plan_key(assumptions, d, **settings) for g, d in sized.items()}
+    return entry, {g: cache_dir("plans") / f"{k}.json" for g, k in entry.items()}, sized
+
+
+def cached_parts(
+    assumptions: Assumptions,
+    designs: list[Design],
+    *,
+    replicates: int = PLAN_DEFAULTS.replicates,
+    seed: int = PLAN_DEFAULTS.seed,
+    seconds_per_judgment: float = PLAN_DEFAULTS.seconds_per_judgment,
+    cost_per_hour: float = PLAN_DEFAULTS.cost_per_hour,
+) -> list[tuple[pd.DataFrame, pd.DataFrame]] | None:
+    """The plan's parts (:func:`iter_plan`) when every design size is in the plan cache, else None; nothing is
+    simulated (the page shows a plan run before, e.g. before a reload, without a click)."""
+    settings = {
+        "replicates": replicates,
+        "seed": seed,
+        "seconds_per_judgment": seconds_per_judgment,
+        "cost_per_hour": cost_per_hour,
+    }
+    groups = _groups(designs)
+    entry, paths, sized = _entries(assumptions, groups, settings)
+    parts = []
+    for g in groups:
+        part = _load_part(paths[g], entry[g], sized[g])
+        if part is None:
+            return None
+        parts.append(part)
+    return parts
 
 
 def _load_part(path, key: str, designs: list[Design]) -> tuple[pd.DataFrame, pd.DataFrame] | None:
@@ -525,12 +600,12 @@ def plan(
     assumptions: Assumptions,
     designs: list[Design],
     *,
-    replicates: int = 200,
-    seed: int = 0,
+    replicates: int = PLAN_DEFAULTS.replicates,
+    seed: int = PLAN_DEFAULTS.seed,
     engine: Engine | None = None,
     progress: TaskProgress | None = None,
-    seconds_per_judgment: float = 30.0,
-    cost_per_hour: float = 15.0,
+    seconds_per_judgment: float = PLAN_DEFAULTS.seconds_per_judgment,
+    cost_per_hour: float = PLAN_DEFAULTS.cost_per_hour,
     max_minutes: float = MAX_MINUTES,
 ) -> pd.DataFrame:
     """Estimate power, interval width, ranking accuracy and cost of every design.
@@ -559,19 +634,20 @@ def plan(
     -------
     DataFrame
         One row per design, in their order, with exactly :data:`PLAN_COLUMNS`: ``power`` (share of
-        the comparisons of the stated size whose 95% interval excludes 0; with a pilot, that of the
-        weakest pair of interest, named in ``binding_pair``), ``power_mc_se``,
-        ``interval_width`` (mean, on the analysis's scale, :mod:`lib.planning.analyses`),
-        ``kendall_tau`` (of the estimated to the true system ranking), ``judgments``
-        (comparisons x prompts x annotators), ``hours`` and ``cost`` (:data:`COLUMNS`, ``power.csv``);
-        ``best_first`` (share of studies whose estimated best system is the true best,
-        :func:`best_first`; NaN when the truth has no single best) and ``best_first_mc_se``;
-        for analyses calibrated under the null (:meth:`lib.planning.design.Analysis.calibrates_by_null`)
-        ``critical_z`` (95th percentile of |z| of the target comparisons in the null twins of the
-        first :data:`NULL_TWINS` replicates, used for
-        ``power``), ``calibration_factor`` (it over 1.96; ``interval_width`` is widened by it)
-        and ``nominal_false_detection`` (share of null comparisons with |z| > 1.96), NaN for the
-        others. Cached on disk (``cache_dir("plans")``) by :func:`plan_key`, one entry per design size.
+        the comparisons of the stated size that the analysis detects at its nominal 5% level; with a pilot,
+        that of the weakest pair of interest, named in ``binding_pair``), ``power_mc_se``,
+        ``interval_width`` (mean width of the nominal 95% interval, on the analysis's scale,
+        :mod:`lib.planning.analyses`), ``kendall_tau`` (of the estimated to the true system ranking),
+        ``judgments`` (comparisons x prompts x annotators), ``hours`` and ``cost``; ``false_detection``
+        (share of those comparisons detected in the null twins of the first :data:`NULL_TWINS` replicates:
+        the real false-detection rate at the nominal level) with its ``false_detection_mc_se`` and
+        ``valid`` (:func:`valid_at_nominal`) (:data:`COLUMNS`, ``power.csv``); ``best_first`` (share of
+        studies whose estimated best system is the true best, :func:`best_first`; NaN when the truth has no
+        single best) and ``best_first_mc_se``; ``critical_z`` (95th percentile of the twins' |z|: the
+        threshold that holds 5% under the assumptions), ``calibration_factor`` (it over 1.96) and
+        ``calibrated_power`` (the power at it) with its ``calibrated_power_mc_se``
+        (:data:`CALIBRATION_COLUMNS`).
+        Cached on disk (``cache_dir("plans")``) by :func:`plan_key`, one entry per design size.
 
     Raises
     ------
@@ -631,69 +707,25 @@ def _cached_plan(raw: bytes, key: str, designs: list[Design]) -> pd.DataFrame:
         raise LookupError("the entry belongs to another plan")
     check_digest(entry["csv"].encode(), entry["csv_sha256"])
     # "%.17g" writes 1.0 as "1": read the measured columns back as floats, as computed
-    measured = {c: float for c in PLAN_COLUMNS if c not in (*_KEYS, "judgments", "binding_pair")}
+    measured = {c: float for c in PLAN_COLUMNS if c not in (*_KEYS, "judgments", "binding_pair", "valid")}
     cached = pd.read_csv(
-        io.StringIO(entry["csv"]), keep_default_na=False, na_values=[""], dtype={**measured, "binding_pair": str}
+        io.StringIO(entry["csv"]),
+        keep_default_na=False,
+        na_values=[""],
+        dtype={**measured, "binding_pair": str, "valid": bool},
     ).fillna({"binding_pair": ""})
     asked = [(d.prompts, d.annotators, d.strategy, d.analysis) for d in designs]
     if list(cached.columns) != PLAN_COLUMNS or list(cached[_KEYS].itertuples(index=False, name=None)) != asked:
         raise LookupError("the entry does not match the designs asked for")
-    for estimate, se in (("power", "power_mc_se"), ("best_first", "best_first_mc_se")):
+    for estimate, se in (
+        ("power", "power_mc_se"),
+        ("best_first", "best_first_mc_se"),
+        ("false_detection", "false_detection_mc_se"),
+        ("calibrated_power", "calibrated_power_mc_se"),
+    ):
         p, e = cached[estimate].to_numpy(), cached[se].to_numpy()
         if (p < 0).any() or (p > 1).any() or np.isinf(e).any() or (e < 0).any() or (np.isnan(e) != np.isnan(p)).any():
             raise ValueError(f"the entry's {estimate} or {se} cannot come from a plan")
     if not np.isfinite(cached[["judgments", "hours", "cost"]].to_numpy(dtype=float)).all():
         raise ValueError("the entry's judgments, hours or cost are not finite")
     return cached
-
-
-def cheapest(plan_df: pd.DataFrame, target_power: float = 0.8) -> pd.DataFrame:
-    """The cheapest design of every (strategy, analysis) that reaches the target power.
-
-    Parameters
-    ----------
-    plan_df : DataFrame
-        A plan (:func:`plan`).
-    target_power : float
-        In (0, 1).
-
-    Returns
-    -------
-    DataFrame
-        One row per (strategy, analysis) in the plan's order: ``strategy, analysis, reached``
-        (False: no design of the grid reaches the target, the design columns are empty),
-        ``prompts, annotators, power, power_mc_se, judgments, hours, cost``, and
-        ``saving``: the cost of the cheapest ``random`` design of the same analysis minus this
-        one's (the saving of IRT-informed prompts at equal target power; empty for ``random`` or
-        when either misses the target). Ties in cost go to fewer prompts. With a plan's
-        ``binding_pair``, also that of the chosen design: every pair of interest reaches the target there.
-
-    Raises
-    ------
-    SettingsError
-        A target power outside (0, 1).
-    """
-    if not (0 < target_power < 1):
-        raise SettingsError(f"the target power must be between 0 and 1 (got {target_power})")
-    fields = ["prompts", "annotators", "power", "power_mc_se", "judgments", "hours", "cost"]
-    rows = []
-    for (strategy, analysis), group in plan_df.groupby(["strategy", "analysis"], sort=False):
-        reached = group[group["power"] >= target_power].sort_values(["cost", "prompts"], kind="stable")
-        row = {"strategy": strategy, "analysis": analysis, "reached": not reached.empty}
-        row.update({f: reached.iloc[0][f] if not reached.empty else np.nan for f in fields})
-        rows.append(row)
-    out = pd.DataFrame(rows, columns=["strategy", "analysis", "reached", *fields])
-    random_cost = out[out["strategy"] == "random"].set_index("analysis")["cost"]
-    out["saving"] = [
-        np.nan if s == "random" else random_cost.get(a, np.nan) - c
-        for s, a, c in zip(out["strategy"], out["analysis"], out["cost"], strict=True)
-    ]
-    if "binding_pair" in plan_df.columns:  # the pair whose power is the smallest at the chosen design
-        binding = plan_df.set_index(["strategy", "analysis", "prompts", "annotators"])["binding_pair"]
-        out["binding_pair"] = [
-            binding.get((s, a, p, n), "") if r else ""
-            for s, a, p, n, r in out[["strategy", "analysis", "prompts", "annotators", "reached"]].itertuples(
-                index=False, name=None
-            )
-        ]
-    return out

@@ -22,7 +22,7 @@ def power_curve(plan_df: pd.DataFrame, x: str = "prompts", target_power: float |
     ----------
     plan_df : DataFrame
         A plan (:func:`lib.planning.power.plan`): ``prompts, annotators, strategy, analysis, power,
-        power_mc_se, ...``.
+        power_mc_se, false_detection, valid, ...``.
     x : {"prompts", "annotators"}
     target_power : float, optional
         Drawn as a dashed horizontal line.
@@ -52,7 +52,8 @@ def power_curve(plan_df: pd.DataFrame, x: str = "prompts", target_power: float |
         facet_col_wrap=4,
         range_y=[0, 1.05],
         labels={x: f"{x} per comparison" if x == "prompts" else "annotators per item"},
-        hover_data=["power_mc_se", "interval_width", "kendall_tau", "judgments", "cost"],
+        # a power at the nominal level is what a user gets only where the analysis holds it: say so on hover
+        hover_data=["power_mc_se", "false_detection", "valid", "interval_width", "kendall_tau", "judgments", "cost"],
     )
     # Counts of prompts or annotators: ticks at the designs' own values, never at 1.5 or 2.5 annotators.
     fig.update_xaxes(tickmode="array", tickvals=sorted(df[x].unique().tolist()))

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from lib.cost.analysis import analyse
 from lib.cost.costs import DEFAULT_WEIGHT, Weights
 from lib.cost.schema import read_study
+from lib.display import readable
 from lib.formats import read_csv
 from tests.app.shown import unescaped
 
@@ -38,7 +39,7 @@ def test_page_opens_on_example_without_upload(expected):
     assert any("synthetic" in w.value.lower() for w in at.warning)
     assert len(at.get("plotly_chart")) >= 3  # effort, cost curves, gap (the correlation tab too)
     loss = at.dataframe[0].value
-    pd.testing.assert_frame_equal(loss.reset_index(drop=True), res.loss_table, check_dtype=False)
+    pd.testing.assert_frame_equal(loss.reset_index(drop=True), readable(res.loss_table).frame, check_dtype=False)
     assert at.selectbox(key="cost_with_example").value == "with_model"
     # Fig. 5 shows the external L_E when the file has it, as in the paper.
     gap = next(df.value for df in at.dataframe if "loss_source" in df.value.columns)
@@ -125,13 +126,13 @@ def test_validation_zero_readable_tables_id_columns_and_file_name():
     assert "session_id" in cov.options and "session_id" not in cov.value and "age" in cov.value
     assert any("\\*my\\* study" in m.value for m in at.markdown)
     terms = next(d.value for d in at.dataframe if "break_even_n" in d.value.columns)
-    assert terms.break_even_n.tolist() == ["—"] * len(terms)  # no cost: not measured
+    assert terms.break_even_n.isna().all()  # no cost: not measured, shown empty
     at.checkbox(key="cost_validation_zero").check().run()
     assert not at.exception and not at.error
     assert not any("no cost" in unescaped(w.value) for w in at.warning)
     assert any("V_H not measured, taken as 0 s" in unescaped(w.value) for w in at.warning)
     terms = next(d.value for d in at.dataframe if "break_even_n" in d.value.columns)
     for d in at.dataframe:
-        text = d.value.astype(str)
-        assert not text.isin(["None", "nan", "inf", "<NA>"]).any().any()
-    assert (terms.V_H == 0).all() and terms.break_even_n.ne("—").all()
+        assert d.proto.placeholder == ""  # a missing cell is shown empty, not None or nan
+        assert not d.value.astype(str).isin(["inf", "-inf"]).any().any()  # ∞ is spelled out
+    assert (terms.V_H == 0).all() and terms.break_even_n.notna().all()

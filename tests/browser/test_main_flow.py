@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
+from ui.timings import COMPUTED_IN
+
 
 def test_the_default_data_opens_with_its_votes(page, app_url):
     page.goto(app_url)
@@ -23,7 +25,7 @@ def test_fit_the_default_data_and_see_abilities_and_prompts(abilities_with_map):
     seed = page.get_by_label("Seed", exact=True)
     seed.fill("1")
     seed.press("Enter")
-    expect(page.locator("[data-testid='stAlert']").filter(has_text="Result in")).to_have_count(0)  # the rerun's end
+    expect(page.locator("[data-testid='stAlert']").filter(has_text=COMPUTED_IN)).to_have_count(0)  # the rerun's end
     expect(seed).to_be_visible()
     page.locator("[data-testid='stSidebarNav']").get_by_text("Prompts").click()
     page.get_by_text("Category response curves").first.wait_for(timeout=60_000)

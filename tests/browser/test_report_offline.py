@@ -56,7 +56,7 @@ def test_the_report_opens_offline_with_every_figure_drawn(browser, tmp_path):
         drawn.nth(len(figures) - 1).wait_for(timeout=60_000)
         assert page.locator(".plotly-graph-div").count() == len(figures)
         assert drawn.count() == len(figures)
-        assert page.locator("table").count() == len(tables) + 3
+        assert page.locator("table").count() == len(tables) + 4  # + data, settings, diagnostics, time per phase
         assert page.get_by_text(XSS).count() >= 1  # the name shown as text
         assert not dialogs
         assert not fetched

@@ -1,29 +1,14 @@
-"""lib.display: tables as a reader sees them."""
+"""lib.display on the cost tables: a model that never pays reads ∞, a term not measured reads empty."""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
 from lib.cost.analysis import analyse
 from lib.cost.costs import Weights
-from lib.display import readable
+from lib.display import INFINITE, readable
 
 
-def test_readable_tables_spell_out_missing_and_infinite_values(effort_study):
+def test_cost_terms_spell_out_never_and_leave_what_was_not_measured_empty(effort_study):
     res = analyse(effort_study, weights=Weights(1, 0, 1, 1))  # solving alone costs nothing: never pays
-    shown = readable(res.cost_terms)
-    assert shown.break_even_n.tolist() == ["—", "—"] and shown.n_star.tolist() == ["∞", "∞"]
-    assert shown.loss_with.tolist() == res.cost_terms.loss_with.tolist()  # finite columns stay numbers
-    table = pd.DataFrame(
-        {
-            "x": [1.5, np.nan, -np.inf],
-            "n": pd.array([1, None, 2], dtype="Int64"),
-            "p": [0.000123, np.nan, 0.5],
-            "name": ["a", None, "c"],
-        }
-    )
-    out = readable(table, formats={"p": "{:.2e}"})
-    assert out.x.tolist() == ["1.5", "—", "-∞"] and out.n.tolist() == ["1", "—", "2"]
-    assert out.p.tolist() == ["1.23e-04", "—", "5.00e-01"]
-    assert out.name.tolist() == ["a", "—", "c"]
+    shown = readable(res.cost_terms).frame
+    assert shown.break_even_n.isna().all() and shown.n_star.tolist() == [INFINITE, INFINITE]
+    assert shown.loss_with.tolist() == res.cost_terms.loss_with.round(4).tolist()  # finite columns stay numbers

@@ -11,9 +11,10 @@ from scipy.optimize import check_grad
 from scipy.special import expit
 
 from lib.inputs import analysis_input
+from lib.planning.choice import cheapest
 from lib.planning.design import Assumptions, Design, assumptions_from_pilot
 from lib.planning.pilot import _neg_log_posterior
-from lib.planning.power import PAIR_COLUMNS, cheapest, plan_with_pairs
+from lib.planning.power import PAIR_COLUMNS, plan_with_pairs
 from lib.planning.simulate import simulate_study
 
 SKILLS = {"base": 0.0, "variant": 0.35, "strong": 1.6}

@@ -77,7 +77,9 @@ def test_plan_writes_power_and_cheapest_with_the_numbers_of_lib(tmp_path, monkey
     ranking = pd.read_csv(out / "ranking.csv")
     assert list(ranking.columns) == RANKING_COLUMNS
     pd.testing.assert_frame_equal(ranking, here[RANKING_COLUMNS], check_dtype=False, check_exact=False, rtol=1e-12)
-    assert not (out / "calibration.csv").exists() and not (out / "nuts_check.csv").exists()  # neither asked
+    assert not (out / "nuts_check.csv").exists()  # not asked
+    calibration = pd.read_csv(out / "calibration.csv")  # every analysis: the threshold that holds 5%
+    assert list(calibration.columns) == CALIBRATION_COLUMNS and len(calibration) == 16
     # cost: 3 comparisons x prompts x annotators judgments at 20 s and 18 per hour
     row = power.query("prompts == 10 and annotators == 2").iloc[0]
     assert row["judgments"] == 60 and row["hours"] == pytest.approx(60 * 20 / 3600)
@@ -89,12 +91,12 @@ def test_plan_writes_power_and_cheapest_with_the_numbers_of_lib(tmp_path, monkey
         ("top_alpha", "sign_test"),
         ("top_alpha", "t_test"),
     ]
-    for r in best[best["reached"]].itertuples():
+    for r in best[best["reached"]].itertuples():  # at the nominal level: every analysis is valid at some design
         same = power[(power["strategy"] == r.strategy) & (power["analysis"] == r.analysis) & (power["power"] >= 0.5)]
-        assert r.cost == same["cost"].min() and r.power >= 0.5
+        assert r.cost == same[same["valid"]]["cost"].min() and r.power >= 0.5 and pd.isna(r.critical_z)
 
 
-def test_plan_calibrates_grm_map_and_checks_it_against_nuts(tmp_path, capsys, monkeypatch):
+def test_plan_reports_grm_maps_threshold_and_checks_it_against_nuts(tmp_path, capsys, monkeypatch):
     """The NUTS fits themselves are tested in test_nuts_check.py; here, what the command asks and writes."""
     import lib.planning.nuts
 
@@ -151,11 +153,11 @@ def test_plan_calibrates_grm_map_and_checks_it_against_nuts(tmp_path, capsys, mo
     )
     assert asked == [(6, 2, "random", 1, 4, 100, 100, ("grm_map",), None)]
     printed = capsys.readouterr().out
-    assert "grm_map calibrated under the null: intervals widened" in printed and "NUTS check: " in printed
-    assert "1 of 1 NUTS fits" in printed
+    assert "NUTS check: " in printed and "1 of 1 NUTS fits" in printed
     assert list(pd.read_csv(out / "power.csv").columns) == COLUMNS
     calibration = pd.read_csv(out / "calibration.csv")
-    assert list(calibration.columns) == CALIBRATION_COLUMNS and list(calibration["analysis"]) == ["grm_map"]
+    assert list(calibration.columns) == CALIBRATION_COLUMNS
+    assert list(calibration["analysis"]) == ["grm_map", "sign_test"]
     assert calibration["critical_z"].iloc[0] == pytest.approx(1.959964 * calibration["calibration_factor"].iloc[0])
     nuts = pd.read_csv(out / "nuts_check.csv")
     assert list(nuts.columns) == ["prompts", "annotators", "strategy", *NUTS_COLUMNS]
@@ -250,3 +252,15 @@ def test_plan_bad_settings_fail_before_computing(args, message, tmp_path, capsys
     assert code == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_null_design_checks_each_tests_size(tmp_path, capsys):
+    """Issue 31: ``plan --effect 0`` was refused, yet a null design is how a user checks a test's size: power is
+    then the false-detection rate (two systems, normal data: the t-test's 5% within 3 binomial SEs)."""
+    out = tmp_path / "out"
+    args = ["plan", "--systems", "2", "--effect", "0", "--response", "normal", "--prompts", "20", "--annotators", "1"]
+    args += ["--strategies", "random", "--analyses", "t_test", "--replicates", "300", "--out", str(out)]
+    assert main(args) == 0
+    assert "effect 0: no difference to detect" in capsys.readouterr().out
+    row = pd.read_csv(out / "power.csv").iloc[0]
+    assert abs(row["power"] - 0.05) <= 3 * (0.05 * 0.95 / 300) ** 0.5 and row["valid"]

@@ -10,8 +10,9 @@ from statsmodels.stats.power import TTestPower
 
 from lib.errors import SettingsError
 from lib.planning import power as power_module
+from lib.planning.choice import cheapest
 from lib.planning.design import Assumptions, Design, assumptions_from_pilot
-from lib.planning.power import COLUMNS, PLAN_COLUMNS, cheapest, plan
+from lib.planning.power import COLUMNS, PLAN_COLUMNS, plan
 from lib.planning.simulate import simulate_study
 
 
@@ -156,37 +157,38 @@ def test_best_first_is_certain_for_a_huge_effect_and_undefined_without_a_true_be
     assert none["best_first"].isna().all()  # all systems equal: no system is the true best
 
 
-def test_the_map_grm_is_calibrated_by_simulation_under_the_null():
+def test_the_map_grm_is_invalid_at_its_nominal_level_and_its_threshold_holds_five_percent():
     """No true difference, 5 systems (10 comparisons share each prompt, so the prompts have thresholds of
-    their own): grm_map's nominal interval excluded 0 in 13% of null comparisons (100 studies); calibrated
-    by its null twins it detects in 5%. The tolerance is 3 SEs of the difference of two independent 5%
-    rates over the 1,000 comparisons: this one and the null quantile's own. (With two systems grm_map now
-    shares its thresholds as ``fit`` does, and its nominal interval is nearly right:
+    their own): grm_map's nominal interval excluded 0 in 13% of null comparisons (100 studies), so it is
+    invalid there; at its calibrated threshold it detects in 5%. The tolerance is 3 SEs of the difference
+    of two independent 5% rates over the 1,000 comparisons: this one and the null quantile's own. (With two
+    systems grm_map shares its thresholds as ``fit`` does, and its nominal interval is nearly right:
     ``test_grm_map_analyses_two_systems_with_the_shared_thresholds_fit_uses``.)"""
     replicates = 100
     row = plan(
         Assumptions(n_systems=5, effect=0.0), [Design(30, 1, "random", "grm_map")], replicates=replicates, seed=7
     ).iloc[0]
     se = np.sqrt(0.05 * 0.95 / (replicates * 10))
-    assert abs(row["power"] - 0.05) <= 3 * np.hypot(se, se), row
-    assert row["nominal_false_detection"] > 0.05 + 3 * se  # the nominal interval was too narrow ...
-    assert row["calibration_factor"] > 1  # ... so the calibrated one is wider
+    assert abs(row["calibrated_power"] - 0.05) <= 3 * np.hypot(se, se), row
+    assert row["false_detection"] > 0.05 + 3 * se and not row["valid"]  # the nominal interval is too narrow ...
+    assert row["calibration_factor"] > 1  # ... so the threshold is higher
     assert row["critical_z"] == pytest.approx(1.959964 * row["calibration_factor"])
 
 
-def test_the_calibrated_map_grm_is_a_default_and_as_powerful_as_the_t_test_for_a_small_effect():
+def test_the_map_grm_at_its_threshold_is_as_powerful_as_the_t_test_for_a_small_effect():
     """Howcroft & Rieser (2021) with the MAP GRM, whose item parameters are estimated from the study
-    (several comparisons share each prompt): calibrated, it is not less powerful than the t-test."""
-    from lib.commands.plan import default_analyses
+    (several comparisons share each prompt): at its calibrated threshold it is not less powerful than the
+    t-test. It is not a default: its nominal level does not hold, and a user must apply the threshold."""
+    from lib.planning.grid import default_analyses
 
-    assert "grm_map" in default_analyses(Assumptions())
+    assert "grm_map" not in default_analyses(Assumptions())
     replicates = 60
     a = Assumptions(n_systems=5, effect=0.3, log_alpha_sd=0.8)
     df = plan(
         a, [Design(30, 3, "random", name) for name in ("grm_map", "t_test")], replicates=replicates, seed=11
     ).set_index("analysis")
-    gap = df.loc["grm_map", "power"] - df.loc["t_test", "power"]
-    assert gap > -2 * np.hypot(df.loc["grm_map", "power_mc_se"], df.loc["t_test", "power_mc_se"]), df
+    gap = df.loc["grm_map", "calibrated_power"] - df.loc["t_test", "power"]
+    assert gap > -2 * np.hypot(df.loc["grm_map", "calibrated_power_mc_se"], df.loc["t_test", "power_mc_se"]), df
 
 
 def test_only_the_first_replicates_get_a_null_twin(monkeypatch):
@@ -201,7 +203,7 @@ def test_only_the_first_replicates_get_a_null_twin(monkeypatch):
     monkeypatch.setattr(power_module, "simulate_study", counting)
     row = plan(Assumptions(n_systems=3, effect=0.5), [Design(8, 1, "random", "grm_map")], replicates=5, seed=2).iloc[0]
     assert twins.count(True) == 3 and twins.count(False) == 5
-    assert np.isfinite(row["critical_z"]) and np.isfinite(row["power"])
+    assert np.isfinite(row["critical_z"]) and np.isfinite(row["calibrated_power"])
 
 
 def test_a_calibrated_power_reports_the_error_of_its_critical_z_too(monkeypatch):
@@ -216,8 +218,8 @@ def test_a_calibrated_power_reports_the_error_of_its_critical_z_too(monkeypatch)
         ]
         for seed in range(30)
     ]
-    spread = np.std([r["power"] for r in rows], ddof=1)
-    reported = np.mean([r["power_mc_se"] for r in rows])
+    spread = np.std([r["calibrated_power"] for r in rows], ddof=1)
+    reported = np.mean([r["calibrated_power_mc_se"] for r in rows])
     assert abs(np.log(reported / spread)) <= 3 * np.sqrt(1 / (2 * 29)), (reported, spread)
 
 
@@ -230,4 +232,4 @@ def test_grm_map_analyses_two_systems_with_the_shared_thresholds_fit_uses(tmp_pa
     row = plan(Assumptions(n_systems=2, effect=0.3), [Design(40, 1, "random", "grm_map")], replicates=60, seed=0).iloc[
         0
     ]
-    assert row["critical_z"] < 3.0 and row["nominal_false_detection"] < 0.25, row
+    assert row["critical_z"] < 3.0 and row["false_detection"] < 0.25, row

@@ -19,6 +19,8 @@ def test_ticks_are_the_designs_counts(x, values):
             "analysis": "t_test",
             "power": [0.2, 0.5, 0.8] * 2,
             "power_mc_se": 0.01,
+            "false_detection": 0.05,
+            "valid": True,
             "interval_width": 1.0,
             "kendall_tau": 0.5,
             "judgments": 10,

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import numpy as np
@@ -63,6 +64,11 @@ def test_disconnected_groups_are_ranked_within_each_group(tmp_path, capsys, base
         ["--input", str(two_groups(tmp_path / "votes.csv")), *baseline, "--next", "4", "--out", str(out)], capsys
     )
     assert code == 0 and seconds < 300  # a few seconds on an idle machine
+    assert "GB of memory on an idle machine (the time to go is revised as phases finish)" in stdout
+    to_go = re.findall(r"about ([\d.]+) s to go", stdout)
+    assert len(set(to_go)) >= 2  # the time to go is revised as the fit's phases finish
+    written = json.loads((out / "diagnostics.json").read_text())
+    assert set(written["estimate"]["phases"]) <= set(written["timings"]) | {"cache read"}  # beside what it estimated
     assert "2 groups that no judgment links" in err and "1: a1, a2, a3 (3 systems); 2: b1, b2 (2 systems)" in err
     board = pd.read_csv(out / "leaderboard.csv").set_index("system")
     assert board["component"].to_dict() == {"a1": 1, "a2": 1, "a3": 1, "b1": 2, "b2": 2}
