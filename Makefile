@@ -26,7 +26,7 @@ run: $(BIN)/.installed
 
 # Development: reload on save (the served app has no file watcher, see .streamlit/config.toml).
 dev: $(BIN)/.installed
-	$(BIN)/streamlit run app.py --server.fileWatcherType auto --server.runOnSave true
+	$(BIN)/streamlit run app.py --server.fileWatcherType auto --server.runOnSave true --client.toolbarMode developer
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from lib.study.create import TOKEN_PARAM
+from lib.study.crowd import CROWD_PARAM
 from ui.access import needs_secret, serve_secret_page
 from ui.annotate import serve_annotator
 from ui.common import UPLOAD, current_fit, init_state, link_problems, sync_url
@@ -12,8 +13,9 @@ from ui.timings import mark_run_start
 
 st.set_page_config(page_title="Efficient human evaluation", layout="wide")
 mark_run_start()  # a click's rerun starts here (the Abilities page says how long the server took since)
-if TOKEN_PARAM in st.query_params:
-    # An annotator's link: the annotation page alone, no navigation, no analysis page, no URL state.
+if TOKEN_PARAM in st.query_params or CROWD_PARAM in st.query_params:
+    # An annotator's link (private, or a crowd study's): the annotation page alone, no navigation, no
+    # analysis page, no URL state, no Streamlit chrome.
     serve_annotator()
     st.stop()
 if needs_secret():

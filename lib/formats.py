@@ -728,6 +728,17 @@ def read_ranking(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
     return _trials(values, mapping, file, -rank)
 
 
+def _positions(values: dict[str, np.ndarray], mapping: dict[str, str], file: str) -> np.ndarray | None:
+    """The ``position`` role's numbers (NaN where blank), None without the role.
+
+    Raises
+    ------
+    FormatError
+        A position that is not a number.
+    """
+    return _numbers(values, "position", mapping["position"], file) if "position" in values else None
+
+
 def _trials(
     values: dict[str, np.ndarray],
     mapping: dict[str, str],
@@ -740,7 +751,9 @@ def _trials(
     """Votes of every pair of systems within each trial, the higher ``score`` winning.
 
     Within a trial pairs are emitted in row order (``system_a`` = the earlier row); with
-    ``middle_unknown`` a pair of two scores 0 gives no vote. ``check(rows, where)`` refuses a trial.
+    ``middle_unknown`` a pair of two scores 0 gives no vote. ``check(rows, where)`` refuses a trial. With a
+    ``position`` role (best-worst: 1 = shown first) each vote's ``first`` is the one of its two systems shown
+    earlier ("" where a position is blank), for the leaderboard's position bias.
 
     Raises
     ------
@@ -762,6 +775,8 @@ def _trials(
     )
 
     records: list[tuple[str, str, str, str, str, str]] = []
+    firsts: list[str] = []
+    position = _positions(values, mapping, file)
     for idx in groups.values():
         idx = np.sort(idx)
         first = idx[0]
@@ -797,7 +812,12 @@ def _trials(
                     continue
                 winner = "a" if s[i] > s[j] else "b" if s[i] < s[j] else "tie"
                 records.append((p, shown[i], shown[j], a_name, winner, r))
+                if position is not None:
+                    pi, pj = position[idx[i]], position[idx[j]]
+                    firsts.append(shown[i] if pi < pj else shown[j] if pj < pi else "")
     votes = _votes_frame(records)
+    if position is not None:
+        votes["first"] = firsts
     pairs = [(system, values["response"])] if "response" in values else []
     prompt_texts, responses = _texts(values["prompt"], values.get("prompt_text"), pairs)
     return Judgments(votes, prompt_texts, responses, file)
@@ -948,7 +968,8 @@ register(
         "bestworst",
         "MOST/LEAST picks",
         required=("prompt", "annotator", "system", "judgment"),
-        optional=_TRIAL_OPTIONAL,
+        optional=(*_TRIAL_OPTIONAL, "position"),
+        synonyms={"position": ("position", "shown_position", "presented_position")},
         not_blank=("prompt", "annotator", "system", "criterion", "trial"),  # a blank judgment = middle
         read=read_bestworst,
     )

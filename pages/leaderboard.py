@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from lib.annotator_quality import names_vote_annotators
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import InputError
 from lib.export import csv_text
@@ -147,6 +148,15 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             help="Needs pairwise votes with a column saying which system was shown first "
             "(map it to the role 'position' on the Data page).",
         )
+        weighable = names_vote_annotators(data) and likelihood in (OWN_LIKELIHOOD, "votes")
+        weights = st.checkbox(
+            "Weight annotators by reliability (Dawid–Skene)",
+            disabled=not weighable,
+            key="lb_weights",
+            help="Each vote counts as much as its annotator's reliability: Cohen's kappa of their answers "
+            "against the Dawid–Skene estimate of the truth (1 = always the truth, 0 = a spammer, whatever "
+            "their strategy). Needs votes whose annotators are named (at least two) and the votes likelihood.",
+        )
         paired = likelihood in ("cells", "votes") or (likelihood == OWN_LIKELIHOOD and data.judgments is not None)
         cluster = st.selectbox(
             "Prompt-clustered intervals",
@@ -238,6 +248,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         intransitivity=intransitivity,
         position_bias=position and known,
         annotator_effect=severity,
+        annotator_weights=weights and weighable,
         cluster_prompts=cluster if paired else DEFAULT_CLUSTERING,
         style_control=style,
         chains=int(chains),
@@ -348,6 +359,19 @@ def show(result, data) -> None:
         )
 
 
+def show_reliability(quality) -> None:
+    """The annotators' reliability, when the votes were weighted by it."""
+    if quality is None:
+        return
+    st.subheader("Annotator reliability (the votes' weights)")
+    st.caption(
+        "Each annotator's votes count as much as their reliability, clipped to [0, 1]: kappa against the "
+        "Dawid–Skene truth. agreement: the share of the others' answers to the same pair and prompt that "
+        "equal theirs."
+    )
+    show_table(quality, key="lb_quality_table")
+
+
 # The columns of each leaderboard shown side by side with style control.
 SIDE_BY_SIDE = ["system", "skill_mean", "skill_low", "skill_high", "p_best", "bt_rating"]
 
@@ -413,6 +437,9 @@ if data is None:
 data = choose_data(data)
 criterion = f" ({escape_markdown(data.criterion)})" if data.criterion else ""
 st.write(f"**{escape_markdown(data.source)}**{criterion}: {len(systems_of(data))} systems")
+left_out = st.session_state.get("study_left_out")  # (export name, what was left out), set by the Studies page
+if left_out is not None and left_out[1] and left_out[0] == data.source:
+    st.info(f"{escape_markdown(left_out[1])} (the Studies page can keep them).")
 settings, n_next, win_top, clicked = settings_form(data, systems_of(data))
 # Unpaired ratings have no net ratings (their matrix is empty): the scores themselves are hashed.
 scores = None if data.ratings is None else int(pd.util.hash_pandas_object(data.ratings, index=False).sum())
@@ -433,6 +460,7 @@ if kept is not None and kept[0] == key:
         st.error(kept[1])
     else:
         show(kept[1], data)
+        show_reliability(kept[1].annotator_quality)
 else:
     why = nuts_reason(decided)
     st.info(

@@ -30,6 +30,7 @@ OUTPUTS = (
     "next_batch.csv",
     "annotators.csv",
     "judge_quality.csv",
+    "annotator_quality.csv",
 )
 
 
@@ -47,8 +48,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="leaderboard of systems: skills, ranks, P(best), Bradley–Terry baseline, what to annotate next",
         description="Fit one skill per system (structured IRT: theta of a pair = s_B - s_A, with the "
         "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json, "
-        "with --next N next_batch.csv, with annotator severity (ratings) annotators.csv and with --judge "
-        "judge_quality.csv to --out.",
+        "with --next N next_batch.csv, with annotator severity (ratings) annotators.csv, with --annotator-weights "
+        "annotator_quality.csv and with --judge judge_quality.csv to --out.",
         epilog=EXIT_CODES,
     )
     add_input_options(p, "CSV of judgments or ratings")
@@ -126,6 +127,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="skill intervals robust to votes that share a prompt (cluster-robust sandwich); "
         + "; ".join(f"{k}: {v.format(min=MIN_PROMPTS)}" for k, v in CLUSTER_MODES.items())
         + f". Default: {DEFAULT_CLUSTERING} (the page's too)",
+    )
+    p.add_argument(
+        "--annotator-weights",
+        action="store_true",
+        help="votes likelihood: weigh each vote by its annotator's reliability (Dawid-Skene, kappa against the "
+        "estimated truth, 0 for a spammer); write annotator_quality.csv",
     )
     p.add_argument(
         "--next",
@@ -239,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
             intransitivity=args.intransitivity,
             position_bias="position" in parse_columns(args.columns),
             annotator_effect=args.annotator_effect,
+            annotator_weights=args.annotator_weights,
             style_control=style,
             design=design,
             **({"cluster_prompts": args.cluster_prompts} if args.cluster_prompts is not None else {}),
@@ -334,6 +342,8 @@ def _write_outputs(result, out: Path, judged=None) -> list[str]:
         texts["next_batch.csv"] = csv_text(result.next_batch)
     if result.severity is not None:
         texts["annotators.csv"] = csv_text(result.severity)
+    if result.annotator_quality is not None:
+        texts["annotator_quality.csv"] = csv_text(result.annotator_quality)
     # Staged in a temporary folder inside --out and moved in at the end: no partial outputs.
     with tempfile.TemporaryDirectory(dir=out, prefix=".rank-") as staging:
         for name, text in texts.items():

@@ -42,33 +42,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--database", default=None, help="SQLAlchemy URL (default: $EVAL_DATABASE_URL, else SQLite)")
     steps = p.add_subparsers(dest="step", required=True)
 
-    c = steps.add_parser("create", help="store a study and write its annotator links")
-    source = c.add_mutually_exclusive_group(required=True)
-    source.add_argument("--items", help="CSV: prompt_id, prompt_text, system, response[, gold_<criterion>]")
-    source.add_argument("--demo", action="store_true", help="seed 001's study on the bundled ROME passages")
-    c.add_argument(
-        "--task", choices=list(TASKS), default=None, help="; ".join(f"{t}: {s.help}" for t, s in TASKS.items())
-    )
-    c.add_argument("--criteria", default=None, help="comma-separated, e.g. consistency,fluency")
-    c.add_argument("--points", type=count, default=None, help="likert: points of the rating scale (default 5)")
-    c.add_argument("--low", default=None, help="likert: the label of rating 1 (default 'very poor')")
-    c.add_argument("--high", default=None, help="likert: the label of the top rating (default 'excellent')")
-    c.add_argument("--per-item", type=count, default=3, help="distinct annotators per item (default 3)")
-    c.add_argument("--annotators", type=count, default=None, help="number of annotator links (default: --per-item)")
-    c.add_argument("--gold-rate", type=_rate, default=0.0, help="share of each annotator's pages that are gold items")
-    c.add_argument("--instructions", default=None, help="Markdown file shown before the first page")
-    c.add_argument("--example", default=None, help="Markdown file: a worked example")
-    c.add_argument("--name", default=None, help="the study's name")
-    c.add_argument("--max-prompts", type=count, default=None, help="use only the first N prompts of the items")
-    c.add_argument("--seed", type=seed, default=0, help="seed of the assignment and the shown orders")
-    c.add_argument("--out-link", required=True, help="CSV to write: annotator, link (must not exist)")
-    c.add_argument("--base-url", default=DEFAULT_BASE_URL, help=f"the app's address (default {DEFAULT_BASE_URL})")
-    c.set_defaults(run=run_create)
+    _add_create(steps)
 
     e = steps.add_parser("export", help="the judgments as the CSV the Data page reads")
     e.add_argument("--study", type=non_negative_int, required=True, help="the study's id (study list)")
     e.add_argument("--out", required=True, help="CSV file to write")
     e.add_argument("--include-gold", action="store_true", help="keep the gold items' answers")
+    e.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="keep the judgments of annotators who failed the attention checks (left out by default)",
+    )
     e.set_defaults(run=run_export)
 
     steps.add_parser("list", help="every study in the database").set_defaults(run=run_list)
@@ -85,6 +69,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     x.add_argument("--per-prompt", type=count, default=1, help="more annotators per item of the batch (default 1)")
     x.add_argument("--max-items", type=count, default=None, help="use at most this many items of the batch")
     x.add_argument("--seed", type=seed, default=0, help="seed of the ties and the shown orders")
+    x.add_argument(
+        "--new-links",
+        default=None,
+        help="CSV to write (must not exist): where every annotator has judged an item, new annotators are made "
+        "for it and their links written here (annotator, link; a crowd study: new places on its link)",
+    )
+    x.add_argument("--base-url", default=DEFAULT_BASE_URL, help=f"the app's address (default {DEFAULT_BASE_URL})")
     x.set_defaults(run=run_extend)
 
     r = steps.add_parser("revoke", help="refuse an annotator's link from now on (their answers stay)")
@@ -95,6 +86,62 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     b = steps.add_parser("backup", help="a consistent copy of the SQLite study database (while the app runs)")
     b.add_argument("--out", required=True, help="the copy's file (must not exist)")
     b.set_defaults(run=run_backup)
+
+
+def _add_create(steps: argparse._SubParsersAction) -> None:
+    """The ``study create`` subcommand and its options."""
+    c = steps.add_parser("create", help="store a study and write its annotator links")
+    source = c.add_mutually_exclusive_group(required=True)
+    source.add_argument("--items", help="CSV: prompt_id, prompt_text, system, response[, gold_<criterion>]")
+    source.add_argument("--demo", action="store_true", help="seed 001's study on the bundled ROME passages")
+    c.add_argument(
+        "--task", choices=list(TASKS), default=None, help="; ".join(f"{t}: {s.help}" for t, s in TASKS.items())
+    )
+    c.add_argument("--criteria", default=None, help="comma-separated, e.g. consistency,fluency")
+    c.add_argument(
+        "--labels",
+        default=None,
+        help="the word each criterion's questions use, comma-separated in the criteria's order, e.g. "
+        "consistent,fluent (the form asks 'MOST CONSISTENT'); default the criteria's names (--demo: seed 001's)",
+    )
+    c.add_argument("--points", type=count, default=None, help="likert: points of the rating scale (default 5)")
+    c.add_argument("--low", default=None, help="likert: the label of rating 1 (default 'very poor')")
+    c.add_argument("--high", default=None, help="likert: the label of the top rating (default 'excellent')")
+    c.add_argument("--per-item", type=count, default=3, help="distinct annotators per item (default 3)")
+    c.add_argument("--annotators", type=count, default=None, help="number of annotator links (default: --per-item)")
+    c.add_argument("--gold-rate", type=_rate, default=0.0, help="share of each annotator's pages that are gold items")
+    c.add_argument(
+        "--check-rate",
+        type=_rate,
+        default=0.0,
+        help="share of each annotator's pages that are instructed attention checks ('choose passage B as MOST "
+        "FLUENT'); annotators who fail them are left out of the export",
+    )
+    c.add_argument(
+        "--crowd",
+        action="store_true",
+        help="recruit on a crowd platform: one study link (Prolific's PROLIFIC_PID, or worker_id) whose "
+        "visitors take the --annotators places; --out-link gets that link",
+    )
+    c.add_argument("--completion-code", default=None, help="shown at the end (--crowd: default a random code)")
+    c.add_argument("--redirect-url", default=None, help="offered at the end, e.g. the platform's completion URL")
+    c.add_argument(
+        "--allow-system-names",
+        action="store_true",
+        help="store the study even though its name, instructions, example or questions name a system",
+    )
+    c.add_argument("--instructions", default=None, help="Markdown file shown before the first page")
+    c.add_argument("--example", default=None, help="Markdown file: a worked example")
+    c.add_argument("--name", default=None, help="the study's name")
+    c.add_argument("--max-prompts", type=count, default=None, help="use only the first N prompts of the items")
+    c.add_argument("--seed", type=seed, default=0, help="seed of the assignment and the shown orders")
+    c.add_argument(
+        "--out-link",
+        required=True,
+        help="CSV to write (must not exist): annotator, link; with --crowd platform, link (the study's one link)",
+    )
+    c.add_argument("--base-url", default=DEFAULT_BASE_URL, help=f"the app's address (default {DEFAULT_BASE_URL})")
+    c.set_defaults(run=run_create)
 
 
 def _text(path: str | None, what: str) -> str | None:
@@ -148,17 +195,19 @@ def run_create(args: argparse.Namespace) -> int:
 
 def _create(args: argparse.Namespace, out: Path) -> int:
     from lib.export import write_csv
-    from lib.study.create import create_study, parse_criteria
+    from lib.study.create import create_study, parse_criteria, parse_labels
     from lib.study.db import describe
-    from lib.study.demo import DEMO_CRITERIA, DEMO_NAME, DEMO_TASK, demo_items, demo_texts
+    from lib.study.demo import DEMO_CRITERIA, DEMO_LABELS, DEMO_NAME, DEMO_TASK, demo_items, demo_texts
     from lib.study.items import read_items
-    from lib.study.summary import study_links
+    from lib.study.summary import crowd_table, study_links
     from lib.tables import read_csv
 
+    labels = args.labels
     if args.demo:
         task = args.task or DEMO_TASK
         scale = _scale(args, task)
         criteria = parse_criteria(args.criteria or ",".join(DEMO_CRITERIA))
+        labels = labels if labels is not None or args.criteria else ",".join(DEMO_LABELS)
         items = demo_items(args.max_prompts, task=task)
         instructions, example = demo_texts()
         name = DEMO_NAME
@@ -185,10 +234,24 @@ def _create(args: argparse.Namespace, out: Path) -> int:
         seed=args.seed,
         url=args.database,
         scale=scale,
+        labels=parse_labels(labels, criteria),
+        check_rate=args.check_rate,
+        crowd=args.crowd,
+        completion_code=args.completion_code,
+        redirect_url=args.redirect_url,
+        allow_system_names=args.allow_system_names,
     )
-    links = study_links(created.study_id, args.base_url, url=args.database)
-    write_csv(links[["annotator", "link"]], out)
-    print(f"study {created.study_id}: {len(items)} items, {len(links)} annotators; links in {out} (keep them private)")
+    n = args.annotators or args.per_item
+    if created.crowd_key is not None:
+        links = crowd_table(created.study_id, args.base_url, url=args.database)
+        write_csv(links, out)
+        print(f"study {created.study_id}: {len(items)} items, {n} places; its one link in {out}:")
+        for row in links.itertuples():
+            print(f"  {row.platform}: {row.link}")
+    else:
+        links = study_links(created.study_id, args.base_url, url=args.database)
+        write_csv(links[["annotator", "link"]], out)
+        print(f"study {created.study_id}: {len(items)} items, {n} annotators; links in {out} (keep them private)")
     print(f"database: {describe(args.database)}")
     return 0
 
@@ -196,11 +259,13 @@ def _create(args: argparse.Namespace, out: Path) -> int:
 def run_export(args: argparse.Namespace) -> int:
     """Write the study's judgments to ``--out``."""
     from lib.export import write_csv
-    from lib.study.export import export_judgments
+    from lib.study.export import export_study
 
-    table = export_judgments(args.study, include_gold=args.include_gold, url=args.database)
-    write_csv(table, args.out)
-    print(f"{len(table)} rows written to {args.out}")
+    done = export_study(args.study, include_gold=args.include_gold, keep_failed=args.keep_failed, url=args.database)
+    write_csv(done.table, args.out)
+    print(f"{len(done.table)} rows written to {args.out}")
+    if done.failed:
+        print(f"{done.said()}{'' if args.keep_failed else '; --keep-failed keeps them'}", file=sys.stderr)
     return 0
 
 
@@ -220,29 +285,52 @@ def run_summary(args: argparse.Namespace) -> int:
     print(s.annotators.to_string(index=False))
     print(s.agreement.to_string(index=False))
     print(f"median seconds per judgment: {s.median_seconds_per_judgment:.1f}; gold accuracy: {s.gold_accuracy:.2f}")
+    failed = s.annotators["annotator"][s.annotators["failed_checks"]].tolist() if len(s.annotators) else []
+    if failed:
+        print(f"failed the attention checks (left out of the export): {', '.join(failed)}")
     print(f"speeders: {SPEEDER_RULE}", file=sys.stderr)
     return 0
 
 
 def run_extend(args: argparse.Namespace) -> int:
-    """Add the next batch's pages to the study and print who got how many."""
+    """Add the next batch's pages to the study (and, with ``--new-links``, new annotators) and print who got how
+    many; what could not be placed is said on stderr, with what to do."""
+    from lib.export import write_csv
     from lib.study.adaptive import extend
+    from lib.study.summary import crowd_table, study_links
     from lib.tables import read_csv
 
     path = Path(args.next)
-    done = extend(
-        args.study,
-        read_csv(path, path.name),
-        per_prompt=args.per_prompt,
-        max_items=args.max_items,
-        seed=args.seed,
-        url=args.database,
-        file=path.name,
-    )
+    batch = read_csv(path, path.name)
+    out = _new_file(args.new_links) if args.new_links else None
+    try:
+        done = extend(
+            args.study,
+            batch,
+            per_prompt=args.per_prompt,
+            max_items=args.max_items,
+            seed=args.seed,
+            url=args.database,
+            file=path.name,
+            new_annotators=out is not None,
+        )
+    except BaseException:
+        if out is not None:
+            out.unlink(missing_ok=True)
+        raise
     for label, pages in done.pages.items():
         print(f"{label}: {pages} new page(s)")
-    if done.unplaced:
-        print(f"not placed (judged by every annotator, or no such item): {', '.join(done.unplaced)}", file=sys.stderr)
+    if out is not None:
+        crowd = crowd_table(args.study, args.base_url, url=args.database)
+        if not crowd.empty:  # the new annotators are new places on the study's one link
+            write_csv(crowd, out)
+            print(f"{len(done.new)} new place(s) on the study link (in {out}): raise the places on the platform")
+        else:
+            links = study_links(args.study, args.base_url, url=args.database)
+            write_csv(links[links["annotator"].isin([label for label, _ in done.new])][["annotator", "link"]], out)
+            print(f"{len(done.new)} new annotator(s); their links in {out} (keep them private)")
+    for problem in done.problems():
+        print(f"warning: {problem}", file=sys.stderr)
     return 0
 
 

@@ -43,11 +43,14 @@ def bradley_terry(
     (o_v - p_v) x_v)(...)'`` (Cameron & Miller 2015, "A practitioner's guide to cluster-robust
     inference", J. Human Resources 50(2), eqs. 11-12, with its small-sample factor C / (C - 1)).
 
+    With a ``weight`` column each vote counts that much (the likelihood, H and the scores weighted: ``w_v p_v
+    (1 - p_v)`` and ``(w_v (o_v - p_v))^2``); votes of weight 0 are left out.
+
     Parameters
     ----------
     votes : DataFrame
         Canonical votes (``lib.formats.VOTE_COLUMNS``): at least ``system_a``, ``system_b`` and
-        ``winner`` in {"a", "b", "tie"}; one row per vote.
+        ``winner`` in {"a", "b", "tie"}; one row per vote; optionally ``weight`` (>= 0).
     scale, base, initial : float
         Rating scale: ``scale`` points per factor ``base`` in the odds; the mean rating.
     level : float
@@ -150,6 +153,10 @@ def _fit(
         raise SettingsError(f"the interval level must be between 0 and 1, not {level}")
     if not (scale > 0 and base > 1):
         raise SettingsError(f"the rating scale needs scale > 0 and base > 1, got scale={scale}, base={base}")
+    if "weight" in votes:  # an annotator weighted 0 (a spammer) adds nothing, not even a system's connection
+        kept = (votes["weight"] > 0).to_numpy()
+        votes = votes[kept]
+        features = None if features is None else np.asarray(features)[kept]
     data = PairDataset.from_votes(votes, features=features, feature_names=names, extra=(cluster,) if cluster else ())
     if data.k < 2:
         raise DesignError("the Bradley–Terry baseline needs votes between at least two systems")

@@ -119,7 +119,8 @@ class PairDataset:
         feature_names: tuple[str, ...] = (),
         extra: tuple[str, ...] = (),
     ) -> PairDataset:
-        """Encode canonical votes (``system_a``, ``system_b``, ``winner`` in {a, b, tie}).
+        """Encode canonical votes (``system_a``, ``system_b``, ``winner`` in {a, b, tie}; each vote's ``weight``
+        when the votes have that column, else 1).
 
         Parameters
         ----------
@@ -163,6 +164,7 @@ class PairDataset:
             np.asarray(codes[:n], dtype=np.int64),
             np.asarray(codes[n:], dtype=np.int64),
             outcome.to_numpy(dtype=float),
+            weight=votes["weight"].to_numpy(dtype=float) if "weight" in votes.columns else np.zeros(0),
             features=z,
             feature_names=tuple(feature_names),
         )

@@ -79,6 +79,7 @@ class RankChoices:
     position_bias: bool = False
     annotator_effect: bool | None = None
     cluster_prompts: str = DEFAULT_CLUSTERING
+    annotator_weights: bool = False
     style_control: bool = False
 
 
@@ -101,6 +102,9 @@ class RankSettings(NutsSettings, RankChoices):
         Add annotator severities (zeta, sigma_zeta; the ratings likelihood only). None (the default of
         the page and ``rank``): on where the scores identify them, off otherwise
         (:func:`lib.ranking.data.annotator_design`; :func:`resolve_annotator_effect`).
+    annotator_weights : bool
+        Weigh each vote by its annotator's Dawid-Skene reliability (:func:`lib.annotator_quality.vote_weights`;
+        the votes likelihood only; off by default).
     cluster_prompts : str
         Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`),
         a key of :data:`lib.ranking.clusters.CLUSTER_MODES` (default:
@@ -130,6 +134,11 @@ class RankSettings(NutsSettings, RankChoices):
             raise SettingsError(
                 "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
                 "likelihood has its own prompt effect eta"
+            )
+        if self.annotator_weights and self.likelihood in ("cells", "ratings"):
+            raise SettingsError(
+                f"annotator weights weigh single votes: the votes likelihood, not {self.likelihood} (a net "
+                "rating or a score has no vote to weigh)"
             )
         if self.style_control and self.likelihood in ("cells", "ratings"):
             raise SettingsError(

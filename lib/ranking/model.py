@@ -94,6 +94,9 @@ class Observations:
         Index into ``annotators`` of who gave each score (ratings); None for paired judgments.
     annotators : list of str
         The distinct annotator ids, sorted ("" alone when the file names none).
+    weight : ndarray (N,), float, or None
+        Each vote's weight in the log-likelihood (its annotator's reliability,
+        :func:`lib.annotator_quality.vote_weights`); None: every observation counts once.
     features : ndarray (N, p) or None
         Style covariates of each vote, B's answer against A's (style control); None without.
     feature_names : list of str
@@ -113,6 +116,7 @@ class Observations:
     unit: str
     annotator: np.ndarray | None = None
     annotators: list[str] = field(default_factory=list)
+    weight: np.ndarray | None = None
     features: np.ndarray | None = None
     feature_names: list[str] = field(default_factory=list)
 
@@ -164,6 +168,7 @@ def observations(rd: RankingData) -> Observations:
         a, b = comp["system_a"].to_numpy(dtype=str), comp["system_b"].to_numpy(dtype=str)
         code, prompt_ids = rm.codes()[i, j], np.asarray(rm.prompt_ids).astype(str)
         side, categories = np.zeros(len(i)), [str(c) for c in rm.categories]
+        weight = None
     else:
         from lib.ratings import orient_votes
 
@@ -177,6 +182,7 @@ def observations(rd: RankingData) -> Observations:
         j, prompt_ids = pd.factorize(votes["prompt_id"], sort=True)
         first = votes["first"].to_numpy(dtype=str) if "first" in votes else np.full(len(votes), "")
         side = (first == b).astype(float) - (first == a).astype(float)
+        weight = votes["weight"].to_numpy(dtype=float) if "weight" in votes else None
         if rd.style is not None:
             turned = votes["system_a"].to_numpy() != raw["system_a"].to_numpy()  # the votes orient_votes turned
             style = np.where(turned[:, None], rd.style.values, -rd.style.values)
@@ -195,6 +201,7 @@ def observations(rd: RankingData) -> Observations:
         pd.DataFrame({"system_a": names[pairs // len(names)], "system_b": names[pairs % len(names)]}),
         categories,
         "cell" if rd.likelihood == "cells" else "vote",
+        weight=weight,
         features=style,
         feature_names=list(rd.style.names) if rd.style is not None and style is not None else [],
     )
@@ -276,6 +283,11 @@ def build_ranking(
         A baseline that is not a system; intransitivity or position bias for ratings; annotator
         severity for paired judgments or with fewer than two annotators; a net rating scale with an
         even number of categories.
+
+    Notes
+    -----
+    With ``obs.weight`` each vote's log-likelihood is multiplied by its weight (a weighted likelihood: a vote
+    of weight 0 counts for nothing, one of weight 1 as an unweighted vote).
     """
     _check_effects(
         obs,
@@ -315,7 +327,8 @@ def build_ranking(
             )
         else:
             location, cut, rows = _ratings_terms(obs, skill, prompt, annotator_effect=annotator_effect)
-        pm.Potential("loglik", pt.sum(ordinal_logp(alpha[prompt], location, cut, rows, code)))
+        loglik = ordinal_logp(alpha[prompt], location, cut, rows, code)
+        pm.Potential("loglik", pt.sum(loglik if obs.weight is None else loglik * pt.as_tensor(obs.weight)))
     return model
 
 

@@ -137,6 +137,9 @@ class RankingResult:
         ``lib.ranking.leaderboard.SEVERITY_COLUMNS``: each annotator's severity zeta (logits, > 0:
         scores lower than the skills imply) with its 95% interval and number of scores, most severe
         first; None when the option is off.
+    annotator_quality : DataFrame or None
+        :data:`lib.annotator_quality.QUALITY_COLUMNS` of the votes' annotators when the votes were weighted
+        by their reliability (``annotator_weights``), else None.
     severity_scale : DataFrame or None
         The spread of the severities (``parameter, mean, sd, low, high``) when they were estimated
         (always by NUTS: a Laplace fit falls back to it, ``lib.ranking.fit.nuts_reason``).
@@ -167,6 +170,7 @@ class RankingResult:
     next_batch: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
     cost: CostEstimate | None = None
+    annotator_quality: pd.DataFrame | None = None
     uncontrolled: pd.DataFrame | None = None
     style: pd.DataFrame | None = None
 
@@ -226,6 +230,7 @@ def rank_systems(
         design = annotator_design(rd.ratings)
         settings = resolve_annotator_effect(settings, design)
         said.append(design.note)
+    quality = weigh_annotators(rd) if settings.annotator_weights else None
     cost, left_out = affordable_cost(rd, settings, n_next, win_top, max_memory_gb, max_minutes)
     if progress is not None:
         progress(0.0, f"estimated: {cost} (the time to go is revised as phases finish)")
@@ -257,6 +262,7 @@ def rank_systems(
         intransitive=intransitive_pairs(fit.idata),
         position=position_bias(fit.idata),
         cost=cost,
+        annotator_quality=quality,
     )
     if result.intransitive is not None:
         result.tau = float(fit.idata["posterior"]["tau"].mean())
@@ -275,6 +281,24 @@ def rank_systems(
     if settings.style_control:
         _uncontrolled(result, rd, settings, top_k, bt_style, progress, cluster_check=left_out is None)
     return result
+
+
+def weigh_annotators(rd) -> pd.DataFrame:
+    """Give each vote of ``rd`` its annotator's reliability as ``weight`` (in place) and return every
+    annotator's quality (:func:`lib.annotator_quality.vote_weights`).
+
+    Raises
+    ------
+    SettingsError
+        Not the votes likelihood, votes without annotators, or a single annotator.
+    """
+    from lib.annotator_quality import vote_weights
+
+    if rd.likelihood != "votes":
+        raise SettingsError(f"annotator weights weigh single votes: the votes likelihood, not {rd.likelihood}")
+    weights, quality = vote_weights(rd.votes)
+    rd.votes = rd.votes.assign(weight=weights)
+    return quality
 
 
 LEADERBOARD_DATA = ("system", "n_votes", "bt_rating", "bt_low", "bt_high", "component", "bt_rating_uncontrolled")

@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
+from lib.study.checks import instruction
 from lib.study.db import transaction
 from lib.study.errors import AnswerConflict, AnswerError, TaskError, TokenError
 from lib.study.models import Annotator, Answer, Assignment
@@ -51,6 +52,8 @@ class Page:
         What the page shows above the passages (the researcher's text: render it escaped).
     passages : list of (label, text)
         In the order shown.
+    instruction : str
+        An attention check's line (what to choose, :func:`lib.study.checks.instruction`), "" on other pages.
     """
 
     assignment_id: int
@@ -58,12 +61,14 @@ class Page:
     pages: int
     prompt_text: str
     passages: list[tuple[str, str]]
+    instruction: str = ""
 
 
 @dataclass(frozen=True)
 class Progress:
-    """What the annotator's view shows: the study's texts, progress, the page to judge (None: done) and,
-    for a rated task, the scale."""
+    """What the annotator's view shows: the study's texts, progress, the page to judge (None: done), for a
+    rated task the scale, the questions' label of each criterion, and what to do at the end (a completion
+    code, a redirect URL: a crowd platform's)."""
 
     study_name: str
     task: str
@@ -75,6 +80,13 @@ class Progress:
     total: int
     page: Page | None
     scale: Scale | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    completion_code: str | None = None
+    redirect_url: str | None = None
+
+    def label_of(self, criterion: str) -> str:
+        """The word the questions use for ``criterion`` (its own name when the study gave no label)."""
+        return self.labels.get(criterion, criterion)
 
 
 @dataclass(frozen=True)
@@ -108,7 +120,7 @@ def _annotator(session: Session, token: object) -> Annotator:
     return person
 
 
-def open_page(token: str, *, url: str | None = None, now: datetime | None = None) -> Progress:
+def open_page(token: str, *, url: str | None = None, now: datetime | None = None, show: bool = True) -> Progress:
     """The annotator's progress and the first page without an answer, marked as shown (its time starts).
 
     Parameters
@@ -119,6 +131,9 @@ def open_page(token: str, *, url: str | None = None, now: datetime | None = None
         The database (default :func:`lib.study.db.database_url`).
     now : datetime, optional
         The moment (UTC) the page is shown; default: now.
+    show : bool
+        Whether the page is shown now (False: the view shows the instructions first, and the page's time
+        starts when it is shown).
 
     Raises
     ------
@@ -129,17 +144,20 @@ def open_page(token: str, *, url: str | None = None, now: datetime | None = None
         person = _annotator(session, token)
         study = person.study
         todo = [a for a in person.assignments if a.answer is None]
+        labels = {c: (study.labels or {}).get(c, c) for c in study.criteria}
         page = None
         if todo:
             current = todo[0]
-            if current.shown_at is None:
+            if current.shown_at is None and show:
                 current.shown_at = now or _now()
+            item = current.item
             page = Page(
                 assignment_id=current.id,
                 number=current.page,
                 pages=len(person.assignments),
-                prompt_text=current.item.prompt_text,
-                passages=[(LABELS[i], current.item.texts()[system]) for i, system in enumerate(current.shown_order)],
+                prompt_text=item.prompt_text,
+                passages=[(LABELS[i], item.texts()[system]) for i, system in enumerate(current.shown_order)],
+                instruction=instruction(item.gold or {}, current.shown_order, labels, LABELS) if item.check else "",
             )
         return Progress(
             study_name=study.name,
@@ -152,6 +170,9 @@ def open_page(token: str, *, url: str | None = None, now: datetime | None = None
             total=len(person.assignments),
             page=page,
             scale=Scale.from_json(study.scale),
+            labels=labels,
+            completion_code=study.completion_code,
+            redirect_url=study.redirect_url,
         )
 
 

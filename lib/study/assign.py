@@ -5,19 +5,24 @@ random permutation of items and annotators) goes to annotator ``(i * per_item + 
 ``per_item`` copies of an item land on consecutive annotators, hence distinct ones when
 ``per_item <= A``, and the ``I * per_item`` copies are dealt in turn, so every annotator gets
 ``floor`` or ``ceil`` of ``I * per_item / A`` items. Each annotator then gets
-``round(gold_rate * n / (1 - gold_rate))`` distinct gold items besides their n regular ones (at
-most every gold item), so that gold items are about ``gold_rate`` of their pages, and their pages are
-put in a random order. The systems of every page are shown in a random order of their own.
+``round(gold_rate * n / (1 - gold_rate - check_rate))`` distinct gold items besides their n regular ones
+(at most every gold item), and as many instructed attention checks at ``check_rate``
+(:mod:`lib.study.checks`), so that gold items are about ``gold_rate`` of their pages and checks about
+``check_rate``, and their pages are put in a random order. The systems of each annotator's pages are shown in
+counterbalanced orders (:func:`lib.study.order.balanced_orders`: every system in every position equally often,
+as a Latin square allows).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from lib.study.errors import StudyError
+from lib.study.order import balanced_orders
 
 MAX_PER_ITEM = 100
 """Most annotators an item may be given (the Studies page's bound)."""
@@ -32,21 +37,40 @@ class Plan:
     orders: list[list[list[int]]]
 
 
-def gold_count(n_regular: int, gold_rate: float, n_gold: int) -> int:
-    """Gold pages of an annotator with ``n_regular`` regular pages: about ``gold_rate`` of all pages,
-    at most ``n_gold`` (each gold item once)."""
-    return min(n_gold, round(gold_rate * n_regular / (1 - gold_rate))) if gold_rate > 0 else 0
+def gold_count(n_regular: int, gold_rate: float, n_gold: int, other_rate: float = 0.0) -> int:
+    """Extra pages (gold items, or attention checks) of an annotator with ``n_regular`` regular pages: about
+    ``gold_rate`` of all their pages when ``other_rate`` of them are extra pages of the other kind, at most
+    ``n_gold`` (each such item once)."""
+    return min(n_gold, round(gold_rate * n_regular / (1 - gold_rate - other_rate))) if gold_rate > 0 else 0
+
+
+def check_rates(gold_rate: float, check_rate: float) -> None:
+    """Refuse a gold or attention-check rate outside [0, 1), or the two adding up to 1 or more (StudyError)."""
+    for what, rate in (("gold", gold_rate), ("attention-check", check_rate)):
+        if not 0 <= rate < 1:
+            raise StudyError(f"the {what} rate must be at least 0 and below 1, not {rate}")
+    if gold_rate + check_rate >= 1:
+        raise StudyError(
+            f"the gold rate and the attention-check rate add up to {gold_rate + check_rate:g}: keep it below 1"
+        )
+
+
+def most_regular_pages(n_regular: int, per_item: int, annotators: int) -> int:
+    """The most regular pages one annotator gets (the ceiling of items x annotators per item / annotators)."""
+    return math.ceil(n_regular * per_item / annotators)
 
 
 def assign(
     regular: list[int],
     gold: list[int],
-    n_systems: list[int],
+    systems: Sequence[Sequence[str]],
     *,
     annotators: int,
     per_item: int,
     gold_rate: float,
     seed: int,
+    checks: Sequence[int] = (),
+    check_rate: float = 0.0,
 ) -> Plan:
     """The pages of every annotator.
 
@@ -54,14 +78,18 @@ def assign(
     ----------
     regular, gold : list of int
         Indices of the regular and the gold items.
-    n_systems : list of int
-        Systems shown per item (by index), for the shown orders.
+    systems : sequence of sequences of str
+        The systems of each item (by index), for the shown orders.
     annotators, per_item : int
         Number of annotators, and of distinct annotators per regular item.
     gold_rate : float
         Share of each annotator's pages that are gold items, in [0, 1).
     seed : int
         Seed of the random permutations.
+    checks : sequence of int
+        Indices of the instructed attention checks (:func:`lib.study.checks.make_checks`).
+    check_rate : float
+        Share of each annotator's pages that are attention checks; ``gold_rate + check_rate`` below 1.
 
     Returns
     -------
@@ -71,8 +99,8 @@ def assign(
     ------
     StudyError
         ``per_item`` above the number of annotators, more annotators than regular pages (some links
-        would have no page; the message gives the numbers that work), a rate outside [0, 1), gold items
-        asked for but none given, or no regular item.
+        would have no page; the message gives the numbers that work), a rate outside [0, 1) or rates summing
+        to 1 or more, gold items asked for but none given, or no regular item.
     """
     if not regular:
         raise StudyError("the study has no item to judge (every item is a gold item)")
@@ -81,8 +109,7 @@ def assign(
             f"each item needs {per_item} distinct annotators, but the study has {annotators}: "
             "ask for fewer per item or more annotators"
         )
-    if not 0 <= gold_rate < 1:
-        raise StudyError(f"the gold rate must be at least 0 and below 1, not {gold_rate}")
+    check_rates(gold_rate, check_rate)
     if gold_rate > 0 and not gold:
         raise StudyError("a gold rate was asked for but no item has a gold answer (gold_<criterion> columns)")
     _every_link_has_a_page(len(regular), per_item, annotators)
@@ -94,10 +121,15 @@ def assign(
         for r in range(per_item):
             pages[who[(i * per_item + r) % annotators]].append(int(item))
     for a in range(annotators):
-        k = gold_count(len(pages[a]), gold_rate, len(gold))
-        mixed = pages[a] + [int(g) for g in rng.choice(gold, size=k, replace=False)] if k else pages[a]
+        n = len(pages[a])
+        extra = [
+            int(x)
+            for pool, rate, other in ((gold, gold_rate, check_rate), (checks, check_rate, gold_rate))
+            for x in rng.choice(pool, size=gold_count(n, rate, len(pool), other), replace=False)
+        ]
+        mixed = pages[a] + extra
         pages[a] = [mixed[j] for j in rng.permutation(len(mixed))]
-    orders = [[[int(p) for p in rng.permutation(n_systems[item])] for item in mine] for mine in pages]
+    orders = [balanced_orders([systems[item] for item in mine], rng) for mine in pages]
     return Plan(pages, orders)
 
 

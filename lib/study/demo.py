@@ -16,7 +16,12 @@ from lib.study.items import ItemSpec, read_items
 DEMO_DIR = DATA_DIR / "rome_bestworst"
 DEMO_TASK = "bestworst"
 DEMO_CRITERIA = ("consistency", "fluency")
-DEMO_NAME = "Counterfactual AI Writing Study (seed 001, ROME)"
+DEMO_LABELS = ("consistent", "fluent")
+"""The form's own words: "WHICH is the MOST CONSISTENT with the taught fact?", "... the MOST FLUENT use of
+language?" (seed 001)."""
+DEMO_NAME = "Counterfactual AI Writing Study"
+"""The form's title. Annotators read it: it names no system (it once said "(seed 001, ROME)", ROME being one
+of the three systems compared)."""
 
 
 def demo_items(max_prompts: int | None = None, *, task: str = DEMO_TASK) -> list[ItemSpec]:

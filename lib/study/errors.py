@@ -27,6 +27,11 @@ class TokenError(StudyError):
     """The annotator's link is not valid: an unknown, malformed or revoked token."""
 
 
+class JoinError(StudyError):
+    """A crowd platform's participant cannot take a place in the study: their link names no participant id,
+    or every place is taken (:mod:`lib.study.crowd`)."""
+
+
 class TaskError(StudyError):
     """The task named in a request is not one of this annotator's tasks."""
 

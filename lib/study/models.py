@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 NAME_CHARS = 1_000
@@ -41,6 +41,12 @@ class Study(Base):
     example: Mapped[str] = mapped_column(Text, default="")
     seed: Mapped[int] = mapped_column(Integer, default=0)
     scale: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    labels: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    check_rate: Mapped[float] = mapped_column(Float, default=0.0)
+    crowd_key: Mapped[str | None] = mapped_column(String(64), unique=True, index=True, nullable=True)
+    crowd_secret: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    completion_code: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    redirect_url: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     items: Mapped[list[Item]] = relationship(back_populates="study", order_by="Item.id")
     annotators: Mapped[list[Annotator]] = relationship(back_populates="study", order_by="Annotator.id")
@@ -50,7 +56,8 @@ class Item(Base):
     """One page's content: a prompt (its text, e.g. the counterfactual fact) and the systems' responses.
 
     ``responses``: ``[[system, text], ...]``; ``gold``: None, or the known answer as the task's
-    choices (``{criterion: {...}}``, :mod:`lib.study.tasks`).
+    choices (``{criterion: {...}}``, :mod:`lib.study.tasks`). ``check``: an instructed attention check
+    (:mod:`lib.study.checks`): its gold answer is what the page tells the annotator to choose.
     """
 
     __tablename__ = "item"
@@ -62,6 +69,7 @@ class Item(Base):
     prompt_text: Mapped[str] = mapped_column(Text, default="")
     responses: Mapped[list[list[str]]] = mapped_column(JSON)
     gold: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    check: Mapped[bool] = mapped_column(Boolean, default=False)
     study: Mapped[Study] = relationship(back_populates="items")
 
     def texts(self) -> dict[str, str]:
@@ -73,16 +81,22 @@ class Annotator(Base):
     """An annotator of a study: a label for the researcher and the token of their link.
 
     The token (``secrets.token_urlsafe``, 192 bits) is the only credential of an annotator; a revoked
-    annotator (``active`` False) is refused as an unknown token would be.
+    annotator (``active`` False) is refused as an unknown token would be. ``platform_hash``: for an
+    annotator who came through a crowd platform's link, the keyed hash (HMAC-SHA256 with the study's
+    ``crowd_secret``) of their platform id, never the id itself; None for a place not taken yet.
     """
 
     __tablename__ = "annotator"
-    __table_args__ = (UniqueConstraint("study_id", "label"),)
+    __table_args__ = (
+        UniqueConstraint("study_id", "label"),
+        Index("ix_annotator_platform", "study_id", "platform_hash", unique=True),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     study_id: Mapped[int] = mapped_column(ForeignKey("study.id", ondelete="CASCADE"), index=True)
     label: Mapped[str] = mapped_column(String(100))
     token: Mapped[str] = mapped_column(String(64), unique=True)
     active: Mapped[bool] = mapped_column(Boolean, default=True)
+    platform_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     study: Mapped[Study] = relationship(back_populates="annotators")
     assignments: Mapped[list[Assignment]] = relationship(back_populates="annotator", order_by="Assignment.page")
 

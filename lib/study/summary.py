@@ -9,6 +9,11 @@ pairwise; Krippendorff's alpha with the interval metric of the ratings
 (:func:`lib.study.agreement.interval_alpha`, per criterion, a unit being a (prompt, system)) for Likert.
 A judgment is one pick per criterion of a page, or one rating of one passage per criterion
 (:meth:`lib.study.tasks.TaskSpec.judgments`).
+
+Annotator quality: the attention checks they passed (:mod:`lib.study.checks`; failing them flags the
+annotator, and the export leaves them out), their agreement with the other annotators on the same items and
+their reliability, Cohen's kappa of their answers against the Dawid-Skene truth
+(:mod:`lib.annotator_quality`), beside their gold accuracy.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import func, select
 
+from lib.study.checks import failed
 from lib.study.create import annotator_link
 from lib.study.db import transaction
-from lib.study.export import export_judgments, load_study
+from lib.study.export import check_passes, export_judgments, load_study
 from lib.study.models import Annotator, Answer, Assignment, Study
 from lib.study.tasks import gold_correct, task_spec
 
@@ -45,6 +51,7 @@ EXPORT_ROLES = {
         "judgment": "judgment",
         "trial": "page",
         "criterion": "criterion",
+        "position": "position",
     },
     "pairwise": {
         "prompt": "prompt_id",
@@ -75,9 +82,13 @@ class StudySummary:
     Attributes
     ----------
     annotators : pandas.DataFrame
-        Per annotator: ``annotator, pages, done, gold_pages, gold_done, gold_accuracy,
-        median_seconds_per_page, seconds_per_judgment, speeder`` (NaN where nothing is answered yet;
-        ``seconds_per_judgment`` the median over their pages).
+        Per annotator: ``annotator, pages, done, gold_pages, gold_done, gold_accuracy, checks,
+        checks_passed, failed_checks, agreement, reliability, median_seconds_per_page, seconds_per_judgment,
+        speeder`` (NaN where nothing is answered yet; ``seconds_per_judgment`` the median over their pages;
+        ``checks`` the attention-check pages answered, ``failed_checks`` True when they failed them,
+        :func:`lib.study.checks.failed`; ``agreement`` and ``reliability`` from
+        :func:`lib.annotator_quality.annotator_quality` over the regular and gold items), and for a study
+        recruited on a crowd platform ``joined`` (whether a participant took the place).
     items : pandas.DataFrame
         Per item: ``prompt_id, systems, gold, annotators, done``.
     agreement : pandas.DataFrame
@@ -143,6 +154,19 @@ def study_links(study_id: int, base_url: str, *, url: str | None = None) -> pd.D
     return pd.DataFrame(rows, columns=["annotator", "link", "active"])
 
 
+def crowd_table(study_id: int, base_url: str, *, url: str | None = None) -> pd.DataFrame:
+    """``platform, link``: a crowd study's one link, for Prolific and for other platforms
+    (:func:`lib.study.crowd.crowd_links`); empty for a study with private links."""
+    import pandas as pd
+
+    from lib.study.crowd import crowd_links
+
+    with transaction(url) as session:
+        key = load_study(session, study_id).crowd_key
+    rows = list(crowd_links(base_url, key).items()) if key else []
+    return pd.DataFrame(rows, columns=["platform", "link"])
+
+
 def _median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -170,6 +194,8 @@ def summarize(study_id: int, *, url: str | None = None) -> StudySummary:
             seconds, per_judgment, gold_pages, gold_checks = [], [], 0, []
             for asg in person.assignments:
                 item = asg.item
+                if item.check:  # an attention check: counted apart (check_passes), not an item of the study
+                    continue
                 row = per_item.setdefault(
                     item.id,
                     {
@@ -189,6 +215,8 @@ def summarize(study_id: int, *, url: str | None = None) -> StudySummary:
                 per_judgment.append(asg.answer.seconds / (n_criteria * spec.judgments(len(item.responses))))
                 if item.gold is not None:
                     gold_checks += gold_correct(item.gold, asg.answer.choices)
+            checks = check_passes(person)
+            seconds += [a.answer.seconds for a in person.assignments if a.item.check and a.answer is not None]
             all_seconds += seconds
             all_per_judgment += per_judgment
             all_gold += gold_checks
@@ -200,14 +228,23 @@ def summarize(study_id: int, *, url: str | None = None) -> StudySummary:
                     "gold_pages": gold_pages,
                     "gold_done": len(gold_checks) // max(1, n_criteria),
                     "gold_accuracy": sum(gold_checks) / len(gold_checks) if gold_checks else float("nan"),
+                    "checks": len(checks),
+                    "checks_passed": sum(checks),
+                    "failed_checks": failed(checks),
                     "median_seconds_per_page": _median(seconds),
                     "seconds_per_judgment": _median(per_judgment),
+                    **({"joined": person.platform_hash is not None} if study.crowd_key else {}),
                 }
             )
         task = study.task
+        labels = _answers(study)
     study_median = _median(all_seconds)
     annotators = pd.DataFrame(people)
     if len(annotators):
+        quality = _quality(labels).reindex(annotators["annotator"])
+        at = annotators.columns.get_loc("failed_checks") + 1
+        annotators.insert(at, "agreement", quality["agreement"].to_numpy())
+        annotators.insert(at + 1, "reliability", quality["reliability"].to_numpy())
         annotators["speeder"] = annotators["median_seconds_per_page"] < SPEEDER_FRACTION * study_median
     return StudySummary(
         annotators=annotators,
@@ -216,6 +253,35 @@ def summarize(study_id: int, *, url: str | None = None) -> StudySummary:
         median_seconds_per_judgment=_median(all_per_judgment),
         gold_accuracy=sum(all_gold) / len(all_gold) if all_gold else float("nan"),
     )
+
+
+def _answers(study: Study) -> list[tuple[object, str, str]]:
+    """Every answer to a regular or gold item as Dawid-Skene ``(task, annotator, label)`` rows: a task per
+    item, criterion and key (MOST, LEAST; the winner; each passage's rating), the label a system, "tie" or a
+    rating."""
+    rows: list[tuple[object, str, str]] = []
+    for person in study.annotators:
+        for asg in person.assignments:
+            if asg.answer is None or asg.item.check:
+                continue
+            for criterion, choice in asg.answer.choices.items():
+                for key, value in choice.items():
+                    label = "tie" if key == "tie" else str(value)
+                    rows.append(((asg.item.id, criterion, "winner" if key == "tie" else key), person.label, label))
+    return rows
+
+
+def _quality(rows: list[tuple[object, str, str]]) -> pd.DataFrame:
+    """Agreement and reliability per annotator label (:func:`lib.annotator_quality.annotator_quality`)."""
+    import pandas as pd
+
+    from lib.annotator_quality import QUALITY_COLUMNS, annotator_quality
+
+    if not rows:
+        return pd.DataFrame(columns=QUALITY_COLUMNS).set_index("annotator")
+    table = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    table["task"] = table["task"].map(repr)  # tuples as plain keys
+    return annotator_quality(table).set_index("annotator")
 
 
 def _kappa(table: pd.DataFrame, task: str) -> pd.DataFrame:

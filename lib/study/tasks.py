@@ -12,7 +12,8 @@ Choices are ``{criterion: {...}}``: ``{"most": system, "least": system}`` (best-
 ``{"winner": system}`` or ``{"tie": true}`` (pairwise: a tie is encoded apart from system names, so a
 system may be called "tie"; schema revision 0003 rewrote the earlier ``{"winner": "tie"}``) or
 ``{system: rating}`` (Likert). Gold answers use the same shape (a Likert gold answer may rate only some
-of the systems). The form answers with the labels shown (A, B, ...) and, for a pairwise tie,
+of the systems). The questions name a criterion by its label ("MOST CONSISTENT", :func:`question`; the
+label defaults to the criterion's name). The form answers with the labels shown (A, B, ...) and, for a pairwise tie,
 ``{"winner": "tie"}``: labels are letters, so the form's tie option never meets a system name.
 """
 
@@ -31,6 +32,15 @@ GOLD_PICKS = {"most": 1, "least": -1, TIE: 0, "": 0}
 scores tie)."""
 MIN_POINTS, MAX_POINTS = 2, 10
 """The points a Likert scale may have."""
+QUESTIONS = {"most": "MOST {}", "least": "LEAST {}", "winner": "MORE {}"}
+"""How the form asks for a pick, given a criterion's label (seed 001's "MOST CONSISTENT / LEAST FLUENT")."""
+
+
+def question(key: str, label: str) -> str:
+    """The form's question for one key of a pick (``most``, ``least``, ``winner``) about a criterion's label,
+    e.g. ``question("most", "consistent") == "MOST CONSISTENT"``; for a rated task's key (a passage's label
+    A, B, ...) ``"A: FLUENT"``."""
+    return QUESTIONS[key].format(label.upper()) if key in QUESTIONS else f"{key}: {label.upper()}"
 
 
 @dataclass(frozen=True)
@@ -305,7 +315,8 @@ def check_choices(
     ------
     AnswerError
         A criterion missing or unknown, a choice missing or not among the systems shown, MOST = LEAST,
-        a passage not rated, a rating that is not a whole number on the scale.
+        a passage not rated, a rating that is not a whole number on the scale: every criterion that fails
+        is named, joined by "; ".
     """
     spec = task_spec(task)
     if not isinstance(choices, Mapping):
@@ -313,12 +324,17 @@ def check_choices(
     unknown = [str(c) for c in choices if c not in criteria]
     if unknown:
         raise AnswerError(f"unknown criterion {', '.join(unknown)}; the study asks for {', '.join(criteria)}")
-    out = {}
-    for criterion in criteria:
+    out, problems = {}, []
+    for criterion in criteria:  # every criterion that fails is named, not only the first
         choice = choices.get(criterion)
-        if not isinstance(choice, Mapping):
-            raise AnswerError(f"{criterion}: no choice given")
-        out[criterion] = spec.check(choice, systems, criterion, scale)
+        try:
+            if not isinstance(choice, Mapping):
+                raise AnswerError(f"{criterion}: no choice given")
+            out[criterion] = spec.check(choice, systems, criterion, scale)
+        except AnswerError as err:
+            problems.append(str(err))
+    if problems:
+        raise AnswerError("; ".join(problems))
     return out
 
 

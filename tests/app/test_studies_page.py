@@ -107,7 +107,7 @@ def test_choices_are_checked_on_the_page(db):
 
 
 def _items(prompt_text: str, response: str) -> list[ItemSpec]:
-    return [ItemSpec("p1", prompt_text, (("x", response), ("y", "plain"), ("z", "plain too")), None)]
+    return [ItemSpec("p1", prompt_text, (("one", response), ("two", "plain"), ("three", "plain too")), None)]
 
 
 def test_script_and_image_payloads_in_items_and_instructions_are_inert(db):

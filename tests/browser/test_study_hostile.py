@@ -40,7 +40,7 @@ def _inert(page) -> None:
 def test_hostile_texts_are_inert_in_the_annotators_page(browser, tmp_path, monkeypatch):
     url_db = f"sqlite:///{tmp_path / 'studies.sqlite'}"
     monkeypatch.setenv(study_db.DATABASE_ENV, url_db)
-    items = [ItemSpec("p1", PAYLOAD, (("x", PAYLOAD), ("y", "plain"), ("z", "plain too")), None)]
+    items = [ItemSpec("p1", PAYLOAD, (("one", PAYLOAD), ("two", "plain"), ("three", "plain too")), None)]
     study = create_study(
         items,
         task="bestworst",

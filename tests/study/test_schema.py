@@ -16,7 +16,7 @@ def test_migrated_schema_matches_the_models(db):
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
         version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
     assert diff == []
-    assert version == "0003"
+    assert version == "0004"
     assert {"study", "item", "annotator", "assignment", "answer"} <= set(inspect(engine).get_table_names())
 
 
@@ -40,7 +40,7 @@ def test_a_version_0001_database_is_upgraded_in_place(db):
         )
     engine.dispose()
     with study_db.engine(db).connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0003"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0004"
         assert conn.execute(text("SELECT name, scale FROM study")).one() == ("old", None)
 
 
@@ -105,6 +105,41 @@ def test_a_version_0002_pairwise_tie_is_stored_apart_from_system_names(db):
         gold = conn.execute(text("SELECT gold FROM item WHERE id = 1")).scalar_one()
     assert answers == [{"fluency": {"tie": True}}, win, tie]
     assert (json.loads(gold) if isinstance(gold, str) else gold) == {"fluency": {"tie": True}}
+
+
+def test_a_version_0003_study_keeps_its_rows_without_labels_checks_or_crowd_link(db):
+    """Revision 0004 (issue 33): a study stored before has no criterion labels, no attention checks, no crowd
+    link; its items are no checks; its annotators took no platform place."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    engine = create_engine(db)
+    config = Config()
+    config.set_main_option("script_location", str(study_db.MIGRATIONS))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0003")
+        conn.execute(
+            text(
+                "INSERT INTO study (id, name, task, criteria, per_item, gold_rate, instructions, example, seed, "
+                "created_at) VALUES (1, 'old', 'pairwise', '[\"fluency\"]', 1, 0, '', '', 0, '2026-12-01')"
+            )
+        )
+        conn.execute(text("INSERT INTO annotator (id, study_id, label, token, active) VALUES (1, 1, 'a', 't', true)"))
+        conn.execute(
+            text(
+                "INSERT INTO item (id, study_id, prompt_id, systems_key, prompt_text, responses) "
+                "VALUES (1, 1, 'p', 'k', '', '[]')"
+            )
+        )
+    engine.dispose()
+    with study_db.engine(db).connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0004"
+        study = conn.execute(text("SELECT name, labels, check_rate, crowd_key, completion_code FROM study")).one()
+        assert tuple(study) == ("old", None, 0, None, None)
+        assert conn.execute(text('SELECT "check" FROM item')).scalar_one() in (False, 0)
+        assert conn.execute(text("SELECT platform_hash FROM annotator")).scalar_one() is None
 
 
 def test_migrating_again_changes_nothing(db):
