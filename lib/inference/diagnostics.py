@@ -8,6 +8,7 @@ a fit that did not converge are withheld (:func:`withhold`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -145,7 +146,8 @@ def diagnostics_json(diagnostics: Diagnostics) -> str:
 
 
 def diagnostics_from_json(entry: dict) -> Diagnostics:
-    """The inverse of :func:`diagnostics_json` (parsed): null becomes NaN (``converged`` stays None).
+    """The inverse of :func:`diagnostics_json` (parsed): a null number (R-hat, ESS of a fit without chains)
+    becomes NaN; the fields that may be None (``converged``, ``target_ess``, ``stopped``) stay None.
 
     Raises
     ------
@@ -153,5 +155,6 @@ def diagnostics_from_json(entry: dict) -> Diagnostics:
         ``entry`` has keys that are not fields of :class:`Diagnostics`, or misses required ones
         (an entry written before ``converged`` existed: the cache reads it as a miss).
     """
-    fields: dict[str, Any] = {k: float("nan") if v is None and k != "converged" else v for k, v in entry.items()}
-    return Diagnostics(**fields)
+    numbers = {f.name for f in dataclasses.fields(Diagnostics) if f.type == "float"}
+    values: dict[str, Any] = {k: float("nan") if v is None and k in numbers else v for k, v in entry.items()}
+    return Diagnostics(**values)

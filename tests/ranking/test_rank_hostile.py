@@ -19,9 +19,7 @@ from tests.ranking.test_ranking_cli import bundled_args
 
 
 @pytest.fixture(autouse=True)
-def rank_command(monkeypatch, tmp_path):
-    if "rank" not in lib.cli.COMMANDS:
-        monkeypatch.setattr(lib.cli, "COMMANDS", (*lib.cli.COMMANDS, "rank"))
+def own_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
 
 

@@ -31,10 +31,7 @@ LEADERBOARD = [
 
 
 @pytest.fixture(autouse=True)
-def rank_command(monkeypatch, tmp_path):
-    """The lead registers ``rank`` in ``lib.cli.COMMANDS``; until then the test adds it."""
-    if "rank" not in lib.cli.COMMANDS:
-        monkeypatch.setattr(lib.cli, "COMMANDS", (*lib.cli.COMMANDS, "rank"))
+def own_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
 
 
