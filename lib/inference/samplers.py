@@ -157,9 +157,11 @@ def pm_sample(
     model, names: list[str], sampler: str, settings: NutsSettings, target_accept: float = 0.8, **kwargs
 ) -> Any:
     """``pymc.sample`` with the settings' sizes and seed, no progress bar, keeping ``names`` only
-    (nutpie ignores ``var_names`` and returns the free variables too)."""
+    (nutpie ignores ``var_names`` and returns the free variables too) and NUTS's ``target_accept`` (pymc, nutpie)."""
     import pymc as pm
 
+    if "step" not in kwargs:  # NUTS's own setting: a step method given (a test's) takes none
+        kwargs["target_accept"] = target_accept
     with model:
         idata = pm.sample(
             draws=settings.draws,
@@ -170,7 +172,6 @@ def pm_sample(
             progressbar=False,
             compute_convergence_checks=False,
             var_names=names,
-            target_accept=target_accept,
             **kwargs,
         )
     idata.posterior = idata.posterior[names]
