@@ -11,20 +11,16 @@ and a vote of category c compares s_Bc with s_Ac. The deviations are shrunk towa
 s_k by the spread sigma_category learnt from all categories (partial pooling; Gelman & Hill 2007, "Data analysis
 using regression and multilevel/hierarchical models", ch. 12): a large category is ranked on its own votes, a
 small one borrows strength from the others. The deviations are non-centred, as the model's other hierarchical
-effects. ``bench/bench_categories.py`` checks it against separate fits per category.
+effects. A Gaussian at the mode overstates sigma_category, so the fit runs NUTS (:func:`lib.ranking.fit.nuts_reason`).
+``bench/bench_categories.py`` checks it against separate fits per category.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from lib.errors import SettingsError
-
-if TYPE_CHECKING:
-    from lib.ranking.model import Observations
 
 COLUMN = "category"
 """The votes' column (the pairwise format's ``category`` role) that ``rank --by category`` reads."""
@@ -67,7 +63,7 @@ def vote_categories(votes: pd.DataFrame) -> np.ndarray:
     return votes[COLUMN].astype(str).to_numpy()
 
 
-def category_skills(obs: Observations, skill):
+def category_skills(skill):
     """The skills per category, (C, K), inside the model's context (module docstring): adds ``sigma_category``,
     ``category_z`` and the deterministic ``category_skill`` (dims ``category, system``)."""
     import pymc as pm

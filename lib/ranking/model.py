@@ -367,7 +367,7 @@ def _paired_terms(obs: Observations, skill, prompt, *, intransitivity: bool, pos
     else:  # each vote compares the two systems' skills in its category
         from lib.ranking.categories import category_skills
 
-        per, c = category_skills(obs, skill), pt.as_tensor(obs.category)
+        per, c = category_skills(skill), pt.as_tensor(obs.category)
         location = per[c, b] - per[c, a]
     if intransitivity:
         tau = pm.HalfNormal("tau", TAU_PRIOR_SD)
