@@ -198,6 +198,7 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
     "rank": ("rank", "ranking", "position", "place"),
     "trial": ("trial", "trial_id", "page", "screen", "hit", "hit_id", "task"),
     "criterion": ("criterion", "criteria", "aspect", "dimension", "metric", "attribute", "question_type"),
+    "category": ("category", "categories", "topic", "domain", "prompt_category"),
     "prompt_text": ("prompt_text", "instruction", "prompt_str", "question", "counterfactual", "context", "source_text"),
     "response": ("response", "response_text", "output", "completion", "generation", "passage", "story", "text"),
     "response_a": ("response_a", "output_a", "response1", "output1", "completion_a", "text_a"),
@@ -264,7 +265,8 @@ class Judgments:
         Columns ``VOTE_COLUMNS``, all ``str``; ``winner`` in {"a", "b", "tie"}; one row per vote,
         ``system_a`` / ``system_b`` as the pair appears in the file. A pairwise file may add ``first`` (the
         system shown first), ``response_a`` and ``response_b`` (the vote's two answers, for style control:
-        :mod:`lib.ranking.style`) and ``style:NAME`` (feature columns the user named).
+        :mod:`lib.ranking.style`), ``style:NAME`` (feature columns the user named) and ``category`` (the vote's
+        category: :mod:`lib.ranking.categories`).
     prompt_texts : pandas.DataFrame
         ``prompt_id, prompt_text`` (one row per prompt with a text; may be empty).
     responses : pandas.DataFrame
@@ -624,6 +626,8 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     )
     if "position" in values:
         votes["first"] = _first_shown(values, sa, sb, mapping["position"], file)
+    if "category" in values:  # the vote's category (rank --by category: lib.ranking.categories)
+        votes["category"] = values["category"]
     if "response_a" in values and "response_b" in values:  # each vote's own two answers (style control)
         votes["response_a"], votes["response_b"] = values["response_a"], values["response_b"]
     pairs = [(sa, values[r]) for r in ("response_a",) if r in values] + [
@@ -957,9 +961,9 @@ register(
         "pairwise",
         "A/B/tie votes",
         required=("prompt", "system_a", "system_b", "choice"),
-        optional=("annotator", "criterion", "prompt_text", "response_a", "response_b", "position"),
+        optional=("annotator", "criterion", "prompt_text", "response_a", "response_b", "position", "category"),
         synonyms={"position": ("position", "shown_first", "first_shown", "presented_first")},
-        not_blank=("prompt", "system_a", "system_b", "annotator", "choice", "criterion"),
+        not_blank=("prompt", "system_a", "system_b", "annotator", "choice", "criterion", "category"),
         read=read_pairwise,
     )
 )

@@ -11,6 +11,7 @@ from lib.inference.settings import TARGET_CHUNK
 from lib.irt.fit import data_key
 from lib.plots.ranking import (
     active_vs_uniform,
+    category_heatmap,
     irt_vs_bradley_terry,
     rank_intervals,
     skill_forest,
@@ -18,6 +19,7 @@ from lib.plots.ranking import (
     win_heatmap,
 )
 from lib.ranking.budget import WIN_MATRIX_TOP
+from lib.ranking.categories import COLUMN as CATEGORY_COLUMN
 from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
 from lib.ranking.data import (
     LIKELIHOODS,
@@ -184,6 +186,19 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             )
             and styled
         )
+        categorised = judgments is not None and CATEGORY_COLUMN in judgments.votes
+        by_category = (
+            st.checkbox(
+                "By category: a skill per system and category, shrunk towards its overall skill",
+                disabled=not categorised,
+                key="lb_by_category",
+                help="One fit with a deviation of every system in every category, shrunk towards the system's "
+                "overall skill by a spread learnt from all categories: a small category borrows strength from "
+                "the others (python -m lib rank --by category). Needs pairwise votes with a category column (map "
+                "it to the role 'category' on the Data page).",
+            )
+            and categorised
+        )
         severity = None  # RankSettings' default: decided by the scores (off for paired judgments)
         if likelihood == "ratings" or (likelihood == OWN_LIKELIHOOD and data.judgments is None):
             named = names_annotators(data)
@@ -251,6 +266,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         annotator_weights=weights and weighable,
         cluster_prompts=cluster if paired else DEFAULT_CLUSTERING,
         style_control=style,
+        by_category=by_category,
         chains=int(chains),
         draws=int(draws),
         tune=int(tune),
@@ -302,6 +318,7 @@ def show(result, data) -> None:
     else:
         tabs[3].info("No Bradley–Terry baseline for these data (it needs pairwise votes).")
     show_style(result)
+    show_categories(result, order)
     if result.intransitive is not None:
         st.subheader("Intransitive pairs")
         st.caption(
@@ -338,14 +355,7 @@ def show(result, data) -> None:
         st.download_button(
             "annotators.csv", csv_text(result.severity), "annotators.csv", mime="text/csv", key="lb_dl_annotators"
         )
-    c = st.columns(3)
-    c[0].download_button("leaderboard.csv", csv_text(board), "leaderboard.csv", mime="text/csv", key="lb_dl_board")
-    c[1].download_button(
-        "win_matrix.csv", csv_text(result.win_matrix), "win_matrix.csv", mime="text/csv", key="lb_dl_wins"
-    )
-    c[2].download_button(
-        "diagnostics.json", diagnostics_text(result), "diagnostics.json", mime="application/json", key="lb_dl_diag"
-    )
+    downloads(result)
     if result.next_batch is not None:
         st.subheader("What to annotate next")
         st.caption(
@@ -372,6 +382,20 @@ def show_reliability(quality) -> None:
     show_table(quality, key="lb_quality_table")
 
 
+def downloads(result) -> None:
+    """The command's three files."""
+    c = st.columns(3)
+    c[0].download_button(
+        "leaderboard.csv", csv_text(result.leaderboard), "leaderboard.csv", mime="text/csv", key="lb_dl_board"
+    )
+    c[1].download_button(
+        "win_matrix.csv", csv_text(result.win_matrix), "win_matrix.csv", mime="text/csv", key="lb_dl_wins"
+    )
+    c[2].download_button(
+        "diagnostics.json", diagnostics_text(result), "diagnostics.json", mime="application/json", key="lb_dl_diag"
+    )
+
+
 # The columns of each leaderboard shown side by side with style control.
 SIDE_BY_SIDE = ["system", "skill_mean", "skill_low", "skill_high", "p_best", "bt_rating"]
 
@@ -396,6 +420,35 @@ def show_style(result) -> None:
     with c[1]:
         show_table(result.leaderboard[SIDE_BY_SIDE], key="lb_controlled")
     st.plotly_chart(style_shift(result.leaderboard), key="lb_style_shift")
+
+
+def show_categories(result, order: list[str]) -> None:
+    """By category: the chosen category's leaderboard, the heatmap of systems x categories and the download
+    (nothing when not ranked by category)."""
+    table = result.by_category
+    if table is None:
+        return
+    st.subheader("By category")
+    spread = ""
+    if result.category_spread is not None:
+        z = result.category_spread.iloc[0]
+        spread = f" Spread sigma_category = {z['mean']:.3f} (95% interval {z['low']:.3f} to {z['high']:.3f})."
+    st.caption(
+        "One fit: each system's skill in a category is its overall skill plus a deviation shrunk by the spread "
+        "learnt from all categories, so a small category borrows strength from the others. Ranks and P(best) are "
+        "within the category; n_votes counts the category's votes of the system." + spread
+    )
+    categories = sorted(table["category"].unique())
+    chosen = st.selectbox("Category", categories, key="lb_category")
+    show_table(table[table["category"] == chosen].drop(columns="category"), key="lb_category_table")
+    st.plotly_chart(category_heatmap(table, order), key="lb_category_heatmap")
+    st.download_button(
+        "leaderboard_by_category.csv",
+        csv_text(table),
+        "leaderboard_by_category.csv",
+        mime="text/csv",
+        key="lb_dl_by_category",
+    )
 
 
 SIM_TARGET = 0.95

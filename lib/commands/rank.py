@@ -31,6 +31,7 @@ OUTPUTS = (
     "annotators.csv",
     "judge_quality.csv",
     "annotator_quality.csv",
+    "leaderboard_by_category.csv",
 )
 
 
@@ -49,7 +50,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Fit one skill per system (structured IRT: theta of a pair = s_B - s_A, with the "
         "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json, "
         "with --next N next_batch.csv, with annotator severity (ratings) annotators.csv, with --annotator-weights "
-        "annotator_quality.csv and with --judge judge_quality.csv to --out.",
+        "annotator_quality.csv, with --by category leaderboard_by_category.csv and with --judge judge_quality.csv "
+        "to --out.",
         epilog=EXIT_CODES,
     )
     add_input_options(p, "CSV of judgments or ratings")
@@ -110,6 +112,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="COL[,COL...]",
         help="style control with these numeric columns of the file as covariates instead of the texts' features "
         "(NAME as it is, or the normalised difference of NAME_a and NAME_b); implies --style-control",
+    )
+    p.add_argument(
+        "--by",
+        choices=["category"],
+        default=None,
+        help="category: one fit with a skill per system and category (the votes' 'category' column), each shrunk "
+        "towards the system's overall skill by a spread sigma_category learnt from all categories (partial "
+        "pooling: a small category borrows strength from the others); writes leaderboard_by_category.csv "
+        "(category, system, skill with 95%% interval, rank interval, P(best) in the category)",
     )
     p.add_argument(
         "--annotator-effect",
@@ -248,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
             annotator_effect=args.annotator_effect,
             annotator_weights=args.annotator_weights,
             style_control=style,
+            by_category=args.by == "category",
             design=design,
             **({"cluster_prompts": args.cluster_prompts} if args.cluster_prompts is not None else {}),
             **{k: getattr(args, k) for k in ("sampler", "chains", "draws", "tune", "target_ess", "seed")},
@@ -344,6 +356,8 @@ def _write_outputs(result, out: Path, judged=None) -> list[str]:
         texts["annotators.csv"] = csv_text(result.severity)
     if result.annotator_quality is not None:
         texts["annotator_quality.csv"] = csv_text(result.annotator_quality)
+    if result.by_category is not None:
+        texts["leaderboard_by_category.csv"] = csv_text(result.by_category)
     # Staged in a temporary folder inside --out and moved in at the end: no partial outputs.
     with tempfile.TemporaryDirectory(dir=out, prefix=".rank-") as staging:
         for name, text in texts.items():
@@ -369,6 +383,13 @@ def _print_result(result, *, default_sampler: bool) -> None:
         print(
             f"annotator severity: sigma_zeta (logits) {z['mean']:.3f}, 95% interval {z['low']:.3f} to "
             f"{z['high']:.3f}; most severe first in annotators.csv"
+        )
+    if result.category_spread is not None:
+        z = result.category_spread.iloc[0]
+        print(
+            f"by category: spread of the systems' skills across categories sigma_category (logits) {z['mean']:.3f}, "
+            f"95% interval {z['low']:.3f} to {z['high']:.3f}; each category's leaderboard in "
+            "leaderboard_by_category.csv"
         )
     if result.style is not None:
         print("style coefficients (logits per SD; > 0: the answer with more of it wins more often):")

@@ -90,6 +90,9 @@ class Problem:
         Names the model and its data (not the sampler's sizes or seed): a runner may keep the model and
         its compiled programs under it for the next fit of the same model (Laplace,
         :data:`lib.inference.laplace.KEPT_MODELS`). None: nothing is kept.
+    target_accept : float
+        NUTS's target acceptance rate during warm-up (smaller steps above the samplers' 0.8: a model with
+        a hierarchical scale whose effects the data pin down, where 0.8 leaves divergent transitions).
     """
 
     build: Callable[[], tuple[Any, list[str]]]
@@ -100,6 +103,7 @@ class Problem:
     scales: tuple[str, ...] = ()
     mode: dict[str, np.ndarray] = field(default_factory=dict)
     key: str | None = None
+    target_accept: float = 0.8
 
     def model(self, tracker: Tracker) -> tuple[Any, list[str]]:
         """Build the model (stage and phase "building the model"): ``(model, names)``."""
@@ -149,11 +153,15 @@ def sample_map(problem: Problem, settings: NutsSettings, tracker: Tracker) -> An
     return problem.point(tracker)  # it times its own phases
 
 
-def pm_sample(model, names: list[str], sampler: str, settings: NutsSettings, **kwargs) -> Any:
+def pm_sample(
+    model, names: list[str], sampler: str, settings: NutsSettings, target_accept: float = 0.8, **kwargs
+) -> Any:
     """``pymc.sample`` with the settings' sizes and seed, no progress bar, keeping ``names`` only
-    (nutpie ignores ``var_names`` and returns the free variables too)."""
+    (nutpie ignores ``var_names`` and returns the free variables too) and NUTS's ``target_accept`` (pymc, nutpie)."""
     import pymc as pm
 
+    if "step" not in kwargs:  # NUTS's own setting: a step method given (a test's) takes none
+        kwargs["target_accept"] = target_accept
     with model:
         idata = pm.sample(
             draws=settings.draws,
@@ -181,7 +189,13 @@ def sample_pymc(problem: Problem, settings: NutsSettings, tracker: Tracker) -> A
     tracker.stage(0.03, "compiling")
     with tracker.timer.phase("compile, warm-up and sampling"):
         return pm_sample(
-            model, names, "pymc", settings, callback=callback, cores=min(settings.chains, os.cpu_count() or 1)
+            model,
+            names,
+            "pymc",
+            settings,
+            problem.target_accept,
+            callback=callback,
+            cores=min(settings.chains, os.cpu_count() or 1),
         )
 
 
@@ -190,16 +204,18 @@ def sample_nutpie(problem: Problem, settings: NutsSettings, tracker: Tracker) ->
     model, names = problem.model(tracker)
     tracker.stage(0.03, "compiling, then warm-up and sampling (nutpie reports no progress)")
     with tracker.timer.phase("compile, warm-up and sampling"):
-        return pm_sample(model, names, "nutpie", settings)
+        return pm_sample(model, names, "nutpie", settings, problem.target_accept)
 
 
 def sample_numpyro(problem: Problem, settings: NutsSettings, tracker: Tracker) -> Any:
     """The ``numpyro`` sampler: :func:`numpyro_sample` on the problem's model."""
     model, names = problem.model(tracker)
-    return numpyro_sample(model, names, settings, tracker)
+    return numpyro_sample(model, names, settings, tracker, problem.target_accept)
 
 
-def numpyro_sample(model, var_names: list[str], settings: NutsSettings, tracker: Tracker) -> Any:
+def numpyro_sample(
+    model, var_names: list[str], settings: NutsSettings, tracker: Tracker, target_accept: float = 0.8
+) -> Any:
     """NUTS (numpyro) on a PyMC model's JAX log density (as ``pm.sample(nuts_sampler="numpyro")``
     does), in chunks of iterations (:func:`_sample_in_chunks`): a fixed number of draws, or draws to a
     target ESS.
@@ -220,6 +236,8 @@ def numpyro_sample(model, var_names: list[str], settings: NutsSettings, tracker:
         per chain are drawn (progress follows the ESS).
     tracker : Tracker
         Takes the progress and the phases (compile, warm-up, sampling; read-outs without a target).
+    target_accept : float
+        NUTS's target acceptance rate (:attr:`Problem.target_accept`).
 
     Returns
     -------
@@ -264,7 +282,9 @@ def numpyro_sample(model, var_names: list[str], settings: NutsSettings, tracker:
             dims=dims,
         )
 
-    idata = _sample_in_chunks(NUTS(potential_fn=logp, target_accept_prob=0.8), keys, init, to_idata, settings, tracker)
+    idata = _sample_in_chunks(
+        NUTS(potential_fn=logp, target_accept_prob=target_accept), keys, init, to_idata, settings, tracker
+    )
     # Every fit compiles new programs (a new model's closures) that JAX's in-memory caches keep: about 600
     # memory mappings a fit, until XLA cannot allocate and the process segfaults after about 93 fits
     # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat

@@ -272,3 +272,45 @@ def style_shift(board: pd.DataFrame) -> go.Figure:
         height=_height(len(t)),
     )
     return fig
+
+
+def category_heatmap(by_category: pd.DataFrame, order: list[str]) -> go.Figure:
+    """Heatmap of each system's skill in each category (one fit, partial pooling), with its interval and P(best)
+    on hover.
+
+    Parameters
+    ----------
+    by_category : DataFrame
+        ``category, system, skill_mean, skill_low, skill_high, p_best, n_votes``
+        (:data:`lib.ranking.categories.BY_CATEGORY_COLUMNS`).
+    order : list of str
+        Systems in display order (rows, e.g. best overall first); columns are the categories, sorted.
+    """
+    t = by_category.set_index(["system", "category"])
+    categories = sorted(by_category["category"].unique())
+    index = pd.MultiIndex.from_product([order, categories])
+
+    def grid(column: str) -> np.ndarray:
+        return t[column].reindex(index).to_numpy().reshape(len(order), len(categories))
+
+    extra = np.stack([grid(c) for c in ("skill_low", "skill_high", "p_best", "n_votes")], axis=-1)
+    fig = go.Figure(
+        go.Heatmap(
+            z=grid("skill_mean"),
+            x=labels(categories),
+            y=labels(order),
+            zmid=0,
+            colorscale="RdBu",
+            colorbar={"title": "skill (logits)"},
+            customdata=extra,
+            hovertemplate="%{y} in %{x}<br>skill %{z:.2f} (95%: %{customdata[0]:.2f} to %{customdata[1]:.2f})"
+            "<br>P(best) %{customdata[2]:.2f}<br>%{customdata[3]:.0f} votes<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title="Skill per system and category (one fit: each category shrunk towards the overall skill)",
+        xaxis={"title": "category", "type": "category", "tickangle": -45},
+        yaxis={"title": "system", "type": "category", "autorange": "reversed", "dtick": 1, "automargin": True},
+        height=_height(len(order)) + 60,
+    )
+    return fig

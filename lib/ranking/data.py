@@ -57,6 +57,9 @@ class RankingData:
     style : StyleFeatures or None
         The votes' style covariates (style control, :func:`lib.ranking.style.vote_features`; rows as
         ``votes``), None without style control.
+    category : ndarray (N,) of str or None
+        The category of each vote (rows as ``votes``) when ranked by category (:mod:`lib.ranking.categories`);
+        None otherwise.
     """
 
     systems: list[str]
@@ -67,6 +70,7 @@ class RankingData:
     n_votes: pd.Series
     component: pd.Series | None = None
     style: StyleFeatures | None = None
+    category: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         """Without ``component``, every system is in component 1."""
@@ -284,7 +288,7 @@ def annotator_design_of(data, likelihood: str | None = None) -> AnnotatorDesign:
     return annotator_design(_score_table(data))
 
 
-def ranking_data(data, likelihood: str | None = None, *, style: bool = False) -> RankingData:
+def ranking_data(data, likelihood: str | None = None, *, style: bool = False, by_category: bool = False) -> RankingData:
     """The data of one likelihood of the ranking model from an analysis input.
 
     Parameters
@@ -295,6 +299,9 @@ def ranking_data(data, likelihood: str | None = None, *, style: bool = False) ->
         best-worst, ranking) and ``ratings`` for the ratings format.
     style : bool
         Style control: the votes' style covariates (:func:`lib.ranking.style.vote_features`) in ``style``.
+    by_category : bool
+        A skill per system and category: the votes' categories (:func:`lib.ranking.categories.vote_categories`) in
+        ``category``.
 
     Returns
     -------
@@ -305,7 +312,8 @@ def ranking_data(data, likelihood: str | None = None, *, style: bool = False) ->
     SettingsError
         An unknown likelihood, or one the format cannot give (ratings from votes, votes from
         ratings, anything from item-response data); style control for another likelihood than votes, or for
-        votes without the answers' texts or feature columns.
+        votes without the answers' texts or feature columns; categories for another likelihood than votes, or
+        for votes without a category column.
     DesignError
         Fewer than two systems, or nothing that tells systems apart (all votes ties, all scores
         equal, no pair judged on a prompt for ``cells``).
@@ -345,7 +353,15 @@ def ranking_data(data, likelihood: str | None = None, *, style: bool = False) ->
             )
         assert votes is not None  # the votes likelihood has votes
         features = vote_features(votes, data.judgments.responses)
-    return RankingData(systems, likelihood, votes, matrix, ratings, n_votes, component, features)
+    category = None
+    if by_category:
+        from lib.ranking.categories import vote_categories
+
+        if likelihood != "votes":
+            raise SettingsError(f"ranking by category needs the votes likelihood, not {likelihood}")
+        assert votes is not None  # the votes likelihood has votes
+        category = vote_categories(votes)
+    return RankingData(systems, likelihood, votes, matrix, ratings, n_votes, component, features, category)
 
 
 def _likelihood(data, likelihood: str | None) -> str:

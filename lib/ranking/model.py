@@ -14,7 +14,8 @@ annotator (zeta > 0) gives lower scores to everyone, and without it a system rat
 annotators is ranked too low. With style control the votes' location gets ``+ beta' z_v``, the style
 covariates of vote v (B's answer against A's, :mod:`lib.ranking.style`) with coefficients beta ~ N(0, 1)
 (``style``, logits per SD of a feature): LMArena's style control (arena-rank's contextual Bradley–Terry) in the
-votes likelihood.
+votes likelihood. Ranked by category, a vote of category c compares s_Bc and s_Ac, each system's skill in the
+category shrunk towards its overall skill (:mod:`lib.ranking.categories`).
 
 Priors: skills ~ N(0, 1) on the sum-to-zero subspace (``pm.ZeroSumNormal``) or N(0, 1) with a
 baseline's skill fixed at 0; log alpha_j ~ N(0, 0.5) (votes of an arena: log alpha_j ~ N(0, sigma_alpha),
@@ -101,6 +102,10 @@ class Observations:
         Style covariates of each vote, B's answer against A's (style control); None without.
     feature_names : list of str
         Their names.
+    category : ndarray (N,), int, or None
+        Index into ``category_names`` of each vote's category (:mod:`lib.ranking.categories`); None without.
+    category_names : list of str
+        The distinct categories, sorted.
     """
 
     system_a: np.ndarray
@@ -119,6 +124,8 @@ class Observations:
     weight: np.ndarray | None = None
     features: np.ndarray | None = None
     feature_names: list[str] = field(default_factory=list)
+    category: np.ndarray | None = None
+    category_names: list[str] = field(default_factory=list)
 
     @property
     def paired(self) -> bool:
@@ -186,6 +193,7 @@ def observations(rd: RankingData) -> Observations:
         if rd.style is not None:
             turned = votes["system_a"].to_numpy() != raw["system_a"].to_numpy()  # the votes orient_votes turned
             style = np.where(turned[:, None], rd.style.values, -rd.style.values)
+    category_names, category = (None, None) if rd.category is None else np.unique(rd.category, return_inverse=True)
     ia, ib = (pd.Categorical(x, categories=rd.systems).codes.astype(np.int64) for x in (a, b))
     pairs, pair = np.unique(ia * len(rd.systems) + ib, return_inverse=True)
     names = np.asarray(rd.systems)
@@ -204,6 +212,8 @@ def observations(rd: RankingData) -> Observations:
         weight=weight,
         features=style,
         feature_names=list(rd.style.names) if rd.style is not None and style is not None else [],
+        category=None if category is None else category.astype(np.int64),
+        category_names=[] if category_names is None else [str(c) for c in category_names],
     )
 
 
@@ -275,7 +285,8 @@ def build_ranking(
         for paired data, (threshold,) for ratings), ``sigma_alpha`` where :func:`learns_alpha_spread`,
         and as asked ``tau``, ``delta`` (pair),
         ``gamma``, ``sigma_eta``, ``eta`` (prompt), ``sigma_zeta``, ``zeta`` (annotator), and ``style``
-        (feature) when ``obs`` has style covariates. The log-likelihood is the potential ``loglik``.
+        (feature) when ``obs`` has style covariates, ``sigma_category`` and ``category_skill`` (category, system)
+        when it has categories (:mod:`lib.ranking.categories`). The log-likelihood is the potential ``loglik``.
 
     Raises
     ------
@@ -304,6 +315,8 @@ def build_ranking(
         coords["annotator"] = obs.annotators
     if obs.features is not None:
         coords["feature"] = obs.feature_names
+    if obs.category is not None:
+        coords["category"] = obs.category_names
     with pm.Model(coords=coords) as model:
         if baseline is None:
             skill = pm.ZeroSumNormal("skill", sigma=SKILL_PRIOR_SD, dims="system")
@@ -361,7 +374,14 @@ def _paired_terms(obs: Observations, skill, prompt, *, intransitivity: bool, pos
     n_prompts, n_categories = len(obs.prompts), len(obs.categories)
     # tensors, not numpy arrays, as indices: PyTensor checks a numpy index element by element in Python
     # (about 1 s per index of an arena's 500,000 votes)
-    location = skill[pt.as_tensor(obs.system_b)] - skill[pt.as_tensor(obs.system_a)]
+    a, b = pt.as_tensor(obs.system_a), pt.as_tensor(obs.system_b)
+    if obs.category is None:
+        location = skill[b] - skill[a]
+    else:  # each vote compares the two systems' skills in its category
+        from lib.ranking.categories import category_skills
+
+        per, c = category_skills(skill), pt.as_tensor(obs.category)
+        location = per[c, b] - per[c, a]
     if intransitivity:
         tau = pm.HalfNormal("tau", TAU_PRIOR_SD)
         z = pm.Normal("delta_z", 0.0, 1.0, dims="pair")
@@ -410,7 +430,7 @@ def _ratings_terms(obs: Observations, skill, prompt, *, annotator_effect: bool):
 def posterior_names(model: pm.Model) -> list[str]:
     """The variables a ranking fit keeps: skill, alpha, b and whichever optional effects exist."""
     names = [
-        *("skill", "alpha", "sigma_alpha", "b", "tau", "delta", "gamma", "style"),
+        *("skill", "alpha", "sigma_alpha", "b", "tau", "delta", "gamma", "style", "sigma_category", "category_skill"),
         *("sigma_eta", "eta", "sigma_zeta", "zeta"),
     ]
     return [n for n in names if n in model.named_vars]

@@ -3,7 +3,8 @@
 data -> :func:`lib.ranking.data.ranking_data` -> :func:`lib.ranking.fit.fit_ranking` -> leaderboard
 (skills, ranks, P(best)) with the Bradley–Terry baseline merged in, win-probability matrix,
 intransitive pairs, position bias, annotator severity and the next batch to annotate; with style control
-(:mod:`lib.ranking.style`) the same without it beside.
+(:mod:`lib.ranking.style`) the same without it beside; by category (:mod:`lib.ranking.categories`) a
+leaderboard per category from the same fit.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from lib.ranking.budget import (
     revising,
     within,
 )
+from lib.ranking.categories import BY_CATEGORY_DATA, category_leaderboard, category_spread
 from lib.ranking.clusters import clustering_note
 from lib.ranking.data import annotator_design, ranking_data
 from lib.ranking.fit import RankingFit, RankSettings, fit_ranking, fitted_sampler, resolve_annotator_effect
@@ -157,6 +159,11 @@ class RankingResult:
         With style control: each feature's coefficient in the votes model
         (:data:`lib.ranking.leaderboard.STYLE_COLUMNS`) and in the Bradley–Terry baseline
         (:data:`lib.ranking.baseline.STYLE_COEFFICIENT_COLUMNS`).
+    by_category : DataFrame or None
+        Ranked by category: :data:`lib.ranking.categories.BY_CATEGORY_COLUMNS`, each category's leaderboard from
+        the one fit (``leaderboard_by_category.csv``).
+    category_spread : DataFrame or None
+        Ranked by category: the learnt spread sigma_category (``parameter, mean, sd, low, high``).
     """
 
     fit: RankingFit
@@ -173,6 +180,8 @@ class RankingResult:
     annotator_quality: pd.DataFrame | None = None
     uncontrolled: pd.DataFrame | None = None
     style: pd.DataFrame | None = None
+    by_category: pd.DataFrame | None = None
+    category_spread: pd.DataFrame | None = None
 
 
 def rank_systems(
@@ -224,7 +233,7 @@ def rank_systems(
         The estimated memory or time passes its limit.
     """
     _check_sizes(n_next, win_top, max_memory_gb, max_minutes)
-    rd = ranking_data(data, settings.likelihood, style=settings.style_control)
+    rd = ranking_data(data, settings.likelihood, style=settings.style_control, by_category=settings.by_category)
     said: list[str] = []
     if settings.annotator_effect is None and rd.likelihood == "ratings":  # the default: decided here, said
         design = annotator_design(rd.ratings)
@@ -277,6 +286,12 @@ def rank_systems(
     elif n_next:
         result.next_batch, said = annotate_next(fit.idata, n_next, component=component, judgments=data.judgments)
         notes += said
+    if settings.by_category:
+        assert rd.votes is not None  # ranking by category needs votes (ranking_data)
+        result.by_category = category_leaderboard(
+            fit.idata, rd.votes, rd.systems, component=component, baseline=settings.baseline
+        )
+        result.category_spread = category_spread(fit.idata)
     timer.add("read-outs", time.perf_counter() - reading_out)
     if settings.style_control:
         _uncontrolled(result, rd, settings, top_k, bt_style, progress, cluster_check=left_out is None)
@@ -311,8 +326,8 @@ def withhold_estimates(result: RankingResult) -> RankingResult:
     (:func:`lib.inference.diagnostics.withhold`): skills, ranks, P(best) and P(top k), win probabilities,
     next-batch scores and severities; the intransitive pairs, tau, the position bias and the severities'
     spread dropped (None), and the notes that read the posterior (a stuck chain's ranking is "settled"); with
-    style control the votes model's style coefficients emptied. The rows, ids, counts and the Bradley–Terry
-    baseline (not fitted by NUTS) stay."""
+    style control the votes model's style coefficients emptied; by category each category's estimates emptied
+    and the spread dropped. The rows, ids, counts and the Bradley–Terry baseline (not fitted by NUTS) stay."""
     severity, settled = result.severity, [n.format(1 - MIN_SHARE) for n in (SETTLED_NOTE, TOP_SETTLED_NOTE)]
     return replace(
         result,
@@ -324,6 +339,8 @@ def withhold_estimates(result: RankingResult) -> RankingResult:
         else withhold(result.next_batch, ("system_a", "system_b", "prompt_id", *NEXT_TEXT_COLUMNS)),
         severity=None if severity is None else withhold(severity, ("annotator_id", "n_scores")),
         style=None if result.style is None else withhold(result.style, STYLE_COEFFICIENT_COLUMNS),
+        by_category=None if result.by_category is None else withhold(result.by_category, BY_CATEGORY_DATA),
+        category_spread=None,
         intransitive=None,
         tau=None,
         position=None,
@@ -489,8 +506,9 @@ def ranking_cost(
         component_sizes=rd.component.value_counts().to_numpy(),
         n_next=n_next,
         win_top=win_top,
-        cluster_prompts=n_prompts if rd.likelihood != "ratings" and cluster_check else 0,
-        clustered_draws=settings.cluster_prompts != "off",
+        # by category the check is not run (lib.ranking.fit.NO_CLUSTER_CHECK_BY_CATEGORY)
+        cluster_prompts=n_prompts if rd.likelihood != "ratings" and cluster_check and not settings.by_category else 0,
+        clustered_draws=settings.cluster_prompts != "off" and not settings.by_category,
     )
     # style control fits twice, with and without: a second fit's time as its own phase, the memory of one fit
     if settings.style_control:
@@ -550,7 +568,8 @@ def diagnostics_text(result: RankingResult, extra: dict | None = None) -> str:
     """``diagnostics.json`` of a leaderboard: the fit's diagnostics
     (:func:`lib.inference.diagnostics.diagnostics_json`); with style control its ``style_coefficients``, per
     feature the votes model's ``mean, sd, low, high`` and the Bradley–Terry baseline's ``bt_mean, bt_sd, bt_low,
-    bt_high`` (logits per SD of the standardised feature, ``null`` where not estimated); and ``extra`` (e.g. the
+    bt_high`` (logits per SD of the standardised feature, ``null`` where not estimated); by category its
+    ``category_spread`` (sigma_category's ``mean, sd, low, high``); and ``extra`` (e.g. the
     judges' analysis)."""
     import json
     import math
@@ -561,6 +580,9 @@ def diagnostics_text(result: RankingResult, extra: dict | None = None) -> str:
         return float(value) if value is not None and math.isfinite(float(value)) else None
 
     out = json.loads(diagnostics_json(result.fit.diagnostics)) | (extra or {})
+    if result.category_spread is not None:
+        spread = result.category_spread.iloc[0]
+        out["category_spread"] = {c: number(spread[c]) for c in ("mean", "sd", "low", "high")}
     if result.style is not None:
         columns = [c for c in result.style.columns if c != "feature"]
         out["style_coefficients"] = {

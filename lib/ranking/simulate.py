@@ -290,6 +290,92 @@ def simulate_style_arena(
     return votes, {"skill": skill, "coefficient": coefficient, "systems": list(STYLE_SYSTEMS), "feature": z}
 
 
+CATEGORIES = ("general", "coding", "maths", "creative")
+"""The categories of :func:`simulate_category_arena`, largest first."""
+
+
+def simulate_category_arena(
+    n_votes: Sequence[int] = (1500, 400, 150, 80),
+    *,
+    n_systems: int = 6,
+    spread: float = 0.4,
+    reversal: float = 0.7,
+    tie_rate: float = 0.1,
+    log_alpha_sd: float = 0.3,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, dict]:
+    """Arena votes with a skill per system and category: categories' check (issue 36 item 2).
+
+    System k's skill in category c is ``s_k + d_kc``: overall skills evenly spaced from 1.25 to -1.25, deviations
+    ``d_kc ~ N(0, spread)`` centred within each category, and in the second category (``coding``) systems 1 and 2
+    swapped: ``d_1c = -reversal`` and ``d_2c = +reversal`` before centring, so system 2 is above system 1 there
+    (by ``2 reversal - 0.5`` logits) though below it overall. Each vote is a random pair on a random prompt of its
+    category (a prompt per 5 votes), its outcome as :func:`simulate_arena`'s with alpha_j = exp(N(0,
+    ``log_alpha_sd``)).
+
+    Parameters
+    ----------
+    n_votes : sequence of int
+        Votes per category, in the order of :data:`CATEGORIES` (at most 4 categories).
+    n_systems : int
+        At least 3 (the reversal needs systems 1 and 2).
+    spread, reversal, tie_rate, log_alpha_sd : float
+        Logits (``tie_rate``: in [0, 1)).
+    seed : int
+
+    Returns
+    -------
+    votes : DataFrame
+        ``lib.formats.VOTE_COLUMNS`` + ``category``, one row per vote.
+    truth : dict
+        ``skill`` (K,), ``category_skill`` ({category: (K,)}), ``systems``, ``categories`` (lists), ``reversal``
+        ((system above overall, system above in the category, category)), ``spread``.
+    """
+    if not 1 <= len(n_votes) <= len(CATEGORIES) or n_systems < 3:
+        raise SettingsError(f"1 to {len(CATEGORIES)} categories and at least 3 systems")
+    rng = np.random.default_rng(seed)
+    categories = list(CATEGORIES[: len(n_votes)])
+    systems = [f"sys{k}" for k in range(n_systems)]
+    skill = np.linspace(1.25, -1.25, n_systems)
+    deviation = rng.normal(0.0, spread, (len(categories), n_systems))
+    if len(categories) > 1:
+        deviation[1, 1], deviation[1, 2] = -reversal, reversal
+    deviation -= deviation.mean(axis=1, keepdims=True)
+    threshold = float(logit((1 + tie_rate) / 2))
+    names, parts = np.array(systems, dtype=object), []
+    for c, n in enumerate(n_votes):
+        a = rng.integers(0, n_systems, n)
+        b = (a + rng.integers(1, n_systems, n)) % n_systems
+        n_prompts = max(2, n // 5)
+        j = rng.integers(0, n_prompts, n)
+        alpha = np.exp(rng.normal(0.0, log_alpha_sd, n_prompts))[j]
+        s = skill + deviation[c]
+        parts.append(
+            pd.DataFrame(
+                {
+                    "prompt_id": [f"{categories[c]}-p{k:04d}" for k in j],
+                    "system_a": names[a],
+                    "system_b": names[b],
+                    "annotator_id": "",
+                    "winner": _winners(rng.random(n), alpha * (s[b] - s[a]), alpha * threshold),
+                    "criterion": DEFAULT_CRITERION,
+                    "category": categories[c],
+                }
+            )
+        )
+    votes = pd.concat(parts, ignore_index=True)
+    votes["annotator_id"] = [f"r{n}" for n in range(len(votes))]
+    truth = {
+        "skill": skill,
+        "category_skill": {c: skill + deviation[i] for i, c in enumerate(categories)},
+        "systems": systems,
+        "categories": categories,
+        "reversal": (systems[1], systems[2], categories[min(1, len(categories) - 1)]),
+        "spread": spread,
+    }
+    return votes.astype(str), truth
+
+
 def bt_laplace(
     votes: pd.DataFrame, systems: Sequence[str], *, prior_sd: float = 1.0, draws: int = 500, seed: int = 0
 ) -> np.ndarray:

@@ -340,3 +340,33 @@ def test_style_control_is_offered_only_where_the_votes_carry_the_answers(at):
     at.session_state["lb_sampler"] = "numpyro"  # NUTS waits for the button: nothing is fitted
     at.run()
     assert not at.exception and at.checkbox(key="lb_style").disabled
+    assert at.checkbox(key="lb_by_category").disabled  # no category column
+
+
+def test_by_category_shows_a_chosen_categorys_leaderboard_and_the_heatmap(at):
+    from lib.ranking.categories import BY_CATEGORY_COLUMNS
+    from lib.ranking.simulate import simulate_category_arena
+    from lib.tables import read_csv
+
+    votes, truth = simulate_category_arena(n_votes=(240, 80, 60), n_systems=4, seed=2)
+    upload = votes.rename(columns={"prompt_id": "prompt", "annotator_id": "annotator", "winner": "choice"})
+    text = upload.drop(columns="criterion").to_csv(index=False)  # the file a user uploads, its category column
+    at.session_state["view_dataset"] = "upload"
+    at.session_state["analysis_input"] = analysis_input(
+        read_csv(text.encode(), "categories.csv"), "pairwise", file="categories.csv"
+    )
+    at.run()
+    assert not at.exception and not at.error
+    assert not at.checkbox(key="lb_by_category").disabled and not at.checkbox(key="lb_by_category").value
+    at.checkbox(key="lb_by_category").check().run()
+    assert not at.exception and "NUTS" in at.info[-1].value  # MAP + Laplace is not trustworthy by category
+    at.button(key="lb_rank").click().run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="lb_category").options == sorted(truth["categories"])
+    at.selectbox(key="lb_category").set_value("maths").run()
+    shown = next(d.value for d in at.dataframe if list(d.value.columns) == BY_CATEGORY_COLUMNS[1:])
+    assert len(shown) == 4
+    maths = votes[votes["category"] == "maths"]
+    n = pd.concat([maths["system_a"], maths["system_b"]]).value_counts()
+    assert shown.set_index("system")["n_votes"].astype(int).to_dict() == n.to_dict()  # the chosen category's rows
+    assert len(at.get("plotly_chart")) == 5  # forest, ranks, win heatmap, Bradley–Terry and systems x categories
