@@ -24,6 +24,7 @@ from lib.ranking.fit import (
 from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
 from ui.common import cached_bundled, current_input
+from ui.robustness import with_robustness
 from ui.tables import show_table
 from ui.text import escape_markdown
 from ui.timings import show_timings, stopped_words
@@ -195,7 +196,7 @@ def show(result, data) -> None:
     for w in d.warnings:
         st.warning(escape_markdown(w))
     show_timings(d.timings)
-    show_table(board, key="lb_table")
+    show_table(with_robustness(result, data, board), key="lb_table")
     order = list(board["system"])
     tabs = st.tabs(["Skills", "Ranks", "Win probabilities", "IRT vs Bradley–Terry"])
     tabs[0].plotly_chart(skill_forest(board), key="lb_forest")

@@ -27,6 +27,7 @@ OUTPUTS = (
     "next_batch.csv",
     "annotators.csv",
     "judge_quality.csv",
+    "robustness.csv",
 )
 
 
@@ -36,6 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from lib.inference.settings import TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, samplers_for
     from lib.ranking.budget import MAX_MEMORY_GB, MAX_MINUTES, WIN_MATRIX_TOP
     from lib.ranking.data import LIKELIHOODS
+    from lib.ranking.robustness import ROBUSTNESS_TOP
 
     samplers = samplers_for("ranking")
     p = sub.add_parser(
@@ -43,8 +45,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="leaderboard of systems: skills, ranks, P(best), Bradley–Terry baseline, what to annotate next",
         description="Fit one skill per system (structured IRT: theta of a pair = s_B - s_A, with the "
         "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json, "
-        "with --next N next_batch.csv, with --annotator-effect annotators.csv and with --judge judge_quality.csv "
-        "to --out.",
+        "with --next N next_batch.csv, with --annotator-effect annotators.csv, with --judge judge_quality.csv "
+        "and with --robustness robustness.csv to --out.",
     )
     add_input_options(p, "CSV of judgments or ratings")
     p.add_argument(
@@ -123,6 +125,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="M",
         help=f"refuse, before computing, a fit estimated to take longer (default {MAX_MINUTES:g} minutes)",
     )
+    p.add_argument(
+        "--robustness",
+        action="store_true",
+        help="write robustness.csv: for each adjacent pair of the top systems (the top pair first), the fewest votes "
+        "whose removal swaps them, found by their influence on the fit and confirmed by refitting without them, with "
+        "the input file's rows of those votes (pairwise votes, MAP + Laplace; each pair takes one refit or a few)",
+    )
+    p.add_argument(
+        "--robustness-top",
+        type=count,
+        default=None,
+        metavar="K",
+        help=f"--robustness for the adjacent pairs of the top K systems (default {ROBUSTNESS_TOP}: "
+        f"{ROBUSTNESS_TOP - 1} pairs)",
+    )
     p.add_argument("--chains", type=count, help="NUTS chains (default 4)")
     p.add_argument(
         "--draws",
@@ -162,8 +179,10 @@ def run(args: argparse.Namespace) -> int:
     Raises
     ------
     lib.errors.SettingsError
-        An option that does not fit the format (``--position-column``, ``--annotator-effect``), a
-        negative ``--next``, or ``--target-ess`` for a fit whose sampler does not sample to one.
+        An option that does not fit the format (``--position-column``, ``--annotator-effect``,
+        ``--robustness``: :func:`lib.ranking.robustness.check_robustness`), a negative ``--next``,
+        ``--robustness-top`` without ``--robustness``, or ``--target-ess`` for a fit whose sampler does not
+        sample to one.
     """
     import dataclasses
     import time
@@ -185,6 +204,8 @@ def run(args: argparse.Namespace) -> int:
         raise SettingsError(
             f"--annotator-effect needs scores of the ratings format (one system per score), not {args.format}"
         )
+    if args.robustness_top is not None and not args.robustness:
+        raise SettingsError("--robustness-top K needs --robustness")
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
     given = {k: getattr(args, k) for k in ("sampler", "chains", "seed") if getattr(args, k) is not None}
@@ -205,6 +226,10 @@ def run(args: argparse.Namespace) -> int:
     data = read_input(args, matrix=args.likelihood == "cells")
     read_s = time.perf_counter() - reading
     judged = _judge(args.judge, data) if args.judge else None  # its errors come before the long fit
+    if args.robustness:
+        from lib.ranking.robustness import check_robustness
+
+        check_robustness(data, settings)
     result = rank_systems(
         data,
         settings,
@@ -215,10 +240,13 @@ def run(args: argparse.Namespace) -> int:
         progress=progress_printer(),
     )
     PhaseTimer(result.fit.diagnostics.timings).add("read", read_s)  # diagnostics.json's timings
-    written = _write_outputs(result, out, judged)
+    robustness = _robustness(data, result, args.robustness_top) if args.robustness else None
+    written = _write_outputs(result, out, judged, robustness)
     if judged is not None:
         _print_judged(judged)
     _print_result(result, default_sampler=args.sampler is None)
+    if robustness is not None:
+        _print_robustness(robustness)
     if args.verbose:
         print_timings(result.fit.diagnostics.timings, started)
     print(f"wrote {out}/{', '.join(written)}")
@@ -255,7 +283,25 @@ def _print_judged(judged) -> None:
     )
 
 
-def _write_outputs(result, out: Path, judged=None) -> list[str]:
+def _robustness(data, result, top: int | None):
+    """``robustness.csv``'s table (:func:`lib.ranking.robustness.vote_robustness`), its time estimated first."""
+    from lib.cli import progress_printer
+    from lib.ranking.robustness import ROBUSTNESS_TOP, estimate_text, vote_robustness
+
+    top = top or ROBUSTNESS_TOP
+    print(f"{estimate_text(result, top)}", flush=True)
+    return vote_robustness(data, result, top=top, progress=progress_printer())
+
+
+def _print_robustness(table) -> None:
+    """How many votes hold each adjacent pair: the count and share, or the note where no flip is confirmed."""
+    print("how many votes hold the order (robustness.csv):")
+    for r in table.itertuples():
+        held = f"flips if {r.votes_to_flip:,} votes ({r.share_of_votes:.3%}) are dropped" if r.confirmed else r.note
+        print(f"  {r.system_a} above {r.system_b} (gap {r.gap:.3f}): {held} [{r.refits} refits]")
+
+
+def _write_outputs(result, out: Path, judged=None, robustness=None) -> list[str]:
     """Write the result's tables to ``out`` (staged, so no partial outputs); returns the names written."""
     import json
 
@@ -281,6 +327,8 @@ def _write_outputs(result, out: Path, judged=None) -> list[str]:
         texts["next_batch.csv"] = csv_text(result.next_batch)
     if result.severity is not None:
         texts["annotators.csv"] = csv_text(result.severity)
+    if robustness is not None:
+        texts["robustness.csv"] = csv_text(robustness)
     # Staged in a temporary folder inside --out and moved in at the end: no partial outputs.
     with tempfile.TemporaryDirectory(dir=out, prefix=".rank-") as staging:
         for name, text in texts.items():

@@ -53,6 +53,9 @@ class RankingData:
     component : Series
         Connected component of each system in the comparison graph (:func:`comparison_components`),
         1 = the largest, index ``systems``; all 1 when every system is linked (always for ratings).
+    rows : ndarray (len(votes),) of int64, or None
+        The input file's 1-based data row of each of ``votes`` (``lib.formats.Judgments.rows``): None
+        where a vote is not one row of the file (best-worst, ranking), and for ratings.
     """
 
     systems: list[str]
@@ -62,6 +65,7 @@ class RankingData:
     ratings: pd.DataFrame | None
     n_votes: pd.Series
     component: pd.Series | None = None
+    rows: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         """Without ``component``, every system is in component 1."""
@@ -191,9 +195,9 @@ def ranking_data(data, likelihood: str | None = None) -> RankingData:
         equal, no pair judged on a prompt for ``cells``).
     """
     likelihood = _likelihood(data, likelihood)
-    votes = ratings = matrix = None
+    votes = ratings = matrix = rows = None
     if data.judgments is not None:
-        votes, systems, counts = _votes(data, likelihood)
+        votes, rows, systems, counts = _votes(data, likelihood)
     else:
         ratings, systems, counts = _ratings(data, likelihood)
     if len(systems) < 2:
@@ -215,7 +219,7 @@ def ranking_data(data, likelihood: str | None = None) -> RankingData:
         assert matrix is not None  # set above for the cells likelihood
         judged = matrix.comparisons[(matrix.n_votes > 0).any(axis=1)]
         component = comparison_components(systems, judged["system_a"], judged["system_b"])
-    return RankingData(systems, likelihood, votes, matrix, ratings, n_votes, component)
+    return RankingData(systems, likelihood, votes, matrix, ratings, n_votes, component, rows)
 
 
 def _likelihood(data, likelihood: str | None) -> str:
@@ -236,8 +240,9 @@ def _likelihood(data, likelihood: str | None) -> str:
     return likelihood
 
 
-def _votes(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]:
-    """The votes of the chosen criterion, their systems (sorted) and votes per system.
+def _votes(data, likelihood: str) -> tuple[pd.DataFrame, np.ndarray | None, list[str], pd.Series]:
+    """The votes of the chosen criterion, their file rows (``Judgments.rows``: None where votes are not
+    rows), their systems (sorted) and votes per system.
 
     Raises
     ------
@@ -246,15 +251,16 @@ def _votes(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]:
     """
     import pandas as pd
 
-    votes = data.judgments.votes
+    votes, rows = data.judgments.votes, data.judgments.rows
     if data.criterion is not None:
-        votes = votes[votes["criterion"] == data.criterion]
+        chosen = (votes["criterion"] == data.criterion).to_numpy()
+        votes, rows = votes[chosen], None if rows is None else rows[chosen]
     votes = votes.reset_index(drop=True)
     counts = pd.concat([votes["system_a"], votes["system_b"]]).value_counts()
     systems = sorted(counts.index.tolist())  # every system once (not a Python set of every vote's)
     if likelihood == "votes" and (votes["winner"] == "tie").all():
         raise DesignError("every vote is a tie: the votes cannot tell any system apart")
-    return votes, systems, counts
+    return votes, rows, systems, counts
 
 
 def _ratings(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]:

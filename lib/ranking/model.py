@@ -57,6 +57,10 @@ variables, which the Laplace fit's block Hessian uses."""
 SCALES = ("sigma_alpha", "sigma_eta")
 """Global variables that scale the prompt variables' prior (:attr:`lib.inference.samplers.Problem.scales`)."""
 
+LOGLIK_TERMS = "loglik_terms"
+"""Name of the (N,) log-likelihood of each observation that the potential ``loglik`` sums: the influence of
+each vote is read from it (:func:`lib.inference.influence.drop_influence`, :mod:`lib.ranking.robustness`)."""
+
 _VOTE_CODES = {"a": 0, "tie": 1, "b": 2}
 
 
@@ -248,7 +252,7 @@ def build_ranking(
         for paired data, (threshold,) for ratings), ``sigma_alpha`` where :func:`learns_alpha_spread`,
         and as asked ``tau``, ``delta`` (pair),
         ``gamma``, ``sigma_eta``, ``eta`` (prompt), ``sigma_zeta``, ``zeta`` (annotator). The
-        log-likelihood is the potential ``loglik``.
+        log-likelihood is the potential ``loglik``, the sum of the observations' :data:`LOGLIK_TERMS`.
 
     Raises
     ------
@@ -293,7 +297,9 @@ def build_ranking(
             )
         else:
             location, cut, rows = _ratings_terms(obs, skill, prompt, annotator_effect=annotator_effect)
-        pm.Potential("loglik", pt.sum(ordinal_logp(alpha[prompt], location, cut, rows, code)))
+        terms = ordinal_logp(alpha[prompt], location, cut, rows, code)
+        terms.name = LOGLIK_TERMS
+        pm.Potential("loglik", pt.sum(terms))
     return model
 
 
