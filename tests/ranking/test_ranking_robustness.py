@@ -84,8 +84,11 @@ def test_the_close_top_pair_flips_when_its_rows_are_dropped_and_rank_refits_the_
     file.drop(index=[r - 1 for r in rows]).to_csv(fewer, index=False)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("EVAL_CACHE_DIR", str(cache))
-        order = _rank(fewer, tmp_path / "out")["system"].tolist()
+        refitted = _rank(fewer, tmp_path / "out").set_index("system")["skill_mean"]
+    order = refitted.index.tolist()
     assert order.index(top["system_b"]) < order.index(top["system_a"])
+    # gap_refit is that refit's, not the influences' prediction (same data, settings and seed: the same fit)
+    assert refitted[top["system_a"]] - refitted[top["system_b"]] == pytest.approx(top["gap_refit"], abs=1e-6)
     assert board["system"].tolist().index(top["system_a"]) < board["system"].tolist().index(top["system_b"])
 
 
