@@ -1,13 +1,19 @@
-"""Benchmark: the paper's design (20 comparisons x 200 prompts x 3 votes, simulated) fitted by
-``python -m lib fit`` with the old default (numpyro, 4 chains x 1000 draws after 500 tuning) and with
-today's default, sampled to a target ESS (issue 19 item 3), one process each, one after the other.
+"""Benchmark: the default ``python -m lib fit`` (numpyro sampled to a target ESS, issue 19 item 3; chains
+warmed up from jittered points around the priors' centres, issue 29 item 1 / issue 35 item 2) against the
+old default (4 chains x 1000 draws after 500 tuning iterations, ``--draws 1000 --tune 500``) on the
+paper's design (20 comparisons x 200 prompts x 3 votes, simulated), and the default on mirt's Science data.
 
-Each default runs twice in a cache folder of its own: cold (a new user's first fit: everything compiled)
-and warm (a second process on the same machine: JAX's persistent compilation cache, issue 19 item 4,
-keeps what it can: both defaults run numpyro's NUTS in chunks by programs it keeps). Prints each
-process's whole seconds, its phases, draws per chain, the lowest bulk and tail ESS, the highest R-hat,
-divergences and the coverage of the true thetas by the 95% intervals, then the ratios of the times
-(target: at most 1/3). Run: ``.venv/bin/python bench/bench_target_ess.py [--seed N]``.
+Paper's design: each setting runs twice in a cache folder of its own, one whole process each, one after
+the other: cold (a new user's first fit: everything compiled) and warm (a second process on the same
+machine: JAX's persistent compilation cache, issue 19 item 4). Prints each process's whole seconds, its
+phases, draws per chain, the lowest bulk and tail ESS, the highest R-hat, divergences and the coverage of
+the true thetas by the 95% intervals, then the ratios of the whole-process times (target: at most 1/2,
+with R-hat at most 1.01, no divergences and bulk ESS at least 400 at the default).
+
+Science (392 persons x 4 items, mirt's reference, ``data/irt_reference``): the default fit's slopes
+against mirt's 95% intervals (estimate +- 1.96 SE), with its R-hat, ESS, divergences and seconds.
+
+Run: ``.venv/bin/python bench/bench_target_ess.py [--seed N]``.
 """
 
 from __future__ import annotations
@@ -24,15 +30,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from lib.convergence import RHAT_MAX
+from lib.datasets import DATASETS
+from lib.inference.settings import TARGET_ESS
 from lib.inference.timings import timings_text
 from lib.irt.simulate import simulate_grm
-from lib.paths import ROOT
+from lib.paths import DATA_DIR, ROOT
 
 N_COMPARISONS, N_PROMPTS, N_VOTES = 20, 200, 3
-RUNS = {
-    "old default (4 x 1000 draws, 500 tuning)": ["--draws", "1000", "--tune", "500"],
-    "target ESS (default)": [],
-}
+OLD, NEW = "old default (4 x 1000 draws, 500 tuning)", "default (target ESS)"
+RUNS = {OLD: ["--draws", "1000", "--tune", "500"], NEW: []}
+MOST_RATIO = 0.5
+"""Issue 35 item 2: the default's whole process at most half the old default's."""
 
 
 def paper_votes(seed: int) -> tuple[pd.DataFrame, pd.Series]:
@@ -53,51 +62,93 @@ def paper_votes(seed: int) -> tuple[pd.DataFrame, pd.Series]:
     return pd.DataFrame(rows), pd.Series(sim.theta, index=[f"{b} vs {a}" for a, b in pairs])
 
 
-def run(csv: Path, extra: list[str], folder: Path, name: str) -> dict:
-    """One whole ``python -m lib fit`` process with the cache ``folder``: its seconds and what it wrote."""
+def run(input_args: list[str], extra: list[str], folder: Path, name: str) -> dict:
+    """One whole ``python -m lib fit`` process with the cache ``folder``: its seconds, exit status and files."""
     out = folder / name
     env = {**os.environ, "EVAL_CACHE_DIR": str(folder / "cache")}
-    argv = [sys.executable, "-m", "lib", "fit", "--input", str(csv), "--format", "pairwise", "--out", str(out)]
+    argv = [sys.executable, "-m", "lib", "fit", *input_args, "--out", str(out), *extra]
     started = time.perf_counter()
-    subprocess.run([*argv, *extra], cwd=ROOT, env=env, check=True, capture_output=True)
+    status = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True).returncode
     seconds = time.perf_counter() - started
     return {
         "seconds": seconds,
+        "status": status,
         "diagnostics": json.loads((out / "diagnostics.json").read_text()),
         "abilities": pd.read_csv(out / "abilities.csv"),
+        "prompts": pd.read_csv(out / "prompts.csv"),
     }
+
+
+def chains_line(r: dict) -> str:
+    d = r["diagnostics"]
+    return (
+        f"exit {r['status']}, draws per chain {d['draws']} x {d['chains']} chains, stopped: {d['stopped']}, "
+        f"min bulk ESS {d['ess_bulk_min']:.0f}, min tail ESS {d['ess_tail_min']:.0f}, "
+        f"max R-hat {d['rhat_max']:.4f}, divergences {d['divergences']}, converged {d['converged']}"
+    )
+
+
+def paper_design(seed: int, tmp: Path) -> dict[str, dict]:
+    """Both settings, cold then warm, on the paper's design; prints each run."""
+    votes, truth = paper_votes(seed)
+    csv = tmp / "votes.csv"
+    votes.to_csv(csv, index=False)
+    results = {}
+    for i, (name, extra) in enumerate(RUNS.items()):
+        for start in ("cold", "warm"):
+            results[f"{name}, {start}"] = r = run(
+                ["--input", str(csv), "--format", "pairwise"], extra, tmp / str(i), start
+            )
+            ab = r["abilities"].set_index("comparison")
+            theta = truth.reindex(ab.index)
+            covered = int(((ab["hdi_low"] <= theta) & (theta <= ab["hdi_high"])).sum())
+            print(f"\npaper's design, {name}, {start}: {r['seconds']:.1f} s whole process")
+            print(
+                f"  {chains_line(r)}, 95% intervals cover {covered} of {len(theta)} true thetas, "
+                f"corr(theta mean, truth) {np.corrcoef(ab['theta_mean'], theta)[0, 1]:.3f}"
+            )
+            print(timings_text(r["diagnostics"]["timings"], r["seconds"]))
+    return results
+
+
+def science(tmp: Path) -> None:
+    """The default fit of mirt's Science data against mirt's 95% intervals of the slopes."""
+    ref = json.loads((DATA_DIR / "irt_reference" / "reference_estimates.json").read_text())["Science_GRM_mirt"]
+    ds = DATASETS["science_mirt"]
+    columns = ",".join(f"{role}={name}" for role, name in ds.columns.items())
+    r = run(["--input", str(ds.path), "--format", ds.fmt, "--columns", columns], [], tmp / "science", "default")
+    alpha = r["prompts"].set_index("prompt_id")["alpha_mean"]
+    print(f"\nmirt's Science data, {NEW}: {r['seconds']:.1f} s whole process\n  {chains_line(r)}")
+    inside = 0
+    for item in ("Comfort", "Work", "Future", "Benefit"):
+        a, se = ref[item]["a1"], ref[item]["SE_Louis"]["a1"]
+        ok = a - 1.96 * se <= alpha[item] <= a + 1.96 * se
+        inside += ok
+        print(f"  alpha {item}: {alpha[item]:.3f}, mirt {a:.3f} +- {1.96 * se:.3f}: {'inside' if ok else 'OUTSIDE'}")
+    print(f"  {inside} of 4 slopes inside mirt's 95% intervals")
+    print(timings_text(r["diagnostics"]["timings"], r["seconds"]))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    votes, truth = paper_votes(args.seed)
-    results = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        csv = Path(tmp) / "votes.csv"
-        votes.to_csv(csv, index=False)
-        for i, (name, extra) in enumerate(RUNS.items()):
-            for start in ("cold", "warm"):
-                results[f"{name}, {start}"] = run(csv, extra, Path(tmp) / str(i), start)
-    for name, r in results.items():
-        d, ab = r["diagnostics"], r["abilities"].set_index("comparison")
-        theta = truth.reindex(ab.index)
-        covered = int(((ab["hdi_low"] <= theta) & (theta <= ab["hdi_high"])).sum())
-        print(f"\n{name}: {r['seconds']:.1f} s whole process")
-        print(
-            f"  draws per chain {d['draws']} x {d['chains']} chains, stopped: {d['stopped']}, "
-            f"min bulk ESS {d['ess_bulk_min']:.0f}, min tail ESS {d['ess_tail_min']:.0f}, "
-            f"max R-hat {d['rhat_max']:.4f}, divergences {d['divergences']}, "
-            f"95% intervals cover {covered} of {len(theta)} true thetas, "
-            f"corr(theta mean, truth) {np.corrcoef(ab['theta_mean'], theta)[0, 1]:.3f}"
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        results = paper_design(args.seed, tmp)
+        science(tmp)
+    for start in ("cold", "warm"):
+        old, new = results[f"{OLD}, {start}"], results[f"{NEW}, {start}"]
+        d = new["diagnostics"]
+        checks = (
+            d["rhat_max"] <= RHAT_MAX
+            and d["divergences"] == 0
+            and min(d["ess_bulk_min"], d["ess_tail_min"]) >= TARGET_ESS
         )
-        print(timings_text(d["timings"], r["seconds"]))
-    seconds = [r["seconds"] for r in results.values()]
-    for i, start in enumerate(("cold", "warm")):
         print(
-            f"\nwhole process, {start}: target ESS / old default {seconds[2 + i] / seconds[i]:.2f} "
-            "(target: at most 0.33)"
+            f"\nwhole process, {start}: default / old default {new['seconds'] / old['seconds']:.2f} "
+            f"({new['seconds']:.1f} s / {old['seconds']:.1f} s; target: at most {MOST_RATIO}); the default's "
+            f"R-hat <= {RHAT_MAX}, no divergences, bulk and tail ESS >= {TARGET_ESS}: {'yes' if checks else 'NO'}"
         )
 
 

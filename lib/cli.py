@@ -3,7 +3,8 @@
 Each subcommand lives in ``lib/commands/<name>.py`` with ``add_parser(subparsers)``; heavy imports
 (pandas, scipy, pymc, openai) happen inside the command's ``run``, so ``--help`` and argument errors
 answer without them (``tests/test_cli_light.py`` lists the modules a parser imports). Input errors
-exit with status 2 and the same message the app shows.
+exit with status 2 (:data:`EXIT_INPUT`) and the same message the app shows; a fit that did not converge
+with status 3 (:data:`EXIT_NOT_CONVERGED`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,25 @@ from pathlib import Path
 from lib.errors import InputError, OutputError, SettingsError
 
 COMMANDS = ("fit", "rank", "select", "plan", "revise", "cost", "study", "judge")
+
+EXIT_INPUT = 2
+"""Exit status of a refused input, option or output folder (the message names the file, row and column)."""
+EXIT_NOT_CONVERGED = 3
+"""Exit status of a fit that ran but whose chains did not converge (``diagnostics.json``: ``"converged":
+false``): its files are written for diagnosis, with every estimate left empty; do not use them."""
+EXIT_CODES = (
+    f"Exit status: 0 done; {EXIT_INPUT} refused input, option or output folder (the message says why); "
+    f'{EXIT_NOT_CONVERGED} the fit ran but did not converge (diagnostics.json: "converged": false): the files '
+    "are written for diagnosis, with every estimate (means, intervals, probabilities, ranks) left empty; "
+    "fit again with more tuning iterations and draws."
+)
+"""The ``--help`` epilog of the commands that fit (``fit``, ``rank``)."""
+NOT_CONVERGED_ERROR = (
+    'error: the fit did NOT converge (diagnostics.json: "converged": false; see the warnings): its estimates '
+    f"are left empty and are not to be reported (exit status {EXIT_NOT_CONVERGED}); fit again with more "
+    "tuning iterations and draws."
+)
+"""What ``fit`` and ``rank`` print (standard error) before exiting with :data:`EXIT_NOT_CONVERGED`."""
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -190,6 +210,7 @@ def read_input(args: argparse.Namespace, *, matrix: bool = True):
         filters=filters,
         drop_incomplete_rows=args.drop_incomplete,
         matrix=matrix,
+        style_columns=getattr(args, "style_columns", None) or (),
     )
     if data.dropped_rows:
         print(f"dropped {len(data.dropped_rows)} incomplete rows: {', '.join(map(str, data.dropped_rows))}")
@@ -344,4 +365,4 @@ def _run(argv: list[str] | None) -> int:
         if err.file is None and source and not isinstance(err, (SettingsError, OutputError)):
             err.file = Path(source).name  # design checks in lib see the data, not the file it came from
         print(f"error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_INPUT

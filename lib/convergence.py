@@ -18,12 +18,12 @@ localization: an improved R-hat for assessing convergence of MCMC", Bayesian Ana
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import arviz as az
 import numpy as np
 
+from lib.inference.chain_stats import chain_stats, stacked
 from lib.inference.settings import TARGET_ESS
 
 ESS_MIN = TARGET_ESS
@@ -108,11 +108,10 @@ def check_convergence(
     """
     post = idata["posterior"][list(var_names)]
     n_chains = post.sizes["chain"]
-    with warnings.catch_warnings():  # constant draws divide by a zero variance: NaN, read below
-        warnings.simplefilter("ignore", RuntimeWarning)
-        rhat = _worst(az.rhat(post).to_array().to_numpy(), lowest=False)
-        ess_bulk = _worst(az.ess(post, method="bulk").to_array().to_numpy(), lowest=True)
-        ess_tail = _worst(az.ess(post, method="tail").to_array().to_numpy(), lowest=True)
+    stats = chain_stats(stacked(post, list(var_names)))  # arviz's numbers, vectorised
+    rhat = _worst(stats.rhat, lowest=False)
+    ess_bulk = _worst(stats.ess_bulk, lowest=True)
+    ess_tail = _worst(stats.ess_tail, lowest=True)
     divergences = (
         int(idata["sample_stats"]["diverging"].sum())
         if "sample_stats" in idata and "diverging" in idata["sample_stats"]

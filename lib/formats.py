@@ -262,7 +262,9 @@ class Judgments:
     ----------
     votes : pandas.DataFrame
         Columns ``VOTE_COLUMNS``, all ``str``; ``winner`` in {"a", "b", "tie"}; one row per vote,
-        ``system_a`` / ``system_b`` as the pair appears in the file.
+        ``system_a`` / ``system_b`` as the pair appears in the file. A pairwise file may add ``first`` (the
+        system shown first), ``response_a`` and ``response_b`` (the vote's two answers, for style control:
+        :mod:`lib.ranking.style`) and ``style:NAME`` (feature columns the user named).
     prompt_texts : pandas.DataFrame
         ``prompt_id, prompt_text`` (one row per prompt with a text; may be empty).
     responses : pandas.DataFrame
@@ -627,6 +629,8 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     )
     if "position" in values:
         votes["first"] = _first_shown(values, sa, sb, mapping["position"], file)
+    if "response_a" in values and "response_b" in values:  # each vote's own two answers (style control)
+        votes["response_a"], votes["response_b"] = values["response_a"], values["response_b"]
     pairs = [(sa, values[r]) for r in ("response_a",) if r in values] + [
         (sb, values[r]) for r in ("response_b",) if r in values
     ]

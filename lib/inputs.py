@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from lib.datasets import dataset, load_judgments, load_table
+from lib.errors import SettingsError
 from lib.formats import Judgments, criterion_rows, drop_incomplete, filter_rows, format_spec, resolve_columns
 from lib.ratings import RatingMatrix, net_ratings, select_criterion
 from lib.tables import combine_columns
@@ -45,6 +46,7 @@ def analysis_input(
     filters: Mapping[str, Sequence[str]] | None = None,
     drop_incomplete_rows: bool = False,
     matrix: bool = True,
+    style_columns: Sequence[str] = (),
 ) -> AnalysisInput:
     """Read a table in any format and build its rating matrix.
 
@@ -79,6 +81,9 @@ def analysis_input(
         Build the net-rating matrix of vote formats. ``False`` leaves ``AnalysisInput.matrix``
         None: an arena's votes (e.g. 5,000 system pairs x 20,000 prompts) are ranked from the votes
         themselves (``lib.ranking``), and their pairs x prompts matrix would not fit in memory.
+    style_columns : sequence of str
+        Numeric columns of a pairwise file to use as style covariates (:func:`lib.ranking.style.named_features`):
+        the votes get them as ``style:NAME`` columns.
 
     Raises
     ------
@@ -99,6 +104,10 @@ def analysis_input(
     if "criterion" not in spec.roles:
         criterion = None
     read = judgments if judgments is not None else spec.read(df, columns, file=file)
+    if style_columns:
+        if judgments is not None:
+            raise SettingsError("style feature columns are read with the votes: pass the table, not read judgments")
+        read = _with_style_columns(read, df, fmt, style_columns, file)
     if spec.votes:
         if not matrix:
             select_criterion(read.votes, criterion)  # an unknown or ambiguous criterion still stops here
@@ -108,6 +117,23 @@ def analysis_input(
     assert spec.matrix is not None  # every format without votes builds its matrix
     rm = spec.matrix(read, criterion, merge_redundant)
     return AnalysisInput(rm, fmt, file, criterion, ratings=read, dropped_rows=tuple(dropped))
+
+
+def _with_style_columns(read: Judgments, df: pd.DataFrame, fmt: str, names: Sequence[str], file: str) -> Judgments:
+    """The votes with the named feature columns of the file (one vote per row of ``df``, as the pairwise reader
+    reads them).
+
+    Raises
+    ------
+    SettingsError
+        A format other than pairwise (its votes are not the file's rows).
+    """
+    from lib.ranking.style import named_features
+
+    if fmt != "pairwise":
+        raise SettingsError(f"style feature columns need pairwise votes (one pair per row), not {fmt}")
+    read.votes = pd.concat([read.votes, named_features(df, names, file=file)], axis=1)
+    return read
 
 
 def bundled_input(key: str, criterion: str | None = None, *, merge_redundant: bool = True) -> AnalysisInput:

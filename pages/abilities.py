@@ -9,7 +9,7 @@ from lib.inference.diagnostics import NOT_CONVERGED, diagnostics_json
 from lib.inference.settings import TARGET_CHUNK, gives_posterior
 from lib.irt.contraction import UNINFORMED_BELOW
 from lib.irt.fit import fit_grm, netcdf_bytes
-from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings
+from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings, fit_settings
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from ui.common import current_fit, current_input
@@ -27,8 +27,29 @@ def _options_help(helps: dict[str, str]) -> str:
     return "  \n".join(f"**{name}**: {escape_markdown(text)}" for name, text in helps.items())
 
 
+# The fit's sizes and the keys of their widgets (a comment: a bare string here is shown by Streamlit).
+SIZES = {
+    "chains": "abil_chains",
+    "draws": "abil_draws",
+    "tune": "abil_tune",
+    "target_ess": "abil_target",
+    "seed": "abil_seed",
+}
+
+
+def _sampler_sizes() -> None:
+    """The sampler just chosen: its draws, tuning and target ESS as ``python -m lib fit --sampler ...`` takes
+    them when none are given (``fit_settings``: pymc draws 1,000; numpyro samples to a target, at most
+    3,000); the chains and seed stay."""
+    chosen = fit_settings(sampler=st.session_state["abil_sampler"])
+    for field in ("draws", "tune", "target_ess"):
+        st.session_state[SIZES[field]] = getattr(chosen, field) or 0
+
+
 def settings_form(data) -> tuple[FitSettings, bool]:
     old = st.session_state["fit_settings"]
+    for field, key in SIZES.items():  # the last fit's, until the user or a new sampler changes them
+        st.session_state.setdefault(key, getattr(old, field) or 0)
     # Open until a fit exists; the key keeps it as the user left it when that changes (without one, the
     # first rerun after a fit, e.g. the user's next setting, made a new closed expander under the user).
     with st.expander("Fit settings", expanded=current_fit(data) is None, key="abil_settings"):
@@ -39,6 +60,7 @@ def settings_form(data) -> tuple[FitSettings, bool]:
             samplers,
             index=samplers.index(old.sampler) if old.sampler in SAMPLERS else 0,
             key="abil_sampler",
+            on_change=_sampler_sizes,
             help=_options_help({s.name: s.help for s in SAMPLERS.values()}),
         )
         cutpoints = c[1].selectbox(
@@ -49,24 +71,24 @@ def settings_form(data) -> tuple[FitSettings, bool]:
             help=_options_help(CUTPOINTS) + "  \nThe default follows the format and the design: shared "
             "when the prompts have too few rated comparisons to inform their own thresholds.",
         )
-        chains = c[2].number_input("Chains", 1, 8, old.chains, key="abil_chains")
+        chains = c[2].number_input("Chains", 1, 8, key="abil_chains")
         draws = c[3].number_input(
-            "Draws", 50, 10000, old.draws, step=100, key="abil_draws", help="per chain; with a target ESS, the most"
+            "Draws", 50, 10000, step=100, key="abil_draws", help="per chain; with a target ESS, the most"
         )
-        tune = c[4].number_input("Tuning", 0, 10000, old.tune, step=100, key="abil_tune")
+        tune = c[4].number_input("Tuning", 0, 10000, step=100, key="abil_tune")
         target = c[5].number_input(
             "Target ESS",
             0,
             100_000,
-            old.target_ess or 0,
             step=100,
             key="abil_target",
             disabled=not SAMPLERS[sampler].to_target,
-            help=f"numpyro: warm up from the MAP point, then draw {TARGET_CHUNK} per chain at a time until the bulk "
+            help=f"numpyro: warm up from jittered points around the priors' centres, then draw {TARGET_CHUNK} per "
+            "chain at a time until the bulk "
             "and tail ESS of every theta, alpha and b reach it and their R-hat is at most 1.01 (or Draws per chain "
             "are drawn); 0: exactly Draws.",
         )
-        seed = c[6].number_input("Seed", 0, 2**31 - 1, old.seed, key="abil_seed")
+        seed = c[6].number_input("Seed", 0, 2**31 - 1, key="abil_seed")
     settings = FitSettings(
         cutpoints=cutpoints,
         sampler=sampler,

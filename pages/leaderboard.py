@@ -6,23 +6,30 @@ import streamlit as st
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import InputError
 from lib.export import csv_text
-from lib.inference.diagnostics import diagnostics_json
-from lib.inference.settings import TARGET_CHUNK, sampling_sizes
+from lib.inference.settings import TARGET_CHUNK
 from lib.irt.fit import data_key
-from lib.plots.ranking import active_vs_uniform, irt_vs_bradley_terry, rank_intervals, skill_forest, win_heatmap
+from lib.plots.ranking import (
+    active_vs_uniform,
+    irt_vs_bradley_terry,
+    rank_intervals,
+    skill_forest,
+    style_shift,
+    win_heatmap,
+)
 from lib.ranking.budget import WIN_MATRIX_TOP
 from lib.ranking.data import LIKELIHOODS, names_annotators, shows_position, systems_of
 from lib.ranking.fit import (
     DEFAULT_SAMPLER,
-    FALLBACK_SAMPLER,
     LAPLACE,
     SAMPLERS,
     RankSettings,
     fitted_sampler,
     nuts_reason,
+    rank_settings,
 )
-from lib.ranking.run import rank_systems
+from lib.ranking.run import diagnostics_text, rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
+from lib.ranking.style import has_style
 from ui.common import cached_bundled, current_input
 from ui.robustness import with_robustness
 from ui.tables import show_table
@@ -34,8 +41,8 @@ from ui.timings import show_timings, stopped_words
 MANY_SYSTEMS = "hanna_means"
 MIN_SYSTEMS = 4
 
-# NUTS's sizes as the command line takes them when none are given: a target ESS, the warm-up it starts with
-NUTS_DEFAULTS = RankSettings(**sampling_sizes(FALLBACK_SAMPLER, draws=None, tune=None, target_ess=None))
+# The fit's sizes and the keys of their widgets (a comment: a bare string here is shown by Streamlit).
+SIZES = {"chains": "lb_chains", "draws": "lb_draws", "tune": "lb_tune", "target_ess": "lb_target"}
 
 OWN_LIKELIHOOD = "(the data's own)"
 SUM_TO_ZERO = "(none: skills sum to zero)"
@@ -65,7 +72,22 @@ def choose_data(data):
     return cached_bundled(MANY_SYSTEMS, hanna.criteria[0], st.session_state["view_merge"])
 
 
+def _fit_sizes() -> None:
+    """The sampler the fit runs may have changed (the one chosen, or the NUTS MAP + Laplace falls back to):
+    its sizes as ``python -m lib rank`` takes them when none are given (``rank_settings``)."""
+    chosen = rank_settings(
+        sampler=st.session_state["lb_sampler"],
+        intransitivity=st.session_state.get("lb_intransitivity", False),
+        annotator_effect=st.session_state.get("lb_annotators", False),
+    )
+    for field, key in SIZES.items():
+        st.session_state[key] = getattr(chosen, field) or 0
+
+
 def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, bool]:
+    defaults = rank_settings()  # the command's: MAP + Laplace
+    for field, key in SIZES.items():  # until the user or the sampler the fit runs changes them
+        st.session_state.setdefault(key, getattr(defaults, field) or 0)
     with st.expander("Settings", expanded=False):
         c = st.columns(4)
         likelihood = c[0].selectbox(
@@ -79,6 +101,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             list(SAMPLERS),
             index=list(SAMPLERS).index(DEFAULT_SAMPLER),
             key="lb_sampler",
+            on_change=_fit_sizes,
             help=f"Default: **{DEFAULT_SAMPLER}** (the page and the command line alike; it "
             "falls back to NUTS where a Gaussian at the mode is not trustworthy).  \n"
             + "  \n".join(f"**{k}**: {escape_markdown(s.help)}" for k, s in SAMPLERS.items()),
@@ -88,6 +111,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         intransitivity = st.checkbox(
             "Intransitivity: a deviation per pair (scale tau estimated)",
             key="lb_intransitivity",
+            on_change=_fit_sizes,
             help="Needs a NUTS sampler and paired judgments.",
         )
         known = shows_position(data)
@@ -99,6 +123,20 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             help="Needs pairwise votes with a column saying which system was shown first "
             "(map it to the role 'position' on the Data page).",
         )
+        judgments = data.judgments
+        styled = judgments is not None and has_style(judgments.votes, judgments.responses)
+        style = (
+            st.checkbox(
+                "Style control: the answers' length and markdown (headers, bold, list items) as covariates",
+                disabled=not styled,
+                key="lb_style",
+                help="LMArena's style control: each vote's difference between the two answers in length and "
+                "markdown counts is fitted beside the skills (votes model and Bradley–Terry), so a system that "
+                "wins by writing longer answers drops; both leaderboards are shown. Needs pairwise votes with the "
+                "answers' texts (map response_a and response_b on the Data page).",
+            )
+            and styled
+        )
         severity = False
         if likelihood == "ratings" or (likelihood == OWN_LIKELIHOOD and data.judgments is None):
             named = names_annotators(data)
@@ -107,6 +145,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
                     "Annotator severity: an effect zeta per annotator (scale sigma_zeta estimated)",
                     disabled=not named,
                     key="lb_annotators",
+                    on_change=_fit_sizes,
                     help="A severe annotator gives lower scores to every system; without this, "
                     "a system rated mostly by severe annotators ranks too low. Needs an annotator column (map it to "
                     "the role 'annotator' on the Data page) with at least two annotators.",
@@ -117,28 +156,27 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         chosen = RankSettings(sampler=sampler, intransitivity=intransitivity, annotator_effect=severity)
         to_target = SAMPLERS[fitted_sampler(chosen)].to_target
         d = st.columns(5)
-        chains = d[0].number_input("Chains (NUTS)", 1, 8, NUTS_DEFAULTS.chains, key="lb_chains")
+        chains = d[0].number_input("Chains (NUTS)", 1, 8, key="lb_chains")
         draws = d[1].number_input(
             "Draws (NUTS)",
             50,
             10000,
-            NUTS_DEFAULTS.draws,
             step=100,
             key="lb_draws",
             help="per chain; with a target ESS, the most (MAP + Laplace: draws in all)",
         )
-        tune = d[2].number_input("Tuning (NUTS)", 0, 10000, NUTS_DEFAULTS.tune, step=100, key="lb_tune")
+        tune = d[2].number_input("Tuning (NUTS)", 0, 10000, step=100, key="lb_tune")
         target = d[3].number_input(
             "Target ESS (NUTS)",
             0,
             100_000,
-            NUTS_DEFAULTS.target_ess,
             step=100,
             key="lb_target",
             disabled=not to_target,
-            help=f"numpyro, chosen or the NUTS a MAP + Laplace fit falls back to: warm up from the posterior mode, "
-            f"then draw {TARGET_CHUNK} per chain at a time until the bulk and tail ESS of every reported parameter "
-            "reach it and their R-hat is at most 1.01 (or Draws per chain are drawn); 0: exactly Draws."
+            help=f"numpyro, chosen or the NUTS a MAP + Laplace fit falls back to: warm up from jittered points "
+            f"around the priors' centres, then draw {TARGET_CHUNK} per chain at a time until the bulk and tail ESS "
+            "of every reported parameter reach it and their R-hat is at most 1.01 (or Draws per chain are drawn); "
+            "0: exactly Draws."
             + ("" if to_target else f" Not used here: this fit runs {escape_markdown(fitted_sampler(chosen))}."),
         )
         win_top = d[4].number_input(
@@ -156,6 +194,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         intransitivity=intransitivity,
         position_bias=position and known,
         annotator_effect=severity,
+        style_control=style,
         chains=int(chains),
         draws=int(draws),
         tune=int(tune),
@@ -182,8 +221,7 @@ def target_text(d) -> str:
 
 def show(result, data) -> None:
     fit, board = result.fit, result.leaderboard
-    d = fit.diagnostics
-    s = fit.settings
+    d, s = fit.diagnostics, fit.settings
     default = f" (the default sampler: {DEFAULT_SAMPLER})" if s.sampler == DEFAULT_SAMPLER else ""
     st.caption(
         f"{escape_markdown(fit.data.likelihood)} likelihood, {escape_markdown(d.sampler)}{default}"
@@ -207,6 +245,7 @@ def show(result, data) -> None:
         tabs[3].plotly_chart(irt_vs_bradley_terry(board), key="lb_bt")
     else:
         tabs[3].info("No Bradley–Terry baseline for these data (it needs pairwise votes).")
+    show_style(result)
     if result.intransitive is not None:
         st.subheader("Intransitive pairs")
         st.caption(
@@ -249,7 +288,7 @@ def show(result, data) -> None:
         "win_matrix.csv", csv_text(result.win_matrix), "win_matrix.csv", mime="text/csv", key="lb_dl_wins"
     )
     c[2].download_button(
-        "diagnostics.json", diagnostics_json(d), "diagnostics.json", mime="application/json", key="lb_dl_diag"
+        "diagnostics.json", diagnostics_text(result), "diagnostics.json", mime="application/json", key="lb_dl_diag"
     )
     if result.next_batch is not None:
         st.subheader("What to annotate next")
@@ -261,6 +300,32 @@ def show(result, data) -> None:
         st.download_button(
             "next_batch.csv", csv_text(result.next_batch), "next_batch.csv", mime="text/csv", key="lb_dl_next"
         )
+
+
+# The columns of each leaderboard shown side by side with style control.
+SIDE_BY_SIDE = ["system", "skill_mean", "skill_low", "skill_high", "p_best", "bt_rating"]
+
+
+def show_style(result) -> None:
+    """Style control: the coefficients, the leaderboards without and with it side by side, each system's shift
+    (nothing without style control)."""
+    if result.uncontrolled is None:
+        return
+    st.subheader("Style control")
+    st.caption(
+        "Each vote's difference between the two answers in length and markdown (normalised, standardised over "
+        "the votes, as LMArena does) is fitted beside the skills. A coefficient > 0: the answer with more of it "
+        "wins more often (logits per SD); the controlled skills are what remains."
+    )
+    show_table(result.style, key="lb_style_table")
+    c = st.columns(2)
+    c[0].markdown("**Without style control**")
+    with c[0]:
+        show_table(result.uncontrolled[SIDE_BY_SIDE], key="lb_uncontrolled")
+    c[1].markdown("**With style control**")
+    with c[1]:
+        show_table(result.leaderboard[SIDE_BY_SIDE], key="lb_controlled")
+    st.plotly_chart(style_shift(result.leaderboard), key="lb_style_shift")
 
 
 SIM_TARGET = 0.95

@@ -19,7 +19,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +28,7 @@ import pytest
 
 from lib.inference.samplers import split_host_cpu
 from lib.ratings import RatingMatrix
+from tests.fake_openai import FakeOpenAI, Responder
 
 
 def rating_matrix_from_codes(codes: np.ndarray) -> RatingMatrix:
@@ -119,6 +120,21 @@ def _one_blas_thread_a_process():
 def codes_to_matrix():
     """:func:`rating_matrix_from_codes`, for tests that fit simulated codes."""
     return rating_matrix_from_codes
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[Callable[[Responder], FakeOpenAI]]:
+    """Start fake OpenAI-compatible servers on 127.0.0.1: ``fake_openai(respond)`` returns a running
+    :class:`tests.fake_openai.FakeOpenAI`; every one is stopped after the test."""
+    started: list[FakeOpenAI] = []
+
+    def start(respond: Responder) -> FakeOpenAI:
+        started.append(FakeOpenAI(respond))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.close()
 
 
 @pytest.fixture(autouse=True, scope="session")

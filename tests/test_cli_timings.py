@@ -96,12 +96,16 @@ def test_rank_writes_and_prints_its_phases_bradley_terry_included(tmp_path, caps
 
 
 def shown_timings(at: AppTest) -> pd.DataFrame:
-    """The phases in the page's expander "Time per phase" (checked: known, >= 0, their total)."""
+    """The phases in the page's expander "Time per phase" (checked: known, >= 0, their total; shown in ms)."""
     assert not at.exception and not at.error
     table = next(e for e in at.expander if e.label == "Time per phase").table[0].value.reset_index()
+    assert table["seconds"].str.fullmatch(r"\d+\.\d{3}").all(), table  # read as 0.001 s, not 1.270e-03
+    table["seconds"] = table["seconds"].astype(float)
     phases = table[table["phase"] != "total"]
     assert set(phases["phase"]) <= set(PHASES) and (phases["seconds"] >= 0).all()
-    assert table.loc[table["phase"] == "total", "seconds"].item() == pytest.approx(phases["seconds"].sum(), abs=0.01)
+    # each shown value is rounded to the ms: the total within half a ms per phase of their sum
+    total = table.loc[table["phase"] == "total", "seconds"].item()
+    assert total == pytest.approx(phases["seconds"].sum(), abs=0.0005 * (len(phases) + 1))
     return phases
 
 

@@ -18,9 +18,8 @@ from lib.data_checks import UNPAIRED, design_report
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import FormatError, InputError
 from lib.formats import FORMATS, guess_format
-from lib.inference.settings import sampling_sizes
 from lib.inputs import AnalysisInput, analysis_input, bundled_input
-from lib.irt.settings import FitSettings
+from lib.irt.settings import fit_settings
 from lib.tables import combine_columns, guess_roles, read_csv
 from lib.uploads import MAX_AGE_DAYS, keep_choices, kept_upload
 from lib.uploads import keep_upload as store_upload
@@ -64,7 +63,7 @@ DEFAULTS = {
     "upload_filter_values": [],
     "upload_drop": False,
     "analysis_input": None,  # set by the Data page (or a page that read the upload first); None: no usable data
-    "fit_settings": FitSettings(**sampling_sizes(FitSettings.sampler, draws=None, tune=None, target_ess=None)),
+    "fit_settings": fit_settings(),  # the command's defaults (the Abilities page chooses the cutpoints)
     "fit": None,  # the GRMFit shown on the Abilities and Prompts pages
     "judge_file": None,  # (human data source, file name, bytes) of the LLM-judge votes given on the Data page
 }

@@ -17,7 +17,7 @@ def show_timings(timings: dict[str, float]) -> None:
     (one read from a cache written before they were kept)."""
     if timings:
         with st.expander("Time per phase"):
-            show_table(timings_table(timings).set_index("phase"), static=True)
+            show_table(timings_table(timings).set_index("phase"), formats={"seconds": "%.3f"}, static=True)
 
 
 def stopped_words(stopped: str) -> str:

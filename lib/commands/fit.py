@@ -8,6 +8,9 @@ import tempfile
 from pathlib import Path
 
 from lib.cli import (
+    EXIT_CODES,
+    EXIT_NOT_CONVERGED,
+    NOT_CONVERGED_ERROR,
     add_input_options,
     add_out_option,
     add_verbose_option,
@@ -19,8 +22,8 @@ from lib.cli import (
     read_input,
     seed,
 )
-from lib.inference.settings import TARGET_CHUNK, TARGET_ESS, TARGET_TUNE
-from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings
+from lib.inference.settings import TARGET_CEILING, TARGET_CHUNK, TARGET_ESS, TARGET_TUNE
+from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings, fit_settings
 
 OUTPUTS = ["abilities.csv", "prompts.csv", "diagnostics.json", "posterior.nc", "groups.csv"]
 
@@ -32,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="fit the graded response model to a judgment file",
         description="Fit the Bayesian graded response model (Sedoc & Ungar 2020) and write "
         "abilities.csv, prompts.csv, diagnostics.json, posterior.nc and groups.csv to --out.",
+        epilog=EXIT_CODES,
     )
     add_input_options(p, "CSV of judgments")
     p.add_argument(
@@ -52,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--draws",
         type=count,
         help=f"draws per chain, default {FitSettings.draws}; given without --target-ess, exactly this many "
-        "(no target); with a target, the ceiling",
+        f"(no target); with a target, the ceiling (default {TARGET_CEILING})",
     )
     p.add_argument(
         "--tune",
@@ -64,9 +68,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=count,
         default=None,
         metavar="N",
-        help=f"numpyro: warm up from the MAP point, then draw {TARGET_CHUNK} per chain at a time until the bulk and "
-        f"tail ESS of every theta, alpha and b reach N and their R-hat is at most 1.01, or --draws per chain are "
-        f"drawn (diagnostics.json says which: 'stopped'). Default {TARGET_ESS} unless --draws is given",
+        help=f"numpyro: warm up from jittered points around the priors' centres, then draw {TARGET_CHUNK} per chain "
+        "at a time until the bulk and tail ESS of every theta, alpha and b reach N and their R-hat is at most 1.01, "
+        f"or --draws per chain are drawn (diagnostics.json says which: 'stopped'). Default {TARGET_ESS} unless "
+        "--draws is given",
     )
     p.add_argument("--seed", type=seed)
     add_verbose_option(p)
@@ -80,32 +85,35 @@ def run(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        0, also for a fit that did not converge (it prints an error line and ``diagnostics.json``
-        says ``"converged": false``); a refused input raises :class:`lib.errors.InputError`.
+        0; :data:`lib.cli.EXIT_NOT_CONVERGED` for a fit whose chains did not converge (``diagnostics.json``
+        says ``"converged": false``; abilities.csv and prompts.csv keep their rows and the data's columns,
+        every estimate left empty; posterior.nc holds the draws for diagnosis). A refused input raises
+        :class:`lib.errors.InputError`.
     """
     import time
+    from dataclasses import replace
 
     from lib.data_checks import auto_cutpoints
     from lib.export import csv_text, prepare_out
-    from lib.inference.diagnostics import diagnostics_json
-    from lib.inference.settings import sampling_sizes
+    from lib.inference.diagnostics import diagnostics_json, withhold
     from lib.inference.timings import PhaseTimer
     from lib.irt.fit import fit_grm
-    from lib.irt.summary import ability_table, prompt_table
+    from lib.irt.summary import ABILITY_DATA, PROMPT_DATA, ability_table, prompt_table
 
     started = time.perf_counter()
-    sizes = sampling_sizes(args.sampler, draws=args.draws, tune=args.tune, target_ess=args.target_ess)
+    chosen = {k: getattr(args, k) for k in ("chains", "draws", "tune", "target_ess", "seed")}
+    settings = fit_settings(sampler=args.sampler, **chosen)  # refused before reading (a target pymc cannot take)
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
     timer = PhaseTimer()
     with timer.phase("read"):
         data = read_input(args)
     rm = data.matrix
-    cutpoints = args.cutpoints or auto_cutpoints(rm, args.format)
-    given = {k: getattr(args, k) for k in ("chains", "seed") if getattr(args, k) is not None}
-    settings = FitSettings(cutpoints=cutpoints, sampler=args.sampler, **given, **sizes)
+    settings = replace(settings, cutpoints=args.cutpoints or auto_cutpoints(rm, args.format))
     fit = fit_grm(rm, settings, use_cache=False, progress=progress_printer(), timer=timer)
     with timer.phase("read-outs"):
         abilities, prompts = ability_table(fit, rm), prompt_table(fit, rm)
+    if unconverged := fit.diagnostics.converged is False:
+        abilities, prompts = withhold(abilities, ABILITY_DATA), withhold(prompts, PROMPT_DATA)
     texts = {
         "abilities.csv": csv_text(abilities),
         "prompts.csv": csv_text(prompts.drop(columns="b_mean")),
@@ -127,10 +135,7 @@ def run(args: argparse.Namespace) -> int:
     if args.verbose:
         print_timings(d.timings, started)
     print(f"wrote {out}/{', '.join(OUTPUTS)}")
-    if fit.diagnostics.converged is False:
-        print(
-            'error: the fit did NOT converge (diagnostics.json: "converged": false): its abilities and '
-            "intervals are not to be reported; see the warnings above.",
-            file=sys.stderr,
-        )
+    if unconverged:
+        print(NOT_CONVERGED_ERROR, file=sys.stderr)
+        return EXIT_NOT_CONVERGED
     return 0

@@ -8,6 +8,9 @@ import tempfile
 from pathlib import Path
 
 from lib.cli import (
+    EXIT_CODES,
+    EXIT_NOT_CONVERGED,
+    NOT_CONVERGED_ERROR,
     add_input_options,
     add_out_option,
     add_verbose_option,
@@ -34,7 +37,7 @@ OUTPUTS = (
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``rank`` subcommand and its options (light imports only: ``--help`` stays fast)."""
     # Light imports only (``--help`` stays fast): the fitting modules load pymc.
-    from lib.inference.settings import TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, samplers_for
+    from lib.inference.settings import TARGET_CEILING, TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, samplers_for
     from lib.ranking.budget import MAX_MEMORY_GB, MAX_MINUTES, WIN_MATRIX_TOP
     from lib.ranking.data import LIKELIHOODS
     from lib.ranking.robustness import ROBUSTNESS_TOP
@@ -47,6 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json, "
         "with --next N next_batch.csv, with --annotator-effect annotators.csv, with --judge judge_quality.csv "
         "and with --robustness robustness.csv to --out.",
+        epilog=EXIT_CODES,
     )
     add_input_options(p, "CSV of judgments or ratings")
     p.add_argument(
@@ -88,6 +92,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="column naming the system shown first (left): a / left / 1, b / right / 2, the row's "
         "system, or blank; estimate a position bias gamma (the same as --columns position=NAME)",
+    )
+    p.add_argument(
+        "--style-control",
+        action="store_true",
+        help="fit the answers' style as covariates (LMArena's style control: length in tokens and markdown "
+        "headers, bold and list items, each the normalised difference of the two answers, standardised) in the "
+        "votes model and the Bradley–Terry baseline, from the answers' texts (pairwise: response_a and "
+        "response_b; best-worst and ranking: response); "
+        "leaderboard.csv then holds the controlled skills with skill_uncontrolled and rank_change beside them, "
+        "diagnostics.json style_coefficients",
+    )
+    p.add_argument(
+        "--style-columns",
+        type=_names,
+        default=None,
+        metavar="COL[,COL...]",
+        help="style control with these numeric columns of the file as covariates instead of the texts' features "
+        "(NAME as it is, or the normalised difference of NAME_a and NAME_b); implies --style-control",
     )
     p.add_argument(
         "--annotator-effect",
@@ -145,7 +167,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--draws",
         type=count,
         help="draws per chain (default 1000; Laplace: draws in all); given without --target-ess, exactly this "
-        "many (no target); with a target, the ceiling",
+        f"many (no target); with a target, the ceiling (default {TARGET_CEILING})",
     )
     p.add_argument(
         "--tune",
@@ -157,7 +179,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=count,
         default=None,
         metavar="N",
-        help=f"numpyro (chosen, or the NUTS a Laplace fit falls back to): warm up from the posterior mode, then "
+        help=f"numpyro (chosen, or the NUTS a Laplace fit falls back to): warm up from jittered points around the "
+        f"priors' centres, then "
         f"draw {TARGET_CHUNK} per chain at a time until the bulk and tail ESS of every reported parameter reach N "
         f"and their R-hat is at most 1.01, or --draws per chain are drawn (diagnostics.json says which: "
         f"'stopped'). Default {TARGET_ESS} for numpyro unless --draws is given; refused by the other samplers",
@@ -168,13 +191,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def _names(value: str) -> list[str]:
+    """``A,B`` as ``["A", "B"]`` (blanks left out)."""
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
 def run(args: argparse.Namespace) -> int:
     """Fit the leaderboard to ``--input``, write ``OUTPUTS`` to ``--out`` and print the leaderboard.
 
     Returns
     -------
     int
-        0.
+        0; :data:`lib.cli.EXIT_NOT_CONVERGED` for a NUTS fit whose chains did not converge (``diagnostics.json``
+        says ``"converged": false``; the tables keep their rows and the data's columns, every estimate left
+        empty, :func:`lib.ranking.run.withhold_estimates`).
 
     Raises
     ------
@@ -184,15 +214,13 @@ def run(args: argparse.Namespace) -> int:
         ``--robustness-top`` without ``--robustness``, or ``--target-ess`` for a fit whose sampler does not
         sample to one.
     """
-    import dataclasses
     import time
 
     from lib.cli import parse_columns, print_timings, progress_printer
     from lib.export import prepare_out
-    from lib.inference.settings import sampling_sizes
     from lib.inference.timings import PhaseTimer
-    from lib.ranking.fit import RankSettings, fitted_sampler
-    from lib.ranking.run import rank_systems
+    from lib.ranking.fit import rank_settings
+    from lib.ranking.run import rank_systems, withhold_estimates
 
     started = time.perf_counter()
 
@@ -206,20 +234,19 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.robustness_top is not None and not args.robustness:
         raise SettingsError("--robustness-top K needs --robustness")
+    style = args.style_control or bool(args.style_columns)
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
-    given = {k: getattr(args, k) for k in ("sampler", "chains", "seed") if getattr(args, k) is not None}
-    settings = RankSettings(
+    # --draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback too)
+    settings = rank_settings(
         likelihood=args.likelihood,
         baseline=args.baseline,
         intransitivity=args.intransitivity,
         position_bias="position" in parse_columns(args.columns),
         annotator_effect=args.annotator_effect,
-        **given,
+        style_control=style,
+        **{k: getattr(args, k) for k in ("sampler", "chains", "draws", "tune", "target_ess", "seed")},
     )
-    # --draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback too)
-    sizes = sampling_sizes(fitted_sampler(settings), draws=args.draws, tune=args.tune, target_ess=args.target_ess)
-    settings = dataclasses.replace(settings, **sizes)
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
     # Votes are ranked from the votes: the pairs x prompts matrix is built only for the cells likelihood.
     reading = time.perf_counter()
@@ -240,6 +267,8 @@ def run(args: argparse.Namespace) -> int:
         progress=progress_printer(),
     )
     PhaseTimer(result.fit.diagnostics.timings).add("read", read_s)  # diagnostics.json's timings
+    if unconverged := result.fit.diagnostics.converged is False:
+        result = withhold_estimates(result)
     robustness = _robustness(data, result, args.robustness_top) if args.robustness else None
     written = _write_outputs(result, out, judged, robustness)
     if judged is not None:
@@ -250,6 +279,9 @@ def run(args: argparse.Namespace) -> int:
     if args.verbose:
         print_timings(result.fit.diagnostics.timings, started)
     print(f"wrote {out}/{', '.join(written)}")
+    if unconverged:
+        print(NOT_CONVERGED_ERROR, file=sys.stderr)
+        return EXIT_NOT_CONVERGED
     return 0
 
 
@@ -303,23 +335,20 @@ def _print_robustness(table) -> None:
 
 def _write_outputs(result, out: Path, judged=None, robustness=None) -> list[str]:
     """Write the result's tables to ``out`` (staged, so no partial outputs); returns the names written."""
-    import json
-
     from lib.export import csv_text
-    from lib.inference.diagnostics import diagnostics_json
+    from lib.ranking.run import diagnostics_text
 
-    board, diagnostics = result.leaderboard, json.loads(diagnostics_json(result.fit.diagnostics))
-    if result.cost is not None:
-        diagnostics["estimate"] = result.cost.as_json()  # beside the timings it estimated
+    board = result.leaderboard
     if judged is not None:
         from lib.judges.run import JUDGE_COLUMNS
 
         board = board.merge(judged.leaderboard[["system", *JUDGE_COLUMNS]], on="system", how="left")
-        diagnostics |= judged.diagnostics
+    extra = {"estimate": result.cost.as_json()} if result.cost is not None else {}  # beside the timings it estimated
+    diagnostics = diagnostics_text(result, extra | (judged.diagnostics if judged is not None else {}))
     texts = {
         "leaderboard.csv": csv_text(board),
         "win_matrix.csv": csv_text(result.win_matrix),
-        "diagnostics.json": json.dumps(diagnostics, indent=2, allow_nan=False),
+        "diagnostics.json": diagnostics,
     }
     if judged is not None:
         texts["judge_quality.csv"] = csv_text(judged.quality.table)
@@ -355,6 +384,13 @@ def _print_result(result, *, default_sampler: bool) -> None:
             f"annotator severity: sigma_zeta (logits) {z['mean']:.3f}, 95% interval {z['low']:.3f} to "
             f"{z['high']:.3f}; most severe first in annotators.csv"
         )
+    if result.style is not None:
+        print("style coefficients (logits per SD; > 0: the answer with more of it wins more often):")
+        for row in result.style.itertuples():
+            print(
+                f"  {row.feature}: {row.mean:.3f}, 95% interval {row.low:.3f} to {row.high:.3f} "
+                f"(Bradley–Terry {row.bt_mean:.3f}, {row.bt_low:.3f} to {row.bt_high:.3f})"
+            )
     if result.intransitive is not None:
         print(
             f"intransitivity: tau = {result.tau:.3f}; {len(result.intransitive)} pairs whose deviation "
@@ -370,7 +406,9 @@ def _print_result(result, *, default_sampler: bool) -> None:
     )
     print_target_ess(d)
     columns = ["system", "skill_mean", "rank_low", "rank_high", "p_best", "bt_rating"]
+    if result.style is not None:
+        columns += ["skill_uncontrolled", "rank_change"]
     if result.leaderboard["component"].max() > 1:  # ranked within each group of linked systems
         columns.append("component")
     shown = result.leaderboard[columns]
-    print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep=""))

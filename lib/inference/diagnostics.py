@@ -2,17 +2,22 @@
 
 Markov chains (:func:`lib.inference.settings.is_mcmc`) are checked by
 :func:`lib.convergence.check_convergence` (R-hat, bulk and tail ESS, stuck chains, divergences); a
-point or independent draws have nothing to check and carry their sampler's note instead.
+point or independent draws have nothing to check and carry their sampler's note instead. The read-outs of
+a fit that did not converge are withheld (:func:`withhold`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import arviz as az
+import numpy as np
+import pandas as pd
 
 from lib.convergence import check_convergence
 from lib.inference.settings import SAMPLERS, is_mcmc
@@ -119,6 +124,18 @@ def diagnose(
     )
 
 
+def withhold(table: pd.DataFrame, keep: Sequence[str]) -> pd.DataFrame:
+    """A copy of a read-out table of a fit whose chains did not converge, with every column but ``keep``
+    (the data's own: ids, counts) emptied (NaN, an empty cell in a CSV file): its means, intervals,
+    probabilities and ranks describe chains that did not converge (a stuck chain gave intervals of width 0
+    and P(best) 1.000), so nothing is left for a script to read as a result. The rows stay."""
+    out = table.copy()
+    for column in out.columns:
+        if column not in keep:
+            out[column] = np.nan
+    return out
+
+
 def diagnostics_json(diagnostics: Diagnostics) -> str:
     """Diagnostics as valid JSON (RFC 8259 has no NaN or Infinity: non-finite numbers become null)."""
 
@@ -129,7 +146,8 @@ def diagnostics_json(diagnostics: Diagnostics) -> str:
 
 
 def diagnostics_from_json(entry: dict) -> Diagnostics:
-    """The inverse of :func:`diagnostics_json` (parsed): null becomes NaN (``converged`` stays None).
+    """The inverse of :func:`diagnostics_json` (parsed): a null number (R-hat, ESS of a fit without chains)
+    becomes NaN; the fields that may be None (``converged``, ``target_ess``, ``stopped``) stay None.
 
     Raises
     ------
@@ -137,5 +155,6 @@ def diagnostics_from_json(entry: dict) -> Diagnostics:
         ``entry`` has keys that are not fields of :class:`Diagnostics`, or misses required ones
         (an entry written before ``converged`` existed: the cache reads it as a miss).
     """
-    fields: dict[str, Any] = {k: float("nan") if v is None and k != "converged" else v for k, v in entry.items()}
-    return Diagnostics(**fields)
+    numbers = {f.name for f in dataclasses.fields(Diagnostics) if f.type == "float"}
+    values: dict[str, Any] = {k: float("nan") if v is None and k in numbers else v for k, v in entry.items()}
+    return Diagnostics(**values)

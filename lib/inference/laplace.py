@@ -512,31 +512,10 @@ def _cost(value_and_grad: Callable) -> Callable[[np.ndarray], tuple[float, np.nd
     return cost
 
 
-def joint_mode(model, scales: tuple[str, ...] = ()) -> list[np.ndarray]:
-    """The joint posterior mode of a PyMC model on the unconstrained space, one array per variable of
-    ``model.value_vars`` (their shapes), by :func:`lbfgs` from PyMC's initial point: where NUTS warms
-    up from when it samples to a target ESS (:attr:`lib.inference.samplers.Problem.start`). The
-    ``scales`` variables (:attr:`lib.inference.samplers.Problem.scales`) keep PyMC's initial point.
-
-    The joint mode, not the marginal mode of :func:`laplace` (per-prompt Newton steps to compile: 12-15 s
-    against about 3 s on 300 votes under load); fine as a start for the other variables when scales are
-    non-centred, as the chains are jittered from it and warmed up anyway. The joint mode overstates the
-    scales of the prompt variables: chains started from its sigma_alpha (300 votes of a simulated arena)
-    stayed apart through warm-up (R-hat 2.2, bulk ESS 3 of 1,600 draws)."""
-    import jax
-    from pymc.sampling.jax import get_jaxified_logp
-
-    lay = _Layout(model, (), "prompt", scales)
-    with COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
-        neg_logp = get_jaxified_logp(model, negative_logp=False)  # False gives -logp
-    result = lbfgs(jax.jit(jax.value_and_grad(lambda x: neg_logp(lay.split(x)))), lay.x0)
-    return [np.asarray(v) for v in lay.split(_scales_at_start(result.x, lay))]
-
-
 def _scales_at_start(x: np.ndarray, lay: _Layout) -> np.ndarray:
     """``x`` (n,) with the scale variables (``lay.scales``) back at the model's initial point: the joint mode
-    overstates the scales of the prompt variables (sigma_alpha 4.4 for a simulated 0.3), and a search or
-    chains started there went wrong (:func:`joint_mode`, :func:`_mode`)."""
+    overstates the scales of the prompt variables (sigma_alpha 4.4 for a simulated 0.3), and a search
+    started there went wrong (:func:`_mode`; NUTS chains started there stayed apart, R-hat 2.2)."""
     at = lay.G[lay.scales]
     x = x.copy()
     x[at] = lay.x0[at]

@@ -90,10 +90,6 @@ class Problem:
         Names the model and its data (not the sampler's sizes or seed): a runner may keep the model and
         its compiled programs under it for the next fit of the same model (Laplace,
         :data:`lib.inference.laplace.KEPT_MODELS`). None: nothing is kept.
-    start : callable, optional
-        ``start(model)``: the model's MAP point on the unconstrained space, one array per variable of
-        ``model.value_vars`` in their order; a fit sampled to a target ESS warms up from it
-        (:func:`numpyro_sample`). None: from PyMC's jittered initial point.
     """
 
     build: Callable[[], tuple[Any, list[str]]]
@@ -103,7 +99,6 @@ class Problem:
     marginal_curvature: bool = True
     scales: tuple[str, ...] = ()
     mode: dict[str, np.ndarray] = field(default_factory=dict)
-    start: Callable[[Any], list[np.ndarray]] | None = None
     key: str | None = None
 
     def model(self, tracker: Tracker) -> tuple[Any, list[str]]:
@@ -199,20 +194,12 @@ def sample_nutpie(problem: Problem, settings: NutsSettings, tracker: Tracker) ->
 
 
 def sample_numpyro(problem: Problem, settings: NutsSettings, tracker: Tracker) -> Any:
-    """The ``numpyro`` sampler: :func:`numpyro_sample` on the problem's model, warmed up from its MAP
-    point (``problem.start``) when sampled to a target ESS."""
+    """The ``numpyro`` sampler: :func:`numpyro_sample` on the problem's model."""
     model, names = problem.model(tracker)
-    start = None
-    if settings.target_ess is not None and problem.start is not None:
-        tracker.stage(0.02, "finding the MAP point to start from")
-        with tracker.timer.phase("optimise"):
-            start = problem.start(model)
-    return numpyro_sample(model, names, settings, tracker, start=start)
+    return numpyro_sample(model, names, settings, tracker)
 
 
-def numpyro_sample(
-    model, var_names: list[str], settings: NutsSettings, tracker: Tracker, *, start: list[np.ndarray] | None = None
-) -> Any:
+def numpyro_sample(model, var_names: list[str], settings: NutsSettings, tracker: Tracker) -> Any:
     """NUTS (numpyro) on a PyMC model's JAX log density (as ``pm.sample(nuts_sampler="numpyro")``
     does), in chunks of iterations (:func:`_sample_in_chunks`): a fixed number of draws, or draws to a
     target ESS.
@@ -233,9 +220,6 @@ def numpyro_sample(
         per chain are drawn (progress follows the ESS).
     tracker : Tracker
         Takes the progress and the phases (compile, warm-up, sampling; read-outs without a target).
-    start : list of ndarray, optional
-        Unconstrained values of ``model.value_vars`` (e.g. the MAP point) the chains start from, each
-        jittered by U(-1, 1) as PyMC jitters its own initial point; None: PyMC's jittered initial point.
 
     Returns
     -------
@@ -249,7 +233,7 @@ def numpyro_sample(
     split_host_cpu()
     import jax
     from numpyro.infer import NUTS
-    from pymc.sampling.jax import _postprocess_samples, get_jaxified_graph, get_jaxified_logp
+    from pymc.sampling.jax import get_jaxified_graph, get_jaxified_logp
 
     chains = settings.chains
     tracker.stage(0.03, "compiling")
@@ -257,18 +241,24 @@ def numpyro_sample(
         logp = get_jaxified_logp(model, negative_logp=False)
         outputs = [v for v in model.unobserved_value_vars if v.name in var_names]
         to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
-    init = _initial_points(model, logp, start, settings)
+    init = _initial_points(model, logp, settings)
     key = jax.random.PRNGKey(settings.seed)
     keys = jax.random.split(key, chains) if chains > 1 else key
     dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
     coords = {name: np.asarray(model.coords[name]) for d in dims.values() for name in d}
 
+    # The kept variables of each chunk's draws, by one program per chunk shape (as PyMC's own postprocessing
+    # computes them, which compiled a new program for every call: every ESS check of a fit sampled to a target).
+    transform = jax.jit(jax.vmap(jax.vmap(to_params)))
+    transformed: list[list[np.ndarray]] = []  # of the chunks seen so far: the chunks only grow
+
     def to_idata(pieces: list[tuple[Any, dict]]) -> Any:
-        """Chunks of (unconstrained draws, extra fields), each (chain, draw, ...), as one InferenceData."""
-        raw = [np.concatenate([np.asarray(p[0][i]) for p in pieces], axis=1) for i in range(len(pieces[0][0]))]
-        values = _postprocess_samples(to_params, raw, postprocessing_vectorize="vmap")
+        """Chunks of (unconstrained draws, extra fields), each (chain, draw, ...), as one InferenceData; a
+        later call passes the same chunks and maybe more (only the new ones are transformed)."""
+        for piece in pieces[len(transformed) :]:
+            transformed.append([np.asarray(x) for x in transform(*[np.asarray(z) for z in piece[0]])])
         return az.from_dict(
-            posterior={v.name: np.asarray(x) for v, x in zip(outputs, values, strict=True)},
+            posterior={v.name: np.concatenate([t[i] for t in transformed], axis=1) for i, v in enumerate(outputs)},
             sample_stats={k: np.concatenate([np.asarray(p[1][k]) for p in pieces], axis=1) for k in FIELDS},
             coords=coords,
             dims=dims,
@@ -283,22 +273,21 @@ def numpyro_sample(
     return idata
 
 
-def _initial_points(model, logp, start: list[np.ndarray] | None, settings: NutsSettings) -> list:
-    """Each chain's start, unconstrained (leading dim: chain, unless one chain): ``start`` jittered by
-    U(-1, 1) as PyMC jitters its own, or PyMC's jittered initial point when ``start`` is None."""
+def _initial_points(model, logp, settings: NutsSettings) -> list:
+    """Each chain's start, unconstrained (leading dim: chain, unless one chain): PyMC's initial point (the
+    priors' centres) jittered by U(-1, 1) on the unconstrained space, as ``pm.sample`` starts NUTS.
+
+    Not the posterior mode: the joint mode of a model with per-unit effects (the GRM's thetas, the prompts'
+    alphas) shrinks the effects and overstates the slopes or scales; chains started there on mirt's Science
+    data stuck (alpha 176, R-hat 3e7), and on a simulated arena stayed apart (R-hat 2.2). From here
+    they mix, and no optimisation runs first (``bench/bench_target_ess.py``)."""
     import jax
     from pymc.sampling.jax import _get_batched_jittered_initial_points
 
-    chains = settings.chains
-    if start is None:
-        # PyMC checks each jittered point's log density; compiled as one program, not the about 60
-        # one-operation programs its eager evaluation compiles for every new model (and JAX's
-        # persistent cache writes, each write reading every entry's access time).
-        logp = jax.jit(logp)
-        return _get_batched_jittered_initial_points(model, chains, None, settings.seed, logp_fn=logp)
-    rng = np.random.default_rng(settings.seed)
-    init = [np.stack([v + rng.uniform(-1, 1, np.shape(v)) for _ in range(chains)]) for v in start]
-    return init if chains > 1 else [v[0] for v in init]
+    # PyMC checks each jittered point's log density; compiled as one program, not the about 60
+    # one-operation programs its eager evaluation compiles for every new model (and JAX's
+    # persistent cache writes, each write reading every entry's access time).
+    return _get_batched_jittered_initial_points(model, settings.chains, None, settings.seed, logp_fn=jax.jit(logp))
 
 
 def chunk_length(tune: int, draws: int) -> int:
@@ -431,8 +420,9 @@ def _draw_to_target(
     """Chunks of draws from ``chunks`` (:func:`_kept_chunks`, :data:`lib.inference.settings.TARGET_CHUNK`
     iterations per chain each) until every reported parameter's bulk and tail ESS reach the target and its
     R-hat is at most :data:`lib.convergence.RHAT_MAX`, or the ceiling (``settings.draws`` per chain) is
-    drawn. Between two checks it draws as many chunks as the ESS, growing in proportion to the draws, says
-    the target needs."""
+    drawn. Between two checks it draws as many chunks as the ESS (growing in proportion to the draws) and
+    R-hat (R-hat - 1 shrinking so) say the target needs, at most as many draws as it has (the draws at most
+    double between checks)."""
     from lib.convergence import RHAT_MAX
 
     target, draws, tune = settings.target_ess, settings.draws, settings.tune
@@ -444,7 +434,7 @@ def _draw_to_target(
         pieces += itertools.islice(chunks, wanted)
         done = sum(p[1]["energy"].shape[1] for p in pieces)
         idata = to_idata(pieces)
-        ess, rhat = lowest_ess(idata), highest_rhat(idata)
+        ess, rhat = worst_ess_rhat(idata)
         tracker.stage(
             0.05 + 0.9 * (tune_share + (1 - tune_share) * min(1.0, max(ess / target, done / draws))),
             f"sampling: ESS {ess:.0f} of the target {target}, R-hat {rhat:.3f}, after {done} draws per chain",
@@ -453,35 +443,26 @@ def _draw_to_target(
         if reached or done >= draws:
             idata.posterior.attrs.update(target_ess=target, stopped="target" if reached else "ceiling")
             return idata
-        needed = done * target / max(ess, 1.0) - done  # ESS grows about in proportion to the draws
-        wanted = int(np.clip(np.ceil(needed / TARGET_CHUNK), 1, -(-(draws - done) // TARGET_CHUNK)))
+        # ESS grows about in proportion to the draws, and R-hat - 1 shrinks so of chains that mix (Vehtari et
+        # al. 2021); at most as many again as are drawn: the ESS of a few hundred draws of a slowly mixing
+        # parameter is too low (mirt's Science data: 2,100 draws per chain drawn on the estimate after 100,
+        # where 1,000-1,300 reached the target), and chains that do not mix keep their R-hat.
+        needed = done * max(target / max(ess, 1.0), (rhat - 1) / (RHAT_MAX - 1)) - done
+        most = min(-(-(draws - done) // TARGET_CHUNK), max(1, done // TARGET_CHUNK))
+        wanted = int(np.clip(np.ceil(needed / TARGET_CHUNK), 1, most))
 
 
-def highest_rhat(idata: Any) -> float:
-    """The largest rank-normalised split R-hat (arviz) of any variable and element of ``idata.posterior``
-    (elements whose draws do not vary left out, as in :func:`lowest_ess`); 0 when none has one."""
-    import warnings
+def worst_ess_rhat(idata: Any) -> tuple[float, float]:
+    """The smallest bulk or tail ESS and the largest rank-normalised split R-hat of any variable and element
+    of ``idata.posterior`` (:mod:`lib.inference.chain_stats`, arviz's numbers), elements where one is
+    undefined (NaN: draws that do not vary have no R-hat) left out: the convergence check reports those
+    when they should vary (a stuck chain). 0 for either when no element has one."""
+    from lib.inference.chain_stats import chain_stats, stacked
 
-    import arviz as az
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        rhat = az.rhat(idata["posterior"]).to_array().to_numpy().ravel()
-    return float(np.nanmax(rhat)) if np.isfinite(rhat).any() else 0.0
-
-
-def lowest_ess(idata: Any) -> float:
-    """The smallest bulk or tail ESS (arviz) of any variable and element of ``idata.posterior``.
-
-    Elements whose draws do not vary (a threshold fixed at 0) have no ESS (NaN) and are left out: the
-    convergence check reports them when they should vary (a stuck chain). Returns 0 when none has one."""
-    import warnings
-
-    import arviz as az
-
-    post = idata["posterior"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        values = [az.ess(post, method=m).to_array().to_numpy().ravel() for m in ("bulk", "tail")]
-    ess = np.concatenate(values)
-    return float(np.nanmin(ess)) if np.isfinite(ess).any() else 0.0
+    stats = chain_stats(stacked(idata["posterior"]))
+    ess = np.concatenate([stats.ess_bulk, stats.ess_tail])
+    rhat = stats.rhat
+    return (
+        float(np.nanmin(ess)) if np.isfinite(ess).any() else 0.0,
+        float(np.nanmax(rhat)) if np.isfinite(rhat).any() else 0.0,
+    )

@@ -166,8 +166,12 @@ TARGET_ESS = 400
 bulk and tail ESS of every reported parameter; also the convergence check's threshold
 (:data:`lib.convergence.ESS_MIN`, Vehtari et al. 2021: 100 per chain for 4 chains)."""
 TARGET_TUNE = 300
-"""Warm-up iterations per chain of a fit sampled to a target ESS when none are chosen: it starts at the
-MAP point, not at the prior's (``bench/bench_target_ess.py``)."""
+"""Warm-up iterations per chain of a fit sampled to a target ESS when none are chosen (from PyMC's jittered
+initial point: ``bench/bench_target_ess.py``)."""
+TARGET_CEILING = 3000
+"""Draws per chain at most of a fit sampled to a target ESS when ``--draws`` is not given. The draws a
+target needs follow the slowest parameter: mirt's Science data (alpha of 'Future', about 0.1 effective
+draws per draw) needed 800 to 1,700 per chain for 400, the paper's design 500 to 700."""
 TARGET_CHUNK = 100
 """Draws per chain between two checks of the ESS of a fit sampled to a target."""
 
@@ -191,10 +195,10 @@ class NutsSettings:
     seed : int
         Random seed.
     target_ess : int, optional
-        None: ``draws`` draws per chain. Else (the numpyro sampler; the others ignore it) warm-up starts
-        at the model's MAP point when it has one, and draws come in chunks of :data:`TARGET_CHUNK` per
-        chain until the bulk and tail ESS of every reported parameter reach ``target_ess`` and their R-hat
-        is at most 1.01, or ``draws`` per chain are drawn (the ceiling); ``Diagnostics.stopped`` says which.
+        None: ``draws`` draws per chain. Else (the numpyro sampler; the others ignore it) draws come in
+        chunks of :data:`TARGET_CHUNK` per chain after the warm-up until the bulk and tail ESS of every
+        reported parameter reach ``target_ess`` and their R-hat is at most 1.01, or ``draws`` per chain
+        are drawn (the ceiling); ``Diagnostics.stopped`` says which.
     """
 
     chains: int = 4
@@ -219,15 +223,16 @@ def sampling_sizes(sampler: str, *, draws: int | None, tune: int | None, target_
 
     The rule of ``--draws`` and ``--target-ess`` (the same on the Abilities page): for a sampler that
     samples to a target (:attr:`Sampler.to_target`), a target ESS given is sampled to, with ``draws``
-    (given, or the default) as the ceiling per chain; draws given without a target are drawn as asked
-    (a fixed count, as before targets existed); neither given: :data:`TARGET_ESS`, with
-    :data:`TARGET_TUNE` warm-up iterations unless ``tune`` is given. Other samplers draw ``draws``.
+    (given, or :data:`TARGET_CEILING`) as the ceiling per chain; draws given without a target are drawn
+    as asked (a fixed count, as before targets existed); neither given: :data:`TARGET_ESS`. Sampled to a
+    target, warm-up is :data:`TARGET_TUNE` iterations unless ``tune`` is given. Other samplers draw
+    ``draws``.
 
     Returns
     -------
     dict
         Keyword arguments of a :class:`NutsSettings` subclass: ``target_ess`` always, ``draws`` and
-        ``tune`` when they are given or follow from the rule.
+        ``tune`` when they are given or follow from the rule (always, sampled to a target).
 
     Raises
     ------
@@ -242,6 +247,6 @@ def sampling_sizes(sampler: str, *, draws: int | None, tune: int | None, target_
         return sizes | {"target_ess": None}
     if target_ess is None and draws is not None:
         return sizes | {"target_ess": None}
-    if tune is None:
-        sizes["tune"] = TARGET_TUNE
+    sizes.setdefault("tune", TARGET_TUNE)
+    sizes.setdefault("draws", TARGET_CEILING)
     return sizes | {"target_ess": TARGET_ESS if target_ess is None else target_ess}

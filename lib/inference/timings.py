@@ -31,6 +31,8 @@ PHASES: dict[str, str] = {
     "read-outs": "the draws turned into the model's parameters; the leaderboard, ranks, win matrix and what "
     "to annotate next",
     "Bradley–Terry baseline": "the Bradley–Terry ratings beside the leaderboard",
+    "without style control": "style control's second fit: the same votes without the style covariates, its "
+    "leaderboard and Bradley–Terry baseline",
     "cache write": "writing the fit to the cache",
 }
 """The phases a fit reports, in the order they run, name -> what is timed (one home for the names)."""

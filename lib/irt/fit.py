@@ -29,7 +29,7 @@ from lib.inference.settings import gives_posterior
 from lib.inference.store import FitStore, Stored, try_cache_write
 from lib.inference.timings import PhaseTimer
 from lib.irt.contraction import UNINFORMED_BELOW, uninformed
-from lib.irt.map import fit_map, map_solver, map_solver_ready, map_unconstrained
+from lib.irt.map import fit_map, map_solver, map_solver_ready
 from lib.irt.model import build_grm
 from lib.irt.settings import FitSettings, check_cutpoints
 from lib.ratings import RatingMatrix
@@ -188,8 +188,7 @@ def fit_grm(
     GRMFit
         ``diagnostics.wall_s`` is the time from this call to the result, including model building
         and compilation (the cache write excepted: the cached entry holds it too); ``diagnostics.timings``
-        the seconds per phase (:mod:`lib.inference.timings`). With ``settings.target_ess`` (numpyro),
-        warm-up starts at the MAP point.
+        the seconds per phase (:mod:`lib.inference.timings`).
 
     Raises
     ------
@@ -266,11 +265,10 @@ def _problem(rm: RatingMatrix, settings: FitSettings) -> Problem:
             prompt_ids=c["prompt"],
         ), list(NAMES)
 
-    def start(model) -> list[np.ndarray]:
-        values = map_unconstrained(rm.codes(), len(rm.categories), cutpoints=settings.cutpoints)
-        return [values[v.name] for v in model.value_vars]
-
-    return Problem(build=build, point=lambda tracker: _map_posterior(rm, settings, tracker), start=start)
+    # NUTS starts at PyMC's jittered initial point (lib.inference.samplers._initial_points), not at this MAP
+    # point: the joint mode of the abilities and the slopes shrinks every theta towards 0 and sends alpha off
+    # (176 for Future on mirt's Science data), where chains stuck (R-hat 3e7, 408 parameters that never moved).
+    return Problem(build=build, point=lambda tracker: _map_posterior(rm, settings, tracker))
 
 
 def _map_posterior(rm: RatingMatrix, settings: FitSettings, tracker: Tracker) -> az.InferenceData:

@@ -77,8 +77,6 @@ class _MapSolver:
         ]
         self._pool_lock = threading.Lock()
         self.x_start = np.concatenate([np.ravel(start[v.name]) for v in model.value_vars])
-        self.value_shapes = {v.name: np.shape(start[v.name]) for v in model.value_vars}
-        """The model's value variables (unconstrained) in the order of the flat vector, name -> shape."""
 
     def _borrow(self):
         with self._pool_lock:
@@ -207,25 +205,3 @@ def _all_data_optimum(solver: _MapSolver, codes: np.ndarray, n_categories: int, 
             while len(_ALL_DATA_OPTIMA) > 4 * MAX_SOLVERS:
                 _ALL_DATA_OPTIMA.popitem(last=False)
     return x_all
-
-
-def map_unconstrained(
-    codes: np.ndarray, n_categories: int, *, cutpoints: str = "antisymmetric"
-) -> dict[str, np.ndarray]:
-    """The MAP point on the unconstrained space, by value variable of :func:`lib.irt.model.build_grm`
-    (name -> array of its shape): where NUTS starts a fit sampled to a target ESS.
-
-    Raises
-    ------
-    SettingsError
-        See :func:`lib.irt.settings.check_cutpoints`.
-    """
-    check_cutpoints(cutpoints, n_categories)
-    codes = np.ascontiguousarray(codes, dtype=np.int64)
-    solver = map_solver(codes.shape, n_categories, cutpoints)
-    x, values, offset = _all_data_optimum(solver, codes, n_categories, cutpoints), {}, 0
-    for name, shape in solver.value_shapes.items():
-        size = int(np.prod(shape))
-        values[name] = x[offset : offset + size].reshape(shape)
-        offset += size
-    return values

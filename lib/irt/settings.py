@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from lib.errors import SettingsError
-from lib.inference.settings import NutsSettings, check_known, posterior_samplers, samplers_for
+from lib.inference.settings import NutsSettings, check_known, posterior_samplers, samplers_for, sampling_sizes
 
 CUTPOINTS = {
     "antisymmetric": "b_j,-c = -b_j,c, so theta = 0 means no preference (default for votes and ratings)",
@@ -115,3 +115,27 @@ class FitSettings(NutsSettings, GRMChoices):
         check_known("sampler", self.sampler, SAMPLERS)
         check_known("cutpoints", self.cutpoints, CUTPOINTS)
         self.check_sizes()
+
+
+def fit_settings(
+    cutpoints: str = GRMChoices.cutpoints,
+    sampler: str = GRMChoices.sampler,
+    *,
+    chains: int | None = None,
+    draws: int | None = None,
+    tune: int | None = None,
+    target_ess: int | None = None,
+    seed: int | None = None,
+) -> FitSettings:
+    """The settings of a GRM fit from what the user chose (None: not chosen), by the one rule of
+    ``python -m lib fit`` and the Abilities page (:func:`lib.inference.settings.sampling_sizes`); nothing
+    chosen: the defaults, which every reference test runs.
+
+    Raises
+    ------
+    SettingsError
+        A target ESS for a sampler that does not sample to one.
+    """
+    given = {k: v for k, v in (("chains", chains), ("seed", seed)) if v is not None}
+    sizes = sampling_sizes(sampler, draws=draws, tune=tune, target_ess=target_ess)
+    return FitSettings(cutpoints=cutpoints, sampler=sampler, **given, **sizes)

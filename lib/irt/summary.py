@@ -13,6 +13,11 @@ from lib.ratings import RatingMatrix, item_total_correlation
 HDI_PROB = 0.94
 """arviz's default credible mass: an interval, not a 95% significance test."""
 
+ABILITY_DATA = ("comparison", "system_a", "system_b")
+PROMPT_DATA = ("prompt_id", "n_comparisons", "item_total_corr", "group")
+"""The columns of :func:`ability_table` and :func:`prompt_table` that describe the data, not the fit: all
+that is kept of a fit whose chains did not converge (:func:`lib.inference.diagnostics.withhold`)."""
+
 
 def _hdi(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """HDI of (chain, draw, n) draws, per last axis; a single draw gives the point itself."""

@@ -68,18 +68,12 @@ from scipy.stats import norm, qmc
 
 from lib.blas import one_blas_thread
 from lib.errors import DesignError
-
-MAX_LOGIT = 25.0
-"""A skill difference beyond this many logits means the votes give no finite estimate (a system that
-never wins or never loses): the fit is refused instead of reporting it."""
+from lib.ranking.bradley_terry import Loss, gram, pair_design
 
 MAX_T_DRAWS = 2**15
 """Quasi-Monte Carlo draws of the max-t critical value (:func:`max_t_critical`): its error is about 0.003
 (standard deviation over seeds, against Tukey's exact value for 2 to 20 independent systems), far below the
 critical value's distance to Bonferroni's (3.54 against 3.66 for 20 systems)."""
-
-_MAX_STEPS = 100
-_TOL = 1e-10
 
 
 @dataclass(frozen=True)
@@ -109,7 +103,8 @@ class SkillFit:
 
 
 def design(low: np.ndarray, high: np.ndarray, k: int) -> np.ndarray:
-    """Design rows ``x = e_low - e_high`` without the first system's column (its skill is the reference).
+    """Design rows ``x = e_low - e_high`` without the first system's column (its skill is the reference):
+    the Bradley–Terry core's encoding (:func:`lib.ranking.bradley_terry.pair_design`), dense as ``ppi_py`` takes it.
 
     Parameters
     ----------
@@ -120,59 +115,20 @@ def design(low: np.ndarray, high: np.ndarray, k: int) -> np.ndarray:
     -------
     ndarray (m, k - 1)
     """
-    x = np.zeros((len(low), k))
-    rows = np.arange(len(low))
-    x[rows, low] += 1.0
-    x[rows, high] -= 1.0
-    return x[:, 1:]
+    return pair_design(np.asarray(low), np.asarray(high), k, reference=0).toarray()
 
 
-def _loss(theta, x_l, y, yhat_l, x_u, yhat_u, lam):
-    """The rectified loss ``L_lambda`` (module docstring) at theta, for one (combined) prediction."""
-
-    def mean_loss(x, target):
-        eta = x @ theta
-        return float(np.mean(np.logaddexp(0.0, eta) - target * eta)) if len(x) else 0.0
-
-    return mean_loss(x_l, y) + (lam * (mean_loss(x_u, yhat_u) - mean_loss(x_l, yhat_l)) if lam else 0.0)
-
-
-def _minimise(x_l, y, yhat_l, x_u, yhat_u, lam: float, what: str, start: np.ndarray | None = None) -> np.ndarray:
-    """Damped Newton on the convex rectified loss of one (combined) prediction (its Hessian ``(1 - lam) H_L
-    + lam H_U`` is positive for lam in [0, 1] once the items link every system), from ``start`` (else 0).
-
-    Raises
-    ------
-    DesignError
-        No finite minimiser (a skill difference passes :data:`MAX_LOGIT`) or a singular Hessian.
-    """
-    theta = np.zeros(x_l.shape[1]) if start is None else start
-    args = (x_l, y, yhat_l, x_u, yhat_u, lam)
+def rectified_loss(x_l, y, yhat_l, x_u, yhat_u, lam: float) -> Loss:
+    """The rectified loss ``L_lambda`` (module docstring) of one (combined) prediction as one Bradley–Terry
+    loss (:class:`lib.ranking.bradley_terry.Loss`): the labelled items with the human scores and weight 1 / n,
+    the unlabelled ones with the prediction and weight lambda / N, and the labelled ones again with the
+    prediction and weight -lambda / n (its Hessian ``(1 - lambda) H_L + lambda H_U`` is positive for lambda in
+    [0, 1] once the items link every system)."""
     n, big_n = len(x_l), max(len(x_u), 1)
-    for _ in range(_MAX_STEPS):
-        mu_l, mu_u = expit(x_l @ theta), expit(x_u @ theta)
-        grad = x_l.T @ (mu_l - y) / n + lam * (x_u.T @ (mu_u - yhat_u) / big_n - x_l.T @ (mu_l - yhat_l) / n)
-        hess = (1 - lam) * (x_l.T * (mu_l * (1 - mu_l))) @ x_l / n + lam * (x_u.T * (mu_u * (1 - mu_u))) @ x_u / big_n
-        try:
-            step = np.linalg.solve(hess, grad)
-        except np.linalg.LinAlgError:
-            raise DesignError(_no_estimate(what)) from None
-        t, base = 1.0, _loss(theta, *args)
-        while _loss(theta - t * step, *args) > base + 1e-12 and t > 1e-8:
-            t /= 2
-        theta = theta - t * step
-        if np.abs(theta).max(initial=0.0) > MAX_LOGIT:
-            raise DesignError(_no_estimate(what))
-        if np.abs(t * step).max(initial=0.0) < _TOL:
-            return theta
-    raise DesignError(_no_estimate(what))
-
-
-def _no_estimate(what: str) -> str:
-    return (
-        f"the {what} give no finite Bradley–Terry skills: some system never wins or never loses against the "
-        "others (directly or through other systems), or the pairs judged do not link every system"
-    )
+    if not lam:
+        return Loss(x_l, y, np.full(n, 1.0 / n))
+    weight = np.concatenate([np.full(n, 1.0 / n), np.full(len(x_u), lam / big_n), np.full(n, -lam / n)])
+    return Loss(np.vstack([x_l, x_u, x_l]), np.concatenate([y, yhat_u, yhat_l]), weight)
 
 
 def _combined(yhat: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, float]:
@@ -269,9 +225,8 @@ def _stats(theta, x_l, y, yhat_l, x_u, yhat_u, use_unlabelled: bool):
     """Per-item gradients on L (human (n, d); judges (n, d, J)), on U (judges (N, d, J)) and the inverse
     Hessian (ppi_py's ``_logistic_get_stats``: H over L and U when the judges are used, else over L)."""
     mu_l, mu_u = expit(x_l @ theta), expit(x_u @ theta)
-    w_l, w_u = mu_l * (1 - mu_l), mu_u * (1 - mu_u)
-    h = (x_l.T * w_l) @ x_l
-    h = (h + (x_u.T * w_u) @ x_u) / (len(x_l) + len(x_u)) if use_unlabelled else h / len(x_l)
+    h = gram(x_l, mu_l * (1 - mu_l))
+    h = (h + gram(x_u, mu_u * (1 - mu_u))) / (len(x_l) + len(x_u)) if use_unlabelled else h / len(x_l)
     g = x_l * (mu_l - y)[:, None]
     ghat_l = x_l[:, :, None] * (mu_l[:, None] - yhat_l)[:, None, :]
     ghat_u = x_u[:, :, None] * (mu_u[:, None] - yhat_u)[:, None, :]
@@ -318,7 +273,7 @@ def rectified_fit(
     Raises
     ------
     DesignError
-        No finite estimate (:func:`_minimise`).
+        No finite estimate (:meth:`lib.ranking.bradley_terry.Loss.minimise`).
     """
     j = 1 if np.ndim(yhat_l) == 1 else np.shape(yhat_l)[1]
     yhat_l, yhat_u = np.reshape(yhat_l, (len(x_l), j)), np.reshape(yhat_u, (len(x_u), j))
@@ -330,9 +285,9 @@ def rectified_fit(
         # tuned at a consistent first estimate that every subset of the judges shares: the humans' own, or plain
         # PPI with the judges' mean when the human items alone do not link every system
         try:
-            theta = _minimise(x_l, y, yhat_l.mean(axis=1), x_u, yhat_u.mean(axis=1), 0.0, what)
+            theta = rectified_loss(x_l, y, yhat_l.mean(axis=1), x_u, yhat_u.mean(axis=1), 0.0).minimise(what=what)
         except DesignError:
-            theta = _minimise(x_l, y, yhat_l.mean(axis=1), x_u, yhat_u.mean(axis=1), 1.0, what)
+            theta = rectified_loss(x_l, y, yhat_l.mean(axis=1), x_u, yhat_u.mean(axis=1), 1.0).minimise(what=what)
         g, ghat_l, ghat_u, h_inv = _stats(theta, x_l, y, yhat_l, x_u, yhat_u, True)
         a = _to_skills(x_l.shape[1])
         quad, lin = _Units(g, ghat_l, ghat_u, *clusters).trace_terms(a @ h_inv)
@@ -347,7 +302,7 @@ def rectified_fit(
 def _final(x_l, y, yhat_l, x_u, yhat_u, weights, clusters, what, start=None):
     """The estimate at these judges' weights and its sandwich covariance: ``(theta, cov, weights)``."""
     (comb_l, total), (comb_u, _) = _combined(yhat_l, weights), _combined(yhat_u, weights)
-    theta = _minimise(x_l, y, comb_l, x_u, comb_u, total, what, start)
+    theta = rectified_loss(x_l, y, comb_l, x_u, comb_u, total).minimise(start, what=what)
     g, ghat_l, ghat_u, h_inv = _stats(theta, x_l, y, yhat_l, x_u, yhat_u, total != 0)
     meat = _Units(g, ghat_l, ghat_u, *clusters).meat(weights)
     return theta, h_inv @ meat @ h_inv, weights

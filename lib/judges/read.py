@@ -21,7 +21,7 @@ import pandas as pd
 from lib.errors import DesignError, FormatError
 from lib.formats import read_pairwise, resolve_columns
 from lib.paths import DATA_DIR
-from lib.ranking.baseline import OUTCOME
+from lib.ranking.bradley_terry import OUTCOME
 from lib.tables import row_numbers, text
 
 JUDGE_COLUMN = "judge"
@@ -145,7 +145,7 @@ def read_judge_file(df: pd.DataFrame, columns: dict[str, str] | None = None, *, 
 def oriented(votes: pd.DataFrame) -> pd.DataFrame:
     """Votes written on their item: ``prompt_id, system_low, system_high, score`` plus the other columns.
 
-    ``score`` is the score of ``system_low`` (1 win, 0.5 tie, 0 loss; ``lib.ranking.baseline.OUTCOME``),
+    ``score`` is the score of ``system_low`` (1 win, 0.5 tie, 0 loss; ``lib.ranking.bradley_terry.OUTCOME``),
     whichever side the file listed it on.
     """
     sa, sb = votes["system_a"].to_numpy(dtype=str), votes["system_b"].to_numpy(dtype=str)

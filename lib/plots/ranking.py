@@ -215,3 +215,60 @@ def active_vs_uniform(trace: pd.DataFrame, needed: dict, target: float) -> go.Fi
         yaxis={"title": "P(best) of the true best", "range": [0, 1]},
     )
     return fig
+
+
+def style_shift(board: pd.DataFrame) -> go.Figure:
+    """Each system's skill without and with style control, joined by a line (the shift), best controlled at the top.
+
+    Parameters
+    ----------
+    board : DataFrame
+        ``system, skill_mean, skill_uncontrolled, rank_change`` (the leaderboard of
+        :func:`lib.ranking.run.rank_systems` with style control).
+    """
+    t = board.sort_values("skill_mean").reset_index(drop=True)
+    y = labels(t["system"])
+    moved = t["rank_change"].to_numpy()
+    colours = np.where(moved < 0, DIFFERS, np.where(moved > 0, "#2ca02c", SAME))
+    fig = go.Figure()
+    for i, row in t.iterrows():
+        fig.add_trace(
+            go.Scatter(
+                x=[row["skill_uncontrolled"], row["skill_mean"]],
+                y=[y[i], y[i]],
+                mode="lines",
+                line={"color": colours[i], "width": 2},
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
+    hover = "%{y}<br>skill %{x:.2f}<br>place change %{customdata[0]:+.0f}<extra></extra>"
+    fig.add_trace(
+        go.Scatter(
+            x=t["skill_uncontrolled"],
+            y=y,
+            mode="markers",
+            name="without style control",
+            marker={"color": "#7f7f7f", "size": 8, "symbol": "circle-open"},
+            customdata=np.c_[moved],
+            hovertemplate=hover,
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=t["skill_mean"],
+            y=y,
+            mode="markers",
+            name="with style control",
+            marker={"color": colours, "size": 10},
+            customdata=np.c_[moved],
+            hovertemplate=hover,
+        )
+    )
+    fig.update_layout(
+        title="Shift of each system's skill under style control (red: drops in the ranking, green: rises)",
+        xaxis_title="skill s (logits)",
+        yaxis={"title": "system", "type": "category", "dtick": 1, "automargin": True},
+        height=_height(len(t)),
+    )
+    return fig

@@ -1,31 +1,22 @@
 """Bradley–Terry baseline on the canonical votes, rated and bounded as the LMArena leaderboard does.
 
-The maximum-likelihood skills come from ``evalica`` (Newman's 2023 iteration, ties as half a win
-each); the intervals from the robust sandwich covariance ``H^-1 G H^-1`` (Huber 1967; White 1982)
-exactly as LMArena's ``arena-rank`` 0.1.1 computes it (``BradleyTerry.compute_ratings_and_cis``),
-or clustered by prompt (Liang & Zeger 1986; Cameron & Miller 2015): votes on one prompt share its
-prompt x system effects, and per-vote scores then understate the variance.
+The maximum-likelihood skills and their robust sandwich covariance ``H^-1 G H^-1`` (Huber 1967; White 1982)
+come from the one Bradley–Terry core (:mod:`lib.ranking.bradley_terry`), exactly as LMArena's ``arena-rank``
+0.1.1 computes them (``BradleyTerry.compute_ratings_and_cis``), or clustered by prompt (Liang & Zeger 1986;
+Cameron & Miller 2015): votes on one prompt share its prompt x system effects, and per-vote scores then
+understate the variance.
 """
 
 from __future__ import annotations
 
-import evalica
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.special import expit
 from scipy.stats import norm
 
-from lib.errors import DesignError, FormatError, SettingsError
-from lib.ranking.clusters import cluster_scores
-
-OUTCOME = {"a": 1.0, "tie": 0.5, "b": 0.0}
-"""Score of system_a for each ``winner`` value (a tie is half a win for each side)."""
-
-HESSIAN_REG = 1e-5
-"""Ridge added to the Hessian's diagonal per vote (arena-rank's ``hessian_reg``): the skills are only
-identified up to a common shift, so the plain Hessian is singular along that direction."""
+from lib.errors import DesignError, SettingsError
+from lib.ranking.bradley_terry import BradleyTerry, PairDataset, check_connected
 
 
 def bradley_terry(
@@ -82,97 +73,116 @@ def bradley_terry(
         Fewer than two systems, or a system that never wins or never loses against the rest (no
         finite maximum-likelihood rating exists: the comparison graph is not strongly connected).
     """
+    table, _ = _fit(votes, scale=scale, base=base, initial=initial, level=level, cluster=cluster)
+    return table
+
+
+STYLE_COEFFICIENT_COLUMNS = ["feature", "bt_mean", "bt_sd", "bt_low", "bt_high"]
+"""Columns of the contextual Bradley–Terry's coefficients (logits per SD of a standardised feature)."""
+
+
+def contextual_bradley_terry(
+    votes: pd.DataFrame,
+    features: np.ndarray,
+    feature_names: Sequence[str],
+    *,
+    scale: float = 400.0,
+    base: float = 10.0,
+    initial: float = 1000.0,
+    level: float = 0.95,
+    cluster: str | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`bradley_terry` with covariates: LMArena's style control (arena-rank's ``ContextualBradleyTerry``).
+
+    ``P(A beats B) = logistic(r_A - r_B + beta' z_v)`` with ``z_v`` the style covariates of vote v (A's answer
+    against B's, standardised: :mod:`lib.ranking.style`), by maximum likelihood (arena-rank with ``reg = 0``:
+    its default ridge of 1 on the mean loss shrinks the coefficients about fivefold and leaves part of the style
+    in the ratings), and the sandwich covariance of ``(r, beta)`` as :func:`bradley_terry` describes, over
+    the K + p parameters.
+
+    Parameters
+    ----------
+    votes : DataFrame
+        As :func:`bradley_terry`.
+    features : ndarray (N, p)
+        The covariates of each vote (rows as ``votes``).
+    feature_names : sequence of str
+        Their p names.
+    scale, base, initial, level, cluster
+        As :func:`bradley_terry`.
+
+    Returns
+    -------
+    (ratings, coefficients)
+        ``ratings`` as :func:`bradley_terry`'s; ``coefficients``: :data:`STYLE_COEFFICIENT_COLUMNS`, one row per
+        feature (logits; > 0: the answer with more of the feature wins more often).
+
+    Raises
+    ------
+    FormatError, SettingsError, DesignError
+        As :func:`bradley_terry`; DesignError also when the covariates and the votes give no finite estimate.
+    """
+    return _fit(
+        votes,
+        scale=scale,
+        base=base,
+        initial=initial,
+        level=level,
+        cluster=cluster,
+        features=np.asarray(features, dtype=float),
+        names=tuple(feature_names),
+    )
+
+
+def _fit(
+    votes: pd.DataFrame,
+    *,
+    scale: float,
+    base: float,
+    initial: float,
+    level: float,
+    cluster: str | None,
+    features: np.ndarray | None = None,
+    names: tuple[str, ...] = (),
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ratings table and the coefficients table (empty without covariates) of :func:`contextual_bradley_terry`."""
     if not 0 < level < 1:
         raise SettingsError(f"the interval level must be between 0 and 1, not {level}")
     if not (scale > 0 and base > 1):
         raise SettingsError(f"the rating scale needs scale > 0 and base > 1, got scale={scale}, base={base}")
-    ia, ib, o, systems = _vote_codes(votes, cluster)
-    n, k = len(votes), len(systems)
-
-    winners = np.select([o == 1.0, o == 0.0], [evalica.Winner.X, evalica.Winner.Y], evalica.Winner.Draw)
-    fit = evalica.bradley_terry(systems[ia], systems[ib], list(winners), index=systems, tolerance=1e-12, limit=100_000)
-    r = np.log(fit.scores.reindex(systems).to_numpy())
-    r -= r.mean()
-
-    p = expit(r[ia] - r[ib])
-    hessian = _pair_sum(ia, ib, p * (1.0 - p), k) + HESSIAN_REG * n * np.eye(k)
-    scores = _pair_sum(ia, ib, (o - p) ** 2, k)
-    h_inv = np.linalg.inv(hessian)
-    var = np.diag(h_inv @ scores @ h_inv)
+    data = PairDataset.from_votes(votes, features=features, feature_names=names, extra=(cluster,) if cluster else ())
+    if data.k < 2:
+        raise DesignError("the Bradley–Terry baseline needs votes between at least two systems")
+    check_connected(data)
+    model = BradleyTerry()
+    fit = model.fit(data)
+    var = np.diag(model.sandwich(fit))
     if cluster:
         var_naive = var
-        var = np.diag(h_inv @ cluster_scores(ia, ib, o - p, votes[cluster].to_numpy(), k) @ h_inv)
+        var = np.diag(model.sandwich(fit, votes[cluster].to_numpy()))
     sd = np.sqrt(var)
-
+    z = norm.ppf(0.5 + level / 2)
+    r, half = fit.skill, z * sd[: data.k]
     points = scale / np.log(base)
-    half = norm.ppf(0.5 + level / 2) * sd
     table = pd.DataFrame(
         {
-            "system": list(systems),
+            "system": data.systems,
             "bt_rating": initial + points * r,
             "bt_low": initial + points * (r - half),
             "bt_high": initial + points * (r + half),
         }
     )
     if cluster:
-        table["bt_design_effect"] = var / var_naive
-    return table.sort_values("bt_rating", ascending=False, kind="stable", ignore_index=True)
-
-
-def _vote_codes(votes: pd.DataFrame, cluster: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, pd.Index]:
-    """The votes checked and encoded: system index of side a and of side b (N,), outcome 1 / 0.5 / 0
-    for a win of a / a tie / a win of b (N,), and the systems, sorted.
-
-    Raises
-    ------
-    FormatError
-        A column is missing, or a ``winner`` value is not a, b or tie.
-    DesignError
-        Fewer than two systems, or no finite maximum-likelihood rating.
-    """
-    missing = [c for c in ("system_a", "system_b", "winner", *([cluster] if cluster else [])) if c not in votes.columns]
-    if missing:
-        raise FormatError(f"the votes lack column(s) {', '.join(missing)}", column=missing[0])
-    outcome = votes["winner"].map(OUTCOME)
-    bad = np.flatnonzero(outcome.isna().to_numpy())
-    if bad.size:
-        raise FormatError(
-            f"unknown winner value {votes['winner'].iloc[bad[0]]!r} (allowed: a, b, tie)",
-            rows=(bad + 1).tolist(),
-            column="winner",
-        )
-    codes, systems = pd.factorize(pd.concat([votes["system_a"], votes["system_b"]]).astype(str), sort=True)
-    n, k = len(votes), len(systems)
-    if k < 2:
-        raise DesignError("the Bradley–Terry baseline needs votes between at least two systems")
-    ia, ib, o = codes[:n], codes[n:], outcome.to_numpy(dtype=float)
-    _check_connected(ia, ib, o, systems)
-    return ia, ib, o, systems
-
-
-def _pair_sum(ia: np.ndarray, ib: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
-    """``sum_v w_v x_v x_v'`` with ``x_v = e_a - e_b``: a (k, k) matrix, assembled per pair."""
-    out = np.zeros((k, k))
-    np.add.at(out, (ia, ia), w)
-    np.add.at(out, (ib, ib), w)
-    np.add.at(out, (ia, ib), -w)
-    np.add.at(out, (ib, ia), -w)
-    return out
-
-
-def _check_connected(ia: np.ndarray, ib: np.ndarray, o: np.ndarray, systems: pd.Index) -> None:
-    """Raise DesignError unless every system beats (or ties) and is beaten by (or ties) the others
-    through some chain of votes: Ford's (1957) condition for a finite maximum-likelihood estimate."""
-    k = len(systems)
-    # an edge i -> j when i scored against j (a win or a tie)
-    src = np.concatenate([ia[o > 0], ib[o < 1]])
-    dst = np.concatenate([ib[o > 0], ia[o < 1]])
-    graph = coo_matrix((np.ones(src.size), (src, dst)), shape=(k, k))
-    n_parts, labels = connected_components(graph, directed=True, connection="strong")
-    if n_parts > 1:
-        sizes = np.bincount(labels)
-        stray = sorted(str(systems[i]) for i in range(k) if sizes[labels[i]] < sizes.max())
-        raise DesignError(
-            "the Bradley–Terry ratings are infinite: some systems never win (or never lose) against the "
-            f"others, directly or through a chain of votes ({', '.join(stray[:10])}); add votes that link them"
-        )
+        table["bt_design_effect"] = (var / var_naive)[: data.k]
+    coef_sd = sd[data.k :]
+    coefficients = pd.DataFrame(
+        {
+            "feature": list(names),
+            "bt_mean": fit.coef,
+            "bt_sd": coef_sd,
+            "bt_low": fit.coef - z * coef_sd,
+            "bt_high": fit.coef + z * coef_sd,
+        },
+        columns=STYLE_COEFFICIENT_COLUMNS,
+    )
+    return table.sort_values("bt_rating", ascending=False, kind="stable", ignore_index=True), coefficients

@@ -123,8 +123,8 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray], *, t
     obs : lib.ranking.model.Observations
         Paired observations (votes or cells).
     means : dict
-        Posterior means: ``alpha`` (J,), ``b`` ((C - 1,) shared or (J, C - 1)), optional ``gamma``
-        and ``delta`` (pairs,).
+        Posterior means: ``alpha`` (J,), ``b`` ((C - 1,) shared or (J, C - 1)), optional ``gamma``,
+        ``delta`` (pairs,) and ``style`` (features,).
     transform : bool
         Also move the draws to the clustered covariance (``skill_draws``).
 
@@ -150,6 +150,8 @@ def prompt_clustering(skill: np.ndarray, obs, means: dict[str, np.ndarray], *, t
         loc = loc + means["gamma"] * obs.side
     if "delta" in means:
         loc = loc + means["delta"][obs.pair]
+    if "style" in means:  # style control's covariates (lib.ranking.model)
+        loc = loc + obs.features @ means["style"]
     alpha = means["alpha"][obs.prompt]
     b = np.atleast_2d(means["b"])
     b = b[np.zeros_like(obs.prompt) if len(b) == 1 else obs.prompt]  # (N, C - 1)
@@ -197,7 +199,9 @@ def cluster_by_prompt(idata: az.InferenceData, obs, apply: bool, warnings: list[
     post = idata["posterior"]
     skill = post["skill"]
     draws = skill.stack(sample=("chain", "draw")).transpose("sample", "system").to_numpy().astype(np.float64)
-    means = {n: post[n].mean(("chain", "draw")).to_numpy() for n in ("alpha", "b", "gamma", "delta") if n in post}
+    means = {
+        n: post[n].mean(("chain", "draw")).to_numpy() for n in ("alpha", "b", "gamma", "delta", "style") if n in post
+    }
     result = prompt_clustering(draws, obs, means, transform=apply)
     if result.flagged:
         warnings.append(

@@ -17,6 +17,7 @@ from lib.errors import DesignError, SettingsError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lib.ranking.style import StyleFeatures
     from lib.ratings import RatingMatrix
 
 LIKELIHOODS = {
@@ -53,6 +54,9 @@ class RankingData:
     component : Series
         Connected component of each system in the comparison graph (:func:`comparison_components`),
         1 = the largest, index ``systems``; all 1 when every system is linked (always for ratings).
+    style : StyleFeatures or None
+        The votes' style covariates (style control, :func:`lib.ranking.style.vote_features`; rows as
+        ``votes``), None without style control.
     rows : ndarray (len(votes),) of int64, or None
         The input file's 1-based data row of each of ``votes`` (``lib.formats.Judgments.rows``): None
         where a vote is not one row of the file (best-worst, ranking), and for ratings.
@@ -65,6 +69,7 @@ class RankingData:
     ratings: pd.DataFrame | None
     n_votes: pd.Series
     component: pd.Series | None = None
+    style: StyleFeatures | None = None
     rows: np.ndarray | None = None
 
     def __post_init__(self) -> None:
@@ -171,7 +176,7 @@ def names_annotators(data) -> bool:
     return ids is not None and ids[ids != ""].nunique() >= 2
 
 
-def ranking_data(data, likelihood: str | None = None) -> RankingData:
+def ranking_data(data, likelihood: str | None = None, *, style: bool = False) -> RankingData:
     """The data of one likelihood of the ranking model from an analysis input.
 
     Parameters
@@ -180,6 +185,8 @@ def ranking_data(data, likelihood: str | None = None) -> RankingData:
     likelihood : str, optional
         A key of :data:`LIKELIHOODS`; default ``votes`` for formats with votes (pairwise,
         best-worst, ranking) and ``ratings`` for the ratings format.
+    style : bool
+        Style control: the votes' style covariates (:func:`lib.ranking.style.vote_features`) in ``style``.
 
     Returns
     -------
@@ -189,7 +196,8 @@ def ranking_data(data, likelihood: str | None = None) -> RankingData:
     ------
     SettingsError
         An unknown likelihood, or one the format cannot give (ratings from votes, votes from
-        ratings, anything from item-response data).
+        ratings, anything from item-response data); style control for another likelihood than votes, or for
+        votes without the answers' texts or feature columns.
     DesignError
         Fewer than two systems, or nothing that tells systems apart (all votes ties, all scores
         equal, no pair judged on a prompt for ``cells``).
@@ -219,7 +227,17 @@ def ranking_data(data, likelihood: str | None = None) -> RankingData:
         assert matrix is not None  # set above for the cells likelihood
         judged = matrix.comparisons[(matrix.n_votes > 0).any(axis=1)]
         component = comparison_components(systems, judged["system_a"], judged["system_b"])
-    return RankingData(systems, likelihood, votes, matrix, ratings, n_votes, component, rows)
+    features = None
+    if style:
+        from lib.ranking.style import vote_features
+
+        if likelihood != "votes":
+            raise SettingsError(
+                f"style control is a covariate of each vote: it needs the votes likelihood, not {likelihood}"
+            )
+        assert votes is not None  # the votes likelihood has votes
+        features = vote_features(votes, data.judgments.responses)
+    return RankingData(systems, likelihood, votes, matrix, ratings, n_votes, component, features, rows)
 
 
 def _likelihood(data, likelihood: str | None) -> str:

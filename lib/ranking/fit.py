@@ -15,20 +15,20 @@ not trustworthy the fit falls back to NUTS (:func:`nuts_reason`).
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import arviz as az
 import numpy as np
 
 from lib.errors import SettingsError
 from lib.inference.diagnostics import Diagnostics, diagnose
-from lib.inference.laplace import LaplaceMode, joint_mode, laplace_mode
+from lib.inference.laplace import LaplaceMode, laplace_mode
 from lib.inference.progress import FitProgress, Tracker, monotone, run_reporting
 from lib.inference.samplers import Problem, runner
-from lib.inference.settings import NutsSettings, check_known, samplers_for
+from lib.inference.settings import NutsSettings, check_known, samplers_for, sampling_sizes
 from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of, try_cache_write
 from lib.inference.timings import PhaseTimer
 from lib.ranking.data import RankingData
@@ -78,6 +78,7 @@ class RankChoices:
     position_bias: bool = False
     annotator_effect: bool = False
     cluster_prompts: bool = False
+    style_control: bool = False
 
 
 @dataclass
@@ -100,11 +101,13 @@ class RankSettings(NutsSettings, RankChoices):
     cluster_prompts : bool
         Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`);
         whether or not, a fit whose votes are clustered by prompt says so in its warnings.
+    style_control : bool
+        The votes' style covariates as a linear term (votes likelihood; :mod:`lib.ranking.style`): the data
+        need them (:func:`lib.ranking.data.ranking_data` with ``style=True``).
     chains, draws, tune, seed : int
         NUTS sizes; Laplace draws ``draws`` independent draws as one chain.
     target_ess : int, optional
-        A fit run by a sampler that samples to a target (:func:`fitted_sampler`; numpyro) warms up
-        from the joint posterior mode (:func:`lib.inference.laplace.joint_mode`) and draws until the
+        A fit run by a sampler that samples to a target (:func:`fitted_sampler`; numpyro) draws until the
         bulk and tail ESS of every reported parameter reach it and their R-hat is at most 1.01,
         ``draws`` per chain at most
         (:class:`lib.inference.settings.NutsSettings`); None: ``draws`` per chain.
@@ -120,6 +123,10 @@ class RankSettings(NutsSettings, RankChoices):
             raise SettingsError(
                 "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
                 "likelihood has its own prompt effect eta"
+            )
+        if self.style_control and self.likelihood in ("cells", "ratings"):
+            raise SettingsError(
+                f"style control is a covariate of each vote: it needs the votes likelihood, not {self.likelihood}"
             )
         if self.annotator_effect and self.likelihood in ("cells", "votes"):
             raise SettingsError(
@@ -155,6 +162,34 @@ def fitted_sampler(settings: RankSettings) -> str:
     Laplace is not trustworthy (:func:`nuts_reason`); whether it takes a target ESS is its
     :attr:`lib.inference.settings.Sampler.to_target`."""
     return FALLBACK_SAMPLER if nuts_reason(settings) else settings.sampler
+
+
+def rank_settings(
+    *,
+    sampler: str | None = None,
+    chains: int | None = None,
+    draws: int | None = None,
+    tune: int | None = None,
+    target_ess: int | None = None,
+    seed: int | None = None,
+    **choices: Any,
+) -> RankSettings:
+    """The settings of a leaderboard fit from what the user chose (None: not chosen), by the one rule of
+    ``python -m lib rank``: ``choices`` (:class:`RankChoices`' fields: likelihood, baseline, ...) as given,
+    the sizes as :func:`lib.inference.settings.sampling_sizes` gives them for the sampler the fit runs
+    (:func:`fitted_sampler`: Laplace's NUTS fallback too); nothing chosen: the defaults, which every
+    reference test runs.
+
+    Raises
+    ------
+    SettingsError
+        A target ESS for a fit whose sampler does not sample to one.
+    """
+    given: dict[str, Any] = {
+        k: v for k, v in (("sampler", sampler), ("chains", chains), ("seed", seed)) if v is not None
+    }
+    settings = RankSettings(**choices, **given)
+    return replace(settings, **sampling_sizes(fitted_sampler(settings), draws=draws, tune=tune, target_ess=target_ess))
 
 
 FALLBACK_NOTE = "MAP + Laplace is not trustworthy here ({reason}): fitted with NUTS ({sampler}) instead."
@@ -223,6 +258,18 @@ def _load(rd: RankingData, request: dict, settings: RankSettings) -> RankingFit 
     return STORE.load(request, read)
 
 
+def _observations(rd: RankingData, settings: RankSettings) -> Observations:
+    """The observations a fit of these settings models (:func:`lib.ranking.model.observations`: the style
+    covariates only with style control), refused as :func:`_refuse` says."""
+    from lib.ranking.model import observations
+
+    if settings.style_control and rd.style is None:
+        raise SettingsError("style control needs the votes' style covariates (ranking_data(..., style=True))")
+    obs = observations(rd if settings.style_control else dataclasses.replace(rd, style=None))
+    _refuse(obs, settings)
+    return obs
+
+
 def _refuse(obs: Observations, settings: RankSettings) -> None:
     """Raise :class:`SettingsError` for options these observations cannot take."""
     if settings.cluster_prompts and not obs.paired:
@@ -284,11 +331,10 @@ def fit_ranking(
 
     Notes
     -----
-    With ``settings.target_ess`` a numpyro fit warms up from the joint posterior mode
-    (:func:`lib.inference.laplace.joint_mode`) and samples to the target; ``diagnostics.target_ess``
+    With ``settings.target_ess`` a numpyro fit samples to the target; ``diagnostics.target_ess``
     and ``diagnostics.stopped`` say which it reached.
     """
-    from lib.ranking.model import observations, one_score_a_cell
+    from lib.ranking.model import one_score_a_cell
 
     start = time.perf_counter()
     timer = timer or PhaseTimer()
@@ -297,8 +343,7 @@ def fit_ranking(
     if settings.likelihood not in (None, rd.likelihood):
         raise SettingsError(f"the data were prepared for the {rd.likelihood} likelihood, not {settings.likelihood}")
     report = monotone(progress or (lambda fraction, message: None))
-    obs = observations(rd)
-    _refuse(obs, settings)
+    obs = _observations(rd, settings)
     shared_alpha = one_score_a_cell(obs) and not fixed_alpha
     fixed_alpha = fixed_alpha or shared_alpha
     use_cache = use_cache and "\x00" not in "".join(map(str, [*obs.systems, *obs.prompts]))
@@ -380,7 +425,6 @@ def _problem(obs: Observations, settings: RankSettings, fixed_alpha: bool) -> Pr
             [settings.baseline, settings.intransitivity, settings.position_bias, settings.annotator_effect],
             [fixed_alpha, curvature],
         ),
-        start=functools.partial(joint_mode, scales=SCALES),
     )
 
 
@@ -400,12 +444,12 @@ def laplace_state(fit: RankingFit, *, fixed_alpha: bool = False) -> LaplaceMode:
     SettingsError
         The fit was not made by MAP + Laplace; its Hessian is not positive definite.
     """
-    from lib.ranking.model import observations, one_score_a_cell
+    from lib.ranking.model import one_score_a_cell
 
     if fitted_sampler(fit.settings) != LAPLACE:
         raise SettingsError(
             f"the mode and Hessian of a MAP + Laplace fit are asked for, not of {fit.diagnostics.sampler}"
         )
-    obs = observations(fit.data)
+    obs = _observations(fit.data, fit.settings)
     problem = _problem(obs, fit.settings, fixed_alpha or one_score_a_cell(obs))
     return laplace_mode(problem, Tracker(1, time.perf_counter()))

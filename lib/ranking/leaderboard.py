@@ -278,6 +278,37 @@ def position_bias(idata, *, level: float = 0.95) -> pd.DataFrame | None:
     return pd.DataFrame({"parameter": ["gamma"], "mean": [gamma.mean()], "sd": [sd], "low": [low], "high": [high]})
 
 
+STYLE_COLUMNS = ["feature", "mean", "sd", "low", "high"]
+"""Columns of the style coefficients of the votes model (:func:`style_coefficients`)."""
+
+
+def style_coefficients(idata, *, level: float = 0.95) -> pd.DataFrame | None:
+    """The style coefficients beta of the votes model with style control (:mod:`lib.ranking.model`).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        Posterior with ``style`` (chain, draw, feature) when the model was fitted with style control.
+    level : float
+        Coverage of the equal-tailed interval.
+
+    Returns
+    -------
+    DataFrame or None
+        :data:`STYLE_COLUMNS`, one row per feature (logits per SD of the standardised feature; > 0: the answer
+        with more of it wins more often), None when the posterior has no ``style``.
+    """
+    _check_level(level)
+    if "style" not in idata["posterior"]:
+        return None
+    style = idata["posterior"]["style"]
+    draws = style.stack(sample=("chain", "draw")).transpose("sample", "feature").to_numpy().astype(np.float64)
+    low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    sd = draws.std(axis=0, ddof=1) if len(draws) > 1 else np.full(draws.shape[1], np.nan)
+    names = style["feature"].to_numpy().astype(str)
+    return pd.DataFrame({"feature": names, "mean": draws.mean(axis=0), "sd": sd, "low": low, "high": high})
+
+
 SEVERITY_COLUMNS = ["annotator_id", "severity_mean", "severity_low", "severity_high", "n_scores"]
 """Columns of the per-annotator severity table (``annotators.csv``)."""
 

@@ -11,7 +11,10 @@ and for a score of system k on prompt j by annotator r (*ratings*, an ordinal mi
 
 where the annotator severity zeta_r ~ N(0, sigma_zeta) is optional (0 when not asked): a severe
 annotator (zeta > 0) gives lower scores to everyone, and without it a system rated mostly by severe
-annotators is ranked too low.
+annotators is ranked too low. With style control the votes' location gets ``+ beta' z_v``, the style
+covariates of vote v (B's answer against A's, :mod:`lib.ranking.style`) with coefficients beta ~ N(0, 1)
+(``style``, logits per SD of a feature): LMArena's style control (arena-rank's contextual Bradley–Terry) in the
+votes likelihood.
 
 Priors: skills ~ N(0, 1) on the sum-to-zero subspace (``pm.ZeroSumNormal``) or N(0, 1) with a
 baseline's skill fixed at 0; log alpha_j ~ N(0, 0.5) (votes of an arena: log alpha_j ~ N(0, sigma_alpha),
@@ -49,7 +52,9 @@ TAU_PRIOR_SD = 0.5
 GAMMA_PRIOR_SD = 1.0
 SIGMA_ETA_PRIOR_SD = 1.0
 SIGMA_ZETA_PRIOR_SD = 1.0
-"""Prior scales (logits) of skills, pair deviations, position bias, the prompt effect and annotator severity."""
+STYLE_PRIOR_SD = 1.0
+"""Prior scales (logits) of skills, pair deviations, position bias, the prompt effect, annotator severity and
+the style coefficients (per SD of a standardised feature)."""
 
 LOCAL = ("log_alpha", "log_alpha_z", "b_log_gap", "eta_z")
 """Free variables with one row per prompt: prompts couple only through the other (global)
@@ -93,6 +98,10 @@ class Observations:
         Index into ``annotators`` of who gave each score (ratings); None for paired judgments.
     annotators : list of str
         The distinct annotator ids, sorted ("" alone when the file names none).
+    features : ndarray (N, p) or None
+        Style covariates of each vote, B's answer against A's (style control); None without.
+    feature_names : list of str
+        Their names.
     """
 
     system_a: np.ndarray
@@ -108,6 +117,8 @@ class Observations:
     unit: str
     annotator: np.ndarray | None = None
     annotators: list[str] = field(default_factory=list)
+    features: np.ndarray | None = None
+    feature_names: list[str] = field(default_factory=list)
 
     @property
     def paired(self) -> bool:
@@ -119,7 +130,8 @@ def observations(rd: RankingData) -> Observations:
     """Flatten the data of a likelihood (:class:`lib.ranking.data.RankingData`) to index arrays.
 
     Votes are oriented so that A is the alphabetically first system (``lib.ratings.orient_votes``);
-    outcomes are 0 = A better, 1 = tie, 2 = B better, or 0 = A, 1 = B when no vote is a tie. Ratings
+    outcomes are 0 = A better, 1 = tie, 2 = B better, or 0 = A, 1 = B when no vote is a tie; style covariates
+    (a's answer against b's as in the file) change sign with the votes turned round, to B's against A's. Ratings
     keep one observation per annotator's score, the outcome being the score's rank among the
     distinct scores.
     """
@@ -147,6 +159,7 @@ def observations(rd: RankingData) -> Observations:
             annotator.astype(np.int64),
             annotators.tolist(),
         )
+    style = None
     if rd.likelihood == "cells":
         rm = rd.matrix
         assert rm is not None  # the cells likelihood has its matrix
@@ -158,7 +171,9 @@ def observations(rd: RankingData) -> Observations:
     else:
         from lib.ratings import orient_votes
 
-        votes = orient_votes(rd.votes)
+        raw = rd.votes
+        assert raw is not None  # the votes likelihood has its votes
+        votes = orient_votes(raw)
         a, b = votes["system_a"].to_numpy(dtype=str), votes["system_b"].to_numpy(dtype=str)
         ties = (votes["winner"] == "tie").any()
         code = votes["winner"].map(_VOTE_CODES if ties else {"a": 0, "b": 1}).to_numpy(np.int64)
@@ -166,6 +181,9 @@ def observations(rd: RankingData) -> Observations:
         j, prompt_ids = pd.factorize(votes["prompt_id"], sort=True)
         first = votes["first"].to_numpy(dtype=str) if "first" in votes else np.full(len(votes), "")
         side = (first == b).astype(float) - (first == a).astype(float)
+        if rd.style is not None:
+            turned = votes["system_a"].to_numpy() != raw["system_a"].to_numpy()  # the votes orient_votes turned
+            style = np.where(turned[:, None], rd.style.values, -rd.style.values)
     ia, ib = (pd.Categorical(x, categories=rd.systems).codes.astype(np.int64) for x in (a, b))
     pairs, pair = np.unique(ia * len(rd.systems) + ib, return_inverse=True)
     names = np.asarray(rd.systems)
@@ -181,6 +199,8 @@ def observations(rd: RankingData) -> Observations:
         pd.DataFrame({"system_a": names[pairs // len(names)], "system_b": names[pairs % len(names)]}),
         categories,
         "cell" if rd.likelihood == "cells" else "vote",
+        features=style,
+        feature_names=list(rd.style.names) if rd.style is not None and style is not None else [],
     )
 
 
@@ -251,8 +271,9 @@ def build_ranking(
         Posterior variables ``skill`` (system), ``alpha`` (prompt), ``b`` ((prompt, threshold)
         for paired data, (threshold,) for ratings), ``sigma_alpha`` where :func:`learns_alpha_spread`,
         and as asked ``tau``, ``delta`` (pair),
-        ``gamma``, ``sigma_eta``, ``eta`` (prompt), ``sigma_zeta``, ``zeta`` (annotator). The
-        log-likelihood is the potential ``loglik``, the sum of the observations' :data:`LOGLIK_TERMS`.
+        ``gamma``, ``sigma_eta``, ``eta`` (prompt), ``sigma_zeta``, ``zeta`` (annotator), and ``style``
+        (feature) when ``obs`` has style covariates. The log-likelihood is the potential ``loglik``, the sum of
+        the observations' :data:`LOGLIK_TERMS`.
 
     Raises
     ------
@@ -274,6 +295,8 @@ def build_ranking(
         coords["pair"] = (obs.pairs["system_b"] + " vs " + obs.pairs["system_a"]).tolist()
     if annotator_effect:
         coords["annotator"] = obs.annotators
+    if obs.features is not None:
+        coords["feature"] = obs.feature_names
     with pm.Model(coords=coords) as model:
         if baseline is None:
             skill = pm.ZeroSumNormal("skill", sigma=SKILL_PRIOR_SD, dims="system")
@@ -339,6 +362,10 @@ def _paired_terms(obs: Observations, skill, prompt, *, intransitivity: bool, pos
         location = location + pm.Deterministic("delta", tau * z, dims="pair")[obs.pair]
     if position_bias:
         location = location + pm.Normal("gamma", 0.0, GAMMA_PRIOR_SD) * obs.side
+    if obs.features is not None:
+        location = location + pt.dot(
+            pt.as_tensor(obs.features), pm.Normal("style", 0.0, STYLE_PRIOR_SD, dims="feature")
+        )
     # votes share one set of thresholds (a prompt has too few votes to place its own, and
     # their broad prior drags alpha down and spreads the skills); cells keep the GRM's own
     shared = obs.unit == "vote"
@@ -376,5 +403,8 @@ def _ratings_terms(obs: Observations, skill, prompt, *, annotator_effect: bool):
 
 def posterior_names(model: pm.Model) -> list[str]:
     """The variables a ranking fit keeps: skill, alpha, b and whichever optional effects exist."""
-    names = ["skill", "alpha", "sigma_alpha", "b", "tau", "delta", "gamma", "sigma_eta", "eta", "sigma_zeta", "zeta"]
+    names = [
+        *("skill", "alpha", "sigma_alpha", "b", "tau", "delta", "gamma", "style"),
+        *("sigma_eta", "eta", "sigma_zeta", "zeta"),
+    ]
     return [n for n in names if n in model.named_vars]

@@ -187,7 +187,7 @@ def refit_without(data, rd, settings, rows: np.ndarray):
     reduced = dataclasses.replace(
         judgments, votes=judgments.votes[keep].reset_index(drop=True), rows=judgments.rows[keep]
     )
-    fewer = ranking_data(dataclasses.replace(data, judgments=reduced), rd.likelihood)
+    fewer = ranking_data(dataclasses.replace(data, judgments=reduced), rd.likelihood, style=settings.style_control)
     return fit_ranking(fewer, settings, use_cache=False, cluster_check=False)
 
 

@@ -2,22 +2,25 @@
 
 data -> :func:`lib.ranking.data.ranking_data` -> :func:`lib.ranking.fit.fit_ranking` -> leaderboard
 (skills, ranks, P(best)) with the Bradley–Terry baseline merged in, win-probability matrix,
-intransitive pairs, position bias, annotator severity and the next batch to annotate.
+intransitive pairs, position bias, annotator severity and the next batch to annotate; with style control
+(:mod:`lib.ranking.style`) the same without it beside.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
 from lib.errors import DesignError, SettingsError
+from lib.inference.diagnostics import withhold
 from lib.inference.timings import PhaseTimer
 from lib.inputs import AnalysisInput
 from lib.ranking.active import MIN_SHARE, next_from_posterior
-from lib.ranking.baseline import bradley_terry
+from lib.ranking.baseline import STYLE_COEFFICIENT_COLUMNS, bradley_terry, contextual_bradley_terry
 from lib.ranking.budget import (
     CLUSTER_CHECK,
     MAX_MEMORY_GB,
@@ -37,6 +40,7 @@ from lib.ranking.leaderboard import (
     intransitive_pairs,
     leaderboard,
     position_bias,
+    style_coefficients,
     win_matrix,
 )
 
@@ -56,6 +60,10 @@ LEADERBOARD_COLUMNS = [
     "bt_high",
 ]
 """Columns of ``leaderboard.csv`` in this order (``p_top_k`` and ``component`` follow them)."""
+UNCONTROLLED_COLUMNS = ["skill_uncontrolled", "rank_change", "bt_rating_uncontrolled"]
+"""Added to ``leaderboard.csv`` by style control: the skill without it, the change of the system's place in the
+leaderboard (the place without style control minus the place with it: > 0, it rises when style is accounted
+for) and the Bradley–Terry rating without it."""
 
 
 NEXT_TEXT_COLUMNS = ["prompt_text", "response_a", "response_b"]
@@ -139,6 +147,12 @@ class RankingResult:
         What the user should know about the result (e.g. no Bradley–Terry baseline).
     cost : CostEstimate or None
         The memory and time estimated before the fit (:func:`ranking_cost`).
+    uncontrolled : DataFrame or None
+        With style control: the leaderboard of the same votes without it (``leaderboard``'s columns).
+    style : DataFrame or None
+        With style control: each feature's coefficient in the votes model
+        (:data:`lib.ranking.leaderboard.STYLE_COLUMNS`) and in the Bradley–Terry baseline
+        (:data:`lib.ranking.baseline.STYLE_COEFFICIENT_COLUMNS`).
     """
 
     fit: RankingFit
@@ -152,6 +166,8 @@ class RankingResult:
     next_batch: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
     cost: CostEstimate | None = None
+    uncontrolled: pd.DataFrame | None = None
+    style: pd.DataFrame | None = None
 
 
 def rank_systems(
@@ -201,36 +217,27 @@ def rank_systems(
     lib.errors.TooLargeError
         The estimated memory or time passes its limit.
     """
-    if n_next < 0:
-        raise SettingsError(f"the size of the next batch must be 0 or more, not {n_next}")
-    if win_top < 2:
-        raise SettingsError(f"the win matrix needs at least 2 systems, not {win_top}")
-    if not (max_memory_gb > 0 and max_minutes > 0):
-        raise SettingsError(f"the memory and time limits must be above 0, not {max_memory_gb} GB and {max_minutes} min")
-    rd = ranking_data(data, settings.likelihood)
+    _check_sizes(n_next, win_top, max_memory_gb, max_minutes)
+    rd = ranking_data(data, settings.likelihood, style=settings.style_control)
     cost, left_out = affordable_cost(rd, settings, n_next, win_top, max_memory_gb, max_minutes)
     if progress is not None:
         progress(0.0, f"estimated: {cost} (the time to go is revised as phases finish)")
     check_budget(cost, max_memory_gb, max_minutes)
-    notes: list[str] = []
+    notes: list[str] = list(rd.style.notes) if rd.style is not None else []
     fitting = PhaseTimer()  # its phases so far revise the time to go
     report = None if progress is None else revising(progress, cost, fitting)
-    fit = fit_ranking(rd, settings, progress=report, timer=fitting, cluster_check=left_out is None)
+    fit = fit_ranking(
+        rd, settings, progress=_part(report, settings.style_control), timer=fitting, cluster_check=left_out is None
+    )
     if left_out is not None:
         fit.diagnostics.warnings = [*fit.diagnostics.warnings, left_out]
     timer = PhaseTimer(fit.diagnostics.timings)  # diagnostics.json's timings (a cache hit: the original fit's)
     with timer.phase("Bradley–Terry baseline"):
-        bt = _bradley_terry(rd, notes)
+        bt, bt_style = _bradley_terry(rd, notes)
     reading_out = time.perf_counter()
-    skills = fit.skill_draws()
-    assert rd.component is not None  # set by RankingData.__post_init__
-    component = rd.component.to_numpy()
+    board, skills, component = _board(fit, bt, settings, top_k)
     if rd.n_components > 1:
-        base = rd.systems.index(settings.baseline) if settings.baseline in rd.systems else None
-        skills = centre_components(skills, component, base)
         fit.diagnostics.warnings = [*fit.diagnostics.warnings, components_warning(rd, settings.baseline)]
-    board = leaderboard(skills, rd.systems, rd.n_votes, top_k=min(top_k, len(rd.systems)), component=component)
-    board = board.merge(bt, on="system", how="left")[[*LEADERBOARD_COLUMNS, "p_top_k", "component"]]
     shown = list(board["system"][:win_top])
     if len(board) > win_top:
         notes.append(WIN_TOP_NOTE.format(k=win_top, n=len(board)))
@@ -257,7 +264,103 @@ def rank_systems(
         result.next_batch, said = annotate_next(fit.idata, n_next, component=component, judgments=data.judgments)
         notes += said
     timer.add("read-outs", time.perf_counter() - reading_out)
+    if settings.style_control:
+        _uncontrolled(result, rd, settings, top_k, bt_style, progress, cluster_check=left_out is None)
     return result
+
+
+LEADERBOARD_DATA = ("system", "n_votes", "bt_rating", "bt_low", "bt_high", "component", "bt_rating_uncontrolled")
+"""The leaderboard's columns that do not come from the fit (ids, counts, the Bradley–Terry baseline): all
+that :func:`withhold_estimates` keeps of it."""
+
+
+def withhold_estimates(result: RankingResult) -> RankingResult:
+    """The result of a fit whose chains did not converge with every estimate of the fit left empty
+    (:func:`lib.inference.diagnostics.withhold`): skills, ranks, P(best) and P(top k), win probabilities,
+    next-batch scores and severities; the intransitive pairs, tau, the position bias and the severities'
+    spread dropped (None), and the notes that read the posterior (a stuck chain's ranking is "settled"); with
+    style control the votes model's style coefficients emptied. The rows, ids, counts and the Bradley–Terry
+    baseline (not fitted by NUTS) stay."""
+    severity, settled = result.severity, [n.format(1 - MIN_SHARE) for n in (SETTLED_NOTE, TOP_SETTLED_NOTE)]
+    return replace(
+        result,
+        notes=[note for note in result.notes if note not in settled],
+        leaderboard=withhold(result.leaderboard, LEADERBOARD_DATA),
+        win_matrix=withhold(result.win_matrix, ("system_a", "system_b")),
+        next_batch=None
+        if result.next_batch is None
+        else withhold(result.next_batch, ("system_a", "system_b", "prompt_id", *NEXT_TEXT_COLUMNS)),
+        severity=None if severity is None else withhold(severity, ("annotator_id", "n_scores")),
+        style=None if result.style is None else withhold(result.style, STYLE_COEFFICIENT_COLUMNS),
+        intransitive=None,
+        tau=None,
+        position=None,
+        severity_scale=None,
+    )
+
+
+def _check_sizes(n_next: int, win_top: int, max_memory_gb: float, max_minutes: float) -> None:
+    """Raise SettingsError for a negative batch, a win matrix of fewer than 2 systems, or limits not above 0."""
+    if n_next < 0:
+        raise SettingsError(f"the size of the next batch must be 0 or more, not {n_next}")
+    if win_top < 2:
+        raise SettingsError(f"the win matrix needs at least 2 systems, not {win_top}")
+    if not (max_memory_gb > 0 and max_minutes > 0):
+        raise SettingsError(f"the memory and time limits must be above 0, not {max_memory_gb} GB and {max_minutes} min")
+
+
+def _part(progress: Callable[[float, str], None] | None, halved: bool) -> Callable[[float, str], None] | None:
+    """The progress of the first of two fits (style control: with, then without) as the first half of the whole."""
+    if progress is None or not halved:
+        return progress
+    return lambda fraction, message: progress(fraction / 2, f"with style control: {message}")
+
+
+def _board(fit: RankingFit, bt: pd.DataFrame, settings: RankSettings, top_k: int):
+    """The leaderboard of a fit with the Bradley–Terry baseline merged in, its skill draws and the components."""
+    rd = fit.data
+    skills = fit.skill_draws()
+    assert rd.component is not None  # set by RankingData.__post_init__
+    component = rd.component.to_numpy()
+    if rd.n_components > 1:
+        base = rd.systems.index(settings.baseline) if settings.baseline in rd.systems else None
+        skills = centre_components(skills, component, base)
+    board = leaderboard(skills, rd.systems, rd.n_votes, top_k=min(top_k, len(rd.systems)), component=component)
+    board = board.merge(bt, on="system", how="left")[[*LEADERBOARD_COLUMNS, "p_top_k", "component"]]
+    return board, skills, component
+
+
+def _uncontrolled(
+    result: RankingResult,
+    rd,
+    settings: RankSettings,
+    top_k: int,
+    bt_style: pd.DataFrame,
+    progress: Callable[[float, str], None] | None,
+    *,
+    cluster_check: bool,
+) -> None:
+    """Style control's other half: the same votes fitted without it (:attr:`RankingResult.uncontrolled`), its skill,
+    place and Bradley–Terry rating beside the controlled ones (:data:`UNCONTROLLED_COLUMNS`), and the style
+    coefficients of both models (:attr:`RankingResult.style`)."""
+    began = time.perf_counter()
+    plain = dataclasses.replace(rd, style=None)
+    later = None if progress is None else (lambda f, m: progress(0.5 + f / 2, f"without style control: {m}"))
+    fit = fit_ranking(
+        plain, dataclasses.replace(settings, style_control=False), progress=later, cluster_check=cluster_check
+    )
+    board, _, _ = _board(fit, _bradley_terry(plain, [])[0], settings, top_k)
+    PhaseTimer(result.fit.diagnostics.timings).add("without style control", time.perf_counter() - began)
+    result.uncontrolled = board
+    place = pd.Series(range(1, len(board) + 1), index=board["system"])
+    before = board.set_index("system")
+    controlled = result.leaderboard
+    controlled["skill_uncontrolled"] = controlled["system"].map(before["skill_mean"])
+    controlled["rank_change"] = controlled["system"].map(place).to_numpy() - range(1, len(controlled) + 1)
+    controlled["bt_rating_uncontrolled"] = controlled["system"].map(before["bt_rating"])
+    irt = style_coefficients(result.fit.idata)
+    assert irt is not None  # a fit with style control has its coefficients
+    result.style = irt.merge(bt_style, on="feature", how="left")
 
 
 def annotate_next(idata, n: int, *, component=None, judgments=None) -> tuple[pd.DataFrame | None, list[str]]:
@@ -327,7 +430,8 @@ def ranking_cost(
     rd, settings: RankSettings, *, n_next: int = 0, win_top: int = WIN_MATRIX_TOP, cluster_check: bool = True
 ) -> CostEstimate:
     """:func:`lib.ranking.budget.estimate_cost` for the data of one likelihood and the fit settings (with the
-    prompt-clustering check of paired judgments unless ``cluster_check`` is False)."""
+    prompt-clustering check of paired judgments unless ``cluster_check`` is False; twice the time with style
+    control, which fits with and without)."""
     if rd.likelihood == "votes":
         n_obs, n_prompts, local = len(rd.votes), rd.votes["prompt_id"].nunique(), 1
     elif rd.likelihood == "cells":
@@ -335,7 +439,7 @@ def ranking_cost(
         local = 1 + (len(rd.matrix.categories) - 1) // 2
     else:
         n_obs, n_prompts, local = len(rd.ratings), rd.ratings["prompt_id"].nunique(), 2
-    return estimate_cost(
+    cost = estimate_cost(
         len(rd.systems),
         n_prompts,
         n_obs,
@@ -352,6 +456,10 @@ def ranking_cost(
         cluster_prompts=n_prompts if rd.likelihood != "ratings" and cluster_check else 0,
         clustered_draws=settings.cluster_prompts,
     )
+    # style control fits twice, with and without: a second fit's time as its own phase, the memory of one fit
+    if settings.style_control:
+        return dataclasses.replace(cost, phases={**cost.phases, "without style control": cost.seconds})
+    return cost
 
 
 def components_warning(rd, baseline: str | None) -> str:
@@ -370,17 +478,26 @@ def components_warning(rd, baseline: str | None) -> str:
     )
 
 
-def _bradley_terry(rd, notes: list[str]) -> pd.DataFrame:
-    """The Bradley–Terry baseline, per component of the comparison graph (each on its own scale)."""
+def _bradley_terry(rd, notes: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The Bradley–Terry baseline, per component of the comparison graph (each on its own scale), contextual
+    with the style covariates when ``rd`` has them; and the style coefficients (the largest component's when the
+    systems fall into several; empty without style control)."""
     bt = pd.DataFrame(columns=["system", "bt_rating", "bt_low", "bt_high"])
+    coefficients = pd.DataFrame(columns=STYLE_COEFFICIENT_COLUMNS)
     if rd.votes is None:
         notes.append(NO_VOTES_NOTE)
-        return bt
+        return bt, coefficients
     parts, failed = [], []
     for c, members in rd.component.groupby(rd.component, sort=True):
-        votes = rd.votes[rd.votes["system_a"].isin(members.index)]
+        inside = rd.votes["system_a"].isin(members.index).to_numpy()
+        votes = rd.votes[inside]
         try:
-            parts.append(bradley_terry(votes))
+            if rd.style is None:
+                parts.append(bradley_terry(votes))
+                continue
+            table, coef = contextual_bradley_terry(votes, rd.style.values[inside], rd.style.names)
+            parts.append(table)
+            coefficients = coef if c == 1 else coefficients
         except DesignError as err:
             failed.append((c, err))
     if failed and rd.n_components == 1:
@@ -390,4 +507,27 @@ def _bradley_terry(rd, notes: list[str]) -> pd.DataFrame:
             f"No Bradley–Terry baseline in {len(failed)} of the {rd.n_components} groups (group "
             f"{failed[0][0]}: {failed[0][1]})"
         )
-    return pd.concat([bt, *parts], ignore_index=True) if parts else bt
+    return (pd.concat([bt, *parts], ignore_index=True) if parts else bt), coefficients
+
+
+def diagnostics_text(result: RankingResult, extra: dict | None = None) -> str:
+    """``diagnostics.json`` of a leaderboard: the fit's diagnostics
+    (:func:`lib.inference.diagnostics.diagnostics_json`); with style control its ``style_coefficients``, per
+    feature the votes model's ``mean, sd, low, high`` and the Bradley–Terry baseline's ``bt_mean, bt_sd, bt_low,
+    bt_high`` (logits per SD of the standardised feature, ``null`` where not estimated); and ``extra`` (e.g. the
+    judges' analysis)."""
+    import json
+    import math
+
+    from lib.inference.diagnostics import diagnostics_json
+
+    def number(value) -> float | None:
+        return float(value) if value is not None and math.isfinite(float(value)) else None
+
+    out = json.loads(diagnostics_json(result.fit.diagnostics)) | (extra or {})
+    if result.style is not None:
+        columns = [c for c in result.style.columns if c != "feature"]
+        out["style_coefficients"] = {
+            row["feature"]: {c: number(row[c]) for c in columns} for _, row in result.style.iterrows()
+        }
+    return json.dumps(out, indent=2, allow_nan=False)

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
 from scipy.special import expit, logit
 
 from lib.errors import SettingsError
 from lib.formats import DEFAULT_CRITERION, VOTE_COLUMNS
 from lib.ranking.active import next_batch
+from lib.ranking.bradley_terry import BradleyTerry, PairDataset
 
 
 def simulate_arena(
@@ -95,10 +95,7 @@ def simulate_arena(
         location += u[j, b] - u[j, a]
     location += position_bias * side
     threshold = float(logit((1 + tie_rate) / 2))
-    u = rng.random(n_votes)
-    p_not_a = expit(alpha[j] * (location + threshold))
-    p_b = expit(alpha[j] * (location - threshold))
-    winner = np.where(u < p_b, "b", np.where(u < p_not_a, "tie", "a"))
+    winner = _winners(rng.random(n_votes), alpha[j] * location, alpha[j] * threshold)
     names = np.array(systems, dtype=object)
     votes = pd.DataFrame(
         {
@@ -225,14 +222,88 @@ def simulate_ratings(
     return scores, truth
 
 
+STYLE_SYSTEMS = ("verbose", "concise", "middle", "weak")
+"""The systems of :func:`simulate_style_arena`: the first two equally skilled, the first writing longer answers."""
+
+
+def simulate_style_arena(
+    n_votes: int = 3000,
+    *,
+    coefficient: float = 0.5,
+    skills: Sequence[float] = (0.5, 0.5, 0.0, -1.0),
+    words: Sequence[float] = (120.0, 50.0, 50.0, 50.0),
+    length_sd: float = 0.4,
+    n_prompts: int = 300,
+    tie_rate: float = 0.1,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, dict]:
+    """Arena votes where annotators prefer the longer answer: style control's check (issue 36 item 1).
+
+    Each vote is a random pair of :data:`STYLE_SYSTEMS` on a random prompt; each answer is plain text of
+    ``words`` words on average for its system (log-normal, SD ``length_sd`` on the log scale), so that of the
+    style features (:mod:`lib.ranking.style`) only the length varies. The outcome follows
+    :func:`simulate_arena`'s rule with alpha = 1 and A's side ``s_a - s_b + coefficient * z_v``, ``z_v`` the
+    vote's standardised length feature exactly as the tool computes it (:func:`lib.ranking.style.vote_features`),
+    so ``coefficient`` is the true value of the length coefficient the tool estimates.
+
+    Parameters
+    ----------
+    n_votes, n_prompts : int
+    coefficient : float
+        Logits per SD of the length feature.
+    skills, words : sequence of float
+        Per system of :data:`STYLE_SYSTEMS`: skill (logits; centred) and mean answer length (words).
+    length_sd : float
+    tie_rate : float
+        In [0, 1), as :func:`simulate_arena`'s.
+    seed : int
+
+    Returns
+    -------
+    votes : DataFrame
+        ``lib.formats.VOTE_COLUMNS`` + ``response_a, response_b``, one row per vote.
+    truth : dict
+        ``skill`` (K,), ``coefficient``, ``systems`` (list), ``feature`` ((N,) the standardised length feature).
+    """
+    from lib.ranking.style import vote_features
+
+    rng = np.random.default_rng(seed)
+    k = len(STYLE_SYSTEMS)
+    skill = np.asarray(skills, dtype=float) - np.mean(skills)
+    a = rng.integers(0, k, n_votes)
+    b = (a + rng.integers(1, k, n_votes)) % k
+    mean_words = np.log(np.asarray(words, dtype=float)) - length_sd**2 / 2
+    length = np.maximum(1, np.round(np.exp(rng.normal(mean_words[np.stack([a, b])], length_sd)))).astype(int)
+    texts = [" ".join(["word"] * n) for n in length.ravel()]
+    names = np.array(STYLE_SYSTEMS, dtype=object)
+    votes = pd.DataFrame(
+        {
+            "prompt_id": [f"p{j:04d}" for j in rng.integers(0, n_prompts, n_votes)],
+            "system_a": names[a],
+            "system_b": names[b],
+            "annotator_id": [f"r{n}" for n in range(n_votes)],
+            "winner": "",
+            "criterion": DEFAULT_CRITERION,
+            "response_a": texts[:n_votes],
+            "response_b": texts[n_votes:],
+        }
+    )
+    style = vote_features(votes)
+    z = style.values[:, list(style.names).index("tokens")]
+    threshold = float(logit((1 + tie_rate) / 2))
+    votes["winner"] = _winners(rng.random(n_votes), skill[b] - skill[a] - coefficient * z, threshold)
+    return votes, {"skill": skill, "coefficient": coefficient, "systems": list(STYLE_SYSTEMS), "feature": z}
+
+
 def bt_laplace(
     votes: pd.DataFrame, systems: Sequence[str], *, prior_sd: float = 1.0, draws: int = 500, seed: int = 0
 ) -> np.ndarray:
     """Fast skill draws for the simulation: Bradley–Terry with a N(0, prior_sd) prior, MAP + Laplace.
 
     The votes likelihood of the ranking model with alpha_j = 1 and ties as half a win (LMArena's
-    rule), maximised by ``scipy.optimize.minimize`` (trust-exact, exact gradient and Hessian); draws
-    from ``N(mode, H^-1)`` with H the negative Hessian of the log posterior. A stand-in for
+    rule), maximised by the Bradley–Terry core (:class:`lib.ranking.bradley_terry.BradleyTerry` with the
+    prior as a ridge: Newton's method on the exact gradient and Hessian); draws from ``N(mode, H^-1)`` with H
+    the negative Hessian of the log posterior. A stand-in for
     ``lib.ranking.fit.fit_ranking(..., sampler="laplace")`` that needs no model compilation (about a
     millisecond for a few systems), so a simulation can refit after every batch.
 
@@ -251,27 +322,10 @@ def bt_laplace(
     -------
     ndarray, shape (draws, K)
     """
-    index = {s: k for k, s in enumerate(systems)}
-    ia, ib = votes["system_a"].map(index).to_numpy(), votes["system_b"].map(index).to_numpy()
-    o = votes["winner"].map({"a": 1.0, "tie": 0.5, "b": 0.0}).to_numpy()
-    x = np.zeros((len(votes), len(systems)))
-    x[np.arange(len(votes)), ia] += 1.0
-    x[np.arange(len(votes)), ib] -= 1.0
-    prior = np.eye(len(systems)) / prior_sd**2
-
-    def neg_log_post(r):
-        z = x @ r
-        return np.sum(np.logaddexp(0.0, z) - o * z) + 0.5 * r @ prior @ r
-
-    def grad(r):
-        return x.T @ (expit(x @ r) - o) + prior @ r
-
-    def hess(r):
-        p = expit(x @ r)
-        return (x.T * (p * (1.0 - p))) @ x + prior
-
-    mode = minimize(neg_log_post, np.zeros(len(systems)), jac=grad, hess=hess, method="trust-exact").x
-    return np.random.default_rng(seed).multivariate_normal(mode, np.linalg.inv(hess(mode)), draws)
+    model = BradleyTerry(skill_ridge=1.0 / prior_sd**2)
+    fit = model.fit(PairDataset.from_votes(votes, systems=list(systems)))
+    cov = np.linalg.inv(fit.loss.hessian(fit.params))
+    return np.random.default_rng(seed).multivariate_normal(fit.skill, cov, draws)
 
 
 @dataclass
@@ -387,15 +441,21 @@ def _answer(ask: pd.DataFrame, truth: dict, rng: np.random.Generator, first_id: 
     prompt = {p: j for j, p in enumerate(truth["prompts"])}
     location = truth["skill"][ask["system_b"].map(index)] - truth["skill"][ask["system_a"].map(index)]
     alpha = truth["alpha"][ask["prompt_id"].map(prompt)]
-    u = rng.random(len(ask))
-    p_b, p_not_a = expit(alpha * (location - truth["b"])), expit(alpha * (location + truth["b"]))
+    winner = _winners(rng.random(len(ask)), alpha * location, alpha * truth["b"])
     return pd.DataFrame(
         {
             "prompt_id": ask["prompt_id"],
             "system_a": ask["system_a"],
             "system_b": ask["system_b"],
             "annotator_id": [f"r{first_id + n}" for n in range(len(ask))],
-            "winner": np.where(u < p_b, "b", np.where(u < p_not_a, "tie", "a")),
+            "winner": winner,
             "criterion": DEFAULT_CRITERION,
         }
     )
+
+
+def _winners(u: np.ndarray, location: np.ndarray, threshold) -> np.ndarray:
+    """The votes' outcomes "a" / "tie" / "b" from uniforms ``u`` under ``P(B better) = logistic(location -
+    threshold)``, ``P(A better) = 1 - logistic(location + threshold)`` (location: B's side, logits)."""
+    p_b, p_not_a = expit(location - threshold), expit(location + threshold)
+    return np.where(u < p_b, "b", np.where(u < p_not_a, "tie", "a"))

@@ -219,7 +219,7 @@ class EditProposer:
     SettingsError
         A Base URL that cannot be used (:func:`lib.revision.credentials.check_base_url`).
     http_client : httpx2.Client, optional
-        Passed to the SDK (tests use ``httpx2.MockTransport``).
+        Passed to the SDK.
     """
 
     def __init__(

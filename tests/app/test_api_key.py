@@ -2,68 +2,20 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.fake_openai import delete_word
+
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "revision.py")
 
 
-class _Recorder(BaseHTTPRequestHandler):
-    """Chat-completions endpoint that records each request's Authorization header."""
-
-    auth: ClassVar[list[str | None]] = []
-
-    def do_POST(self):  # http.server API
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).auth.append(self.headers.get("Authorization"))
-        draft = body["messages"][-1]["content"].split("###AI-generated Text: ", 1)[1]
-        edit = {
-            "action_name": "delete",
-            "revision_description": "d",
-            "revision_level": "word",
-            "revision_intention": "Cliche",
-            "original_snippet": draft.split()[0],
-            "revised_snippet": "",
-        }
-        payload = json.dumps(
-            {
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": json.dumps({"edits": [edit]})},
-                    }
-                ],
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
-def server():
-    _Recorder.auth = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+def server(fake_openai):
+    """A revision editor deleting each draft's first word, recording each request's Authorization header."""
+    return fake_openai(delete_word(0))
 
 
 def start(monkeypatch, tmp_path, env: dict[str, str]) -> AppTest:
@@ -80,22 +32,22 @@ def start(monkeypatch, tmp_path, env: dict[str, str]) -> AppTest:
 
 def test_a_typed_base_url_never_receives_the_server_key(server, monkeypatch, tmp_path):
     at = start(monkeypatch, tmp_path, {"OPENAI_API_KEY": "server-secret"})
-    at.text_input(key="revision_base_url").input(server).run()
+    at.text_input(key="revision_base_url").input(server.url).run()
     assert not at.exception and "type an API key" in at.error[0].value.replace("\\", "")
     assert not at.button  # nothing to press: no request can be made
-    assert _Recorder.auth == []
+    assert server.authorizations() == []
     at.text_input(key="revision_api_key").input("visitor-key").run()
     at.button(key="revision_run").click().run()
     assert not at.exception and not at.error
-    assert len(_Recorder.auth) == 54 and set(_Recorder.auth) == {"Bearer visitor-key"}
-    assert not any("server-secret" in (a or "") for a in _Recorder.auth)
+    assert len(server.authorizations()) == 54 and set(server.authorizations()) == {"Bearer visitor-key"}
+    assert not any("server-secret" in a for a in server.authorizations())
 
 
 def test_the_configured_server_gets_the_server_key(server, monkeypatch, tmp_path):
-    at = start(monkeypatch, tmp_path, {"OPENAI_API_KEY": "server-secret", "OPENAI_BASE_URL": server})
+    at = start(monkeypatch, tmp_path, {"OPENAI_API_KEY": "server-secret", "OPENAI_BASE_URL": server.url})
     at.button(key="revision_run").click().run()
     assert not at.exception and not at.error
-    assert len(_Recorder.auth) == 54 and set(_Recorder.auth) == {"Bearer server-secret"}
+    assert len(server.authorizations()) == 54 and set(server.authorizations()) == {"Bearer server-secret"}
 
 
 def test_a_malformed_base_url_is_an_error_on_the_page_not_a_traceback(monkeypatch, tmp_path):

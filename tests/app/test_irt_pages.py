@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from lib.irt.settings import default_cutpoints, fit_settings
+
 
 def fit_map(at: AppTest) -> AppTest:
     at.switch_page("pages/abilities.py").run()
@@ -78,6 +80,29 @@ def test_data_page_reads_every_bundled_data_set(at, key):
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics.get("prompts", metrics.get("items"))) > 1
     assert at.session_state["analysis_input"].matrix.shape[0] >= 2
+
+
+def test_abilities_page_offers_the_fit_commands_defaults(at):
+    """The page's settings are the command's when nothing is chosen (lib.irt.settings.fit_settings), so the
+    reference tests, which run the command's defaults, check what the page fits too."""
+    at.radio(key="dataset").set_value("science_mirt").run()
+    at.switch_page("pages/abilities.py").run()
+    defaults = fit_settings(default_cutpoints("responses"))
+    shown = {
+        "cutpoints": at.selectbox(key="abil_cutpoints").value,
+        "sampler": at.selectbox(key="abil_sampler").value,
+        **{k: at.number_input(key=f"abil_{k}").value for k in ("chains", "draws", "tune", "seed")},
+        "target_ess": at.number_input(key="abil_target").value,
+    }
+    assert shown == {k: getattr(defaults, k) for k in shown}
+    for sampler in ("pymc", "numpyro"):  # a sampler chosen: its sizes as `fit --sampler ...` takes them
+        at.selectbox(key="abil_sampler").set_value(sampler).run()
+        sizes = fit_settings(sampler=sampler)
+        assert [at.number_input(key=f"abil_{k}").value for k in ("draws", "tune", "target")] == [
+            sizes.draws,
+            sizes.tune,
+            sizes.target_ess or 0,
+        ]
 
 
 def test_abilities_page_runs_the_default_sampler_with_diagnostics(at):

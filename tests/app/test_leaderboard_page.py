@@ -14,7 +14,10 @@ from streamlit.testing.v1 import AppTest
 
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.inputs import analysis_input
-from lib.ranking.fit import DEFAULT_SAMPLER
+from lib.ranking.fit import DEFAULT_SAMPLER, rank_settings
+
+SIDE_BY_SIDE = ["system", "skill_mean", "skill_low", "skill_high", "p_best", "bt_rating"]
+"""The columns of the page's leaderboards without and with style control (``pages/leaderboard.py``)."""
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "leaderboard.py")
 
@@ -44,6 +47,25 @@ def test_page_opens_on_hanna_with_table_and_plots(at):
     assert len(at.get("plotly_chart")) == 3  # forest, ranks, heatmap; no BT panel without votes
     assert at.selectbox(key="lb_sampler").value == DEFAULT_SAMPLER  # one default, stated with the result
     assert any(f"the default sampler: {DEFAULT_SAMPLER}" in c.value for c in at.caption)
+
+
+def test_page_offers_the_rank_commands_defaults(at):
+    """The page's settings are the command's when nothing is chosen (lib.ranking.fit.rank_settings), and the
+    sizes follow the sampler the fit runs: MAP + Laplace and its draws, then the NUTS it falls back to."""
+
+    def sizes() -> list:
+        return [at.number_input(key=k).value for k in ("lb_chains", "lb_draws", "lb_tune", "lb_target")]
+
+    def expected(settings) -> list:
+        return [settings.chains, settings.draws, settings.tune, settings.target_ess or 0]
+
+    at.run()
+    defaults = rank_settings()
+    assert at.selectbox(key="lb_sampler").value == defaults.sampler and sizes() == expected(defaults)
+    at.checkbox(key="lb_intransitivity").check().run()  # Laplace falls back to numpyro: to the target ESS
+    assert sizes() == expected(rank_settings(intransitivity=True))
+    at.checkbox(key="lb_intransitivity").uncheck().run()
+    assert sizes() == expected(defaults)
 
 
 @pytest.mark.parametrize("key", list(DATASETS))
@@ -201,7 +223,7 @@ def test_target_ess_is_offered_when_the_fit_samples_with_nuts_and_the_fit_stops_
     at.checkbox(key="lb_intransitivity").check().run()  # MAP + Laplace falls back to numpyro, which takes one
     assert any("not trustworthy" in i.value for i in at.info) and not at.number_input(key="lb_target").disabled
     at.checkbox(key="lb_intransitivity").uncheck()
-    at.selectbox(key="lb_sampler").set_value("numpyro")
+    at.selectbox(key="lb_sampler").set_value("numpyro").run()  # its sizes fill in: then the user's own
     for key, value in {"lb_chains": 2, "lb_draws": 800, "lb_tune": 200, "lb_target": 100}.items():
         at.number_input(key=key).set_value(value)
     at.run()
@@ -211,3 +233,40 @@ def test_target_ess_is_offered_when_the_fit_samples_with_nuts_and_the_fit_stops_
     caption = next(c.value for c in at.caption if "chains x" in c.value)
     assert "numpyro, 2 chains x" in caption and "sampled to the target ESS 100 (the target was reached)" in caption
     assert table(at)["p_best"].sum() == pytest.approx(1.0)
+
+
+def test_style_control_shows_both_leaderboards_and_each_systems_shift(at):
+    from lib.ranking.simulate import simulate_style_arena
+
+    votes, _ = simulate_style_arena(600, n_prompts=60, seed=2)
+    upload = votes.rename(columns={"prompt_id": "prompt", "annotator_id": "annotator", "winner": "choice"})
+    at.session_state["view_dataset"] = "upload"
+    at.session_state["analysis_input"] = analysis_input(
+        upload.drop(columns="criterion"), "pairwise", file="style.csv", merge_redundant=False
+    )
+    at.run()
+    assert not at.exception and not at.error
+    assert not at.checkbox(key="lb_style").disabled and not at.checkbox(key="lb_style").value
+    at.checkbox(key="lb_style").check().run()
+    assert not at.exception and not at.error
+    style = next(d.value for d in at.dataframe if "feature" in d.value.columns)
+    assert list(style["feature"]) == ["tokens"] and {"mean", "low", "high", "bt_mean"} <= set(style.columns)
+    without, with_ = [d.value for d in at.dataframe if list(d.value.columns) == SIDE_BY_SIDE]  # side by side
+    assert without["system"].iloc[0] == "verbose"  # without style control the verbose system leads
+    assert set(with_["system"]) == set(without["system"])
+    assert len(at.get("plotly_chart")) == 5  # forest, ranks, heatmap, Bradley–Terry and each system's shift
+    assert "skill_uncontrolled" in table(at).columns
+
+
+def test_style_control_is_offered_only_where_the_votes_carry_the_answers(at):
+    from lib.ranking.simulate import simulate_arena
+
+    votes, _ = simulate_arena(4, 20, 200, seed=1)  # votes without the answers' texts
+    columns = {"prompt_id": "prompt", "annotator_id": "annotator", "winner": "choice"}
+    at.session_state["view_dataset"] = "upload"
+    at.session_state["analysis_input"] = analysis_input(
+        votes.rename(columns=columns), "pairwise", file="arena.csv", merge_redundant=False
+    )
+    at.session_state["lb_sampler"] = "numpyro"  # NUTS waits for the button: nothing is fitted
+    at.run()
+    assert not at.exception and at.checkbox(key="lb_style").disabled

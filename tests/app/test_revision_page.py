@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx2
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -14,6 +13,7 @@ from lib.revision import run
 from lib.revision.lamp import load_lamp
 from lib.revision.locate import locate_edits
 from tests.app.shown import unescaped
+from tests.fake_openai import edit, edits, error
 from tests.revision.lamp_upload import EDIT_MAPPING, WRITERS, per_writer_means, write_upload
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "revision.py")
@@ -97,47 +97,17 @@ def test_llm_source_waits_for_a_model_without_calling_anything(at):
     assert any("Set a model" in i.value for i in at.info)
 
 
-def test_llm_run_keeps_finished_drafts_and_compares_with_writers(at, monkeypatch):
-    import openai
-
+def test_llm_run_keeps_finished_drafts_and_compares_with_writers(at, fake_openai):
     def handler(request):
-        draft = json.loads(request.content)["messages"][-1]["content"].split("###AI-generated Text: ", 1)[1]
-        if draft.startswith(first_draft):
-            return httpx2.Response(400, json={"error": {"message": "context length exceeded"}})
-        edit = {
-            "action_name": "delete",
-            "revision_description": "d",
-            "revision_level": "phrase",
-            "revision_intention": "Cliche",
-            "original_snippet": " ".join(draft.split()[:3]),
-            "revised_snippet": "",
-        }
-        return httpx2.Response(
-            200,
-            json={
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": json.dumps({"edits": [edit]})},
-                    }
-                ],
-            },
-        )
+        if request.draft.startswith(first_draft):
+            return error(400, "context length exceeded")
+        return edits(edit(" ".join(request.draft.split()[:3]), revision_level="phrase"))
 
     from lib.revision.lamp import load_lamp
 
     first_draft = load_lamp().drafts["draft"].iloc[0]
-    real = openai.OpenAI
-    monkeypatch.setattr(
-        openai,
-        "OpenAI",
-        lambda **kw: real(**{**kw, "http_client": httpx2.Client(transport=httpx2.MockTransport(handler))}),
-    )
+    server = fake_openai(handler)
+    at.text_input(key="revision_base_url").input(server.url).run()  # no key configured: none is needed
     at.text_input(key="revision_model").input("m").run()
     at.radio(key="revision_source").set_value("LLM (OpenAI-compatible)").run()
     at.radio(key="revision_prompt").set_value("reference-free").run()

@@ -4,7 +4,7 @@ import json
 
 import pandas as pd
 
-from lib.cli import main
+from lib.cli import EXIT_NOT_CONVERGED, main
 
 
 def test_a_stuck_nuts_chain_is_flagged_in_diagnostics_json_and_the_output(tmp_path, capsys):
@@ -17,9 +17,18 @@ def test_a_stuck_nuts_chain_is_flagged_in_diagnostics_json_and_the_output(tmp_pa
     code = main(["fit", "--input", str(votes), "--format", "pairwise", "--chains", "1", "--draws", "20",
                  "--tune", "0", "--out", str(out)])
     printed = capsys.readouterr()
-    assert code == 0
+    assert code == EXIT_NOT_CONVERGED  # was 0: a script went on to read abilities.csv
     diag = json.loads((out / "diagnostics.json").read_text())
     assert diag["converged"] is False
     assert any(w.startswith("Not converged: stuck chain") for w in diag["warnings"])
     assert "warning: Not converged: stuck chain" in printed.out
-    assert "the fit did NOT converge" in printed.err
+    assert "the fit did NOT converge" in printed.err and f"exit status {EXIT_NOT_CONVERGED}" in printed.err
+    # Written for diagnosis, every estimate left empty (it wrote intervals of width 0 and P(B better) 0 or 1)
+    abilities, prompts = pd.read_csv(out / "abilities.csv"), pd.read_csv(out / "prompts.csv")
+    assert list(abilities.columns) == ["comparison", "system_a", "system_b", "theta_mean", "theta_sd", "hdi_low",
+                                       "hdi_high", "p_b_better", "contraction"]
+    assert set(abilities["comparison"]) == {"beta vs alpha", "gamma vs alpha"}
+    assert abilities.drop(columns=["comparison", "system_a", "system_b"]).isna().all().all()
+    assert prompts[["prompt_id", "n_comparisons", "group"]].notna().all().all()
+    assert prompts.filter(like="alpha").isna().all().all() and prompts["b_contraction"].isna().all()
+    assert (out / "posterior.nc").stat().st_size > 0  # the draws, for diagnosis

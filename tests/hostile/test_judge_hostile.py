@@ -1,6 +1,7 @@
 """Hostile judge servers and judge files (issue 31, items 6, 8 and 15): each case runs the command
-line in-process against a loopback OpenAI-compatible server (``tests/judges/test_judges_command.py``'s)
-under a time bound, and checks the exit code, the message and the files.
+line in-process against the loopback OpenAI-compatible server (``tests/fake_openai.py``) answering as
+``tests/judges/test_judges_command.py``'s judge, under a time bound, and checks the exit code, the
+message and the files.
 
 - a judge answering "a tie" was recorded as A (its first word): now unusable, kept raw;
 - a server answering 401 with a body that quotes the Authorization header put the operator's key into
@@ -22,7 +23,8 @@ import pytest
 
 from lib.cli import main
 from lib.paths import DATA_DIR
-from tests.judges.test_judges_command import PAIRS, make_server
+from tests.fake_openai import FakeOpenAI
+from tests.judges.test_judges_command import PAIRS, judge_server
 
 LIMIT_S = 60
 KEY = "sk-operator-9f8e7d6c5b4a"
@@ -53,23 +55,18 @@ def run(argv: list[str]) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def server(monkeypatch, tmp_path):
+def server(monkeypatch, tmp_path, fake_openai):
     """Start a loopback judge server of a mode as the configured server with the operator's key; a fresh
     answer cache."""
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
-    started = []
 
-    def start(mode: str) -> tuple[str, list[str]]:
-        started.append(make_server(mode))
-        _, url, calls = started[-1]
-        monkeypatch.setenv("OPENAI_BASE_URL", url)
+    def start(mode: str) -> FakeOpenAI:
+        running = fake_openai(judge_server(mode))
+        monkeypatch.setenv("OPENAI_BASE_URL", running.url)
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        return url, calls
+        return running
 
-    yield start
-    for running, _, _ in started:
-        running.shutdown()
-        running.server_close()
+    return start
 
 
 def judge(tmp_path: Path) -> tuple[int, str, str]:
@@ -95,9 +92,9 @@ def test_a_judge_answering_a_tie_is_not_recorded_as_a(server, tmp_path):
 
 
 def test_a_401_quoting_the_authorization_header_leaves_the_key_in_no_file_or_output(server, tmp_path):
-    _, calls = server("quote401")
+    running = server("quote401")
     code, stdout, stderr = judge(tmp_path)
-    assert code == 1 and calls == [f"Bearer {KEY}"] * 6  # the key was sent, and quoted back
+    assert code == 1 and running.authorizations() == [f"Bearer {KEY}"] * 6  # the key was sent, and quoted back
     table = votes(tmp_path)
     assert table["error"].str.contains("AuthenticationError").all()
     assert table["error"].str.contains("Authorization: Bearer [redacted]", regex=False).all()
@@ -107,7 +104,7 @@ def test_a_401_quoting_the_authorization_header_leaves_the_key_in_no_file_or_out
 
 
 def test_a_401_quoting_the_key_is_redacted_from_revise_too(server, tmp_path):
-    url, _ = server("quote401")
+    url = server("quote401").url
     drafts = pd.DataFrame({"text_id": ["1"], "system": ["A"], "draft": ["The cat sat."]})
     drafts.to_csv(tmp_path / "drafts.csv", index=False)
     code, stdout, stderr = run(
@@ -122,7 +119,7 @@ def test_a_401_quoting_the_key_is_redacted_from_revise_too(server, tmp_path):
 
 
 def test_an_html_page_from_the_server_is_named_as_one_with_url_and_status(server, tmp_path):
-    url, _ = server("html")
+    url = server("html").url
     code, _, stderr = judge(tmp_path)
     assert code == 1  # before: a failure per request, "AttributeError: 'str' object has no attribute 'choices'"
     error = votes(tmp_path)["error"]

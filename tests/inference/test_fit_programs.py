@@ -45,7 +45,7 @@ def test_the_initial_points_of_a_new_model_compile_a_handful_of_programs():
     model = build_grm(codes, 7)
     logp = get_jaxified_logp(model, negative_logp=False)
     with compiled_programs() as compiled:
-        init = _initial_points(model, logp, None, NutsSettings(chains=2, draws=10, tune=10, seed=3))
+        init = _initial_points(model, logp, NutsSettings(chains=2, draws=10, tune=10, seed=3))
     assert [np.shape(v)[0] for v in init] == [2] * len(model.value_vars)  # one start per chain
     assert all(np.isfinite(v).all() for v in init)
     assert len(compiled) <= 6, len(compiled)  # before: 59 (the model's operations, one by one)

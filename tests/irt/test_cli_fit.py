@@ -8,7 +8,7 @@ import sys
 import pandas as pd
 import pytest
 
-from lib.cli import main
+from lib.cli import EXIT_INPUT, EXIT_NOT_CONVERGED, main
 from lib.paths import ROOT
 
 
@@ -169,3 +169,12 @@ def test_a_folder_that_is_not_empty_is_refused_before_reading(tmp_path):
     proc = run_cli(tmp_path, "not,a,valid,file\n")
     assert proc.returncode == 2 and "not empty" in proc.stderr
     assert (tmp_path / "o" / "abilities.csv").read_text() == "mine"
+
+
+@pytest.mark.parametrize("command", ["fit", "rank"])
+def test_help_documents_the_exit_status_of_a_fit_that_did_not_converge(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the epilog
+    assert f"Exit status: 0 done; {EXIT_INPUT} refused input" in shown
+    assert f"{EXIT_NOT_CONVERGED} the fit ran but did not converge" in shown

@@ -1,7 +1,10 @@
 """Convergence checks (lib/convergence.py) and their use by the GRM fit (issue 17: a stuck NUTS chain
 looked certain)."""
 
+import contextlib
+import io
 import json
+import math
 
 import arviz as az
 import numpy as np
@@ -92,3 +95,19 @@ def test_map_fits_are_not_checked():
     one = grm_idata(rng.normal(size=(1, 1, 3)), np.ones((1, 1, 5)), np.zeros((1, 1, 5, 2)))
     diag = diagnose(one, FitSettings(sampler="map"), 0.0)
     assert diag.converged is None and json.loads(diagnostics_json(diag))["converged"] is None
+
+
+def test_a_cached_fit_of_fixed_draws_reads_back_as_one():
+    """A Laplace fit's diagnostics (no R-hat, no target ESS) read back from the cache as they were written:
+    a cached fit printed "sampled to the target ESS nan: ..., ceiling reached first" when every null became NaN."""
+    from lib.cli import print_target_ess
+    from lib.inference.diagnostics import Diagnostics
+
+    laplace = Diagnostics("laplace", 1, 4000, float("nan"), float("nan"), float("nan"), 0, 1.5, None)
+    back = diagnostics_from_json(json.loads(diagnostics_json(laplace)))
+    assert back.target_ess is None and back.stopped is None and back.converged is None
+    assert math.isnan(back.rhat_max) and math.isnan(back.ess_bulk_min) and back.draws == 4000
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        print_target_ess(back)
+    assert buffer.getvalue() == ""

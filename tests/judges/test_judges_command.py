@@ -4,9 +4,6 @@ timeouts, tokens, the key rule, and its output read back as a judge file."""
 from __future__ import annotations
 
 import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pandas as pd
 import pytest
@@ -15,6 +12,7 @@ import lib.cli
 from lib.judges.quality import judge_quality
 from lib.judges.read import match_items, read_judge_file
 from lib.tables import read_csv
+from tests.fake_openai import Reply, Request, Responder, chat, html
 
 PAIRS = pd.DataFrame(
     {
@@ -28,87 +26,49 @@ PAIRS = pd.DataFrame(
 )
 
 
-def make_server(mode: str):
-    """A chat-completions server. ``biased``: answers A whenever Response A says 'good', else B, and
+def judge_server(mode: str) -> Responder:
+    """A chat-completions judge. ``biased``: answers A whenever Response A says 'good', else B, and
     'I cannot tell' when a response says 'undecided'; ``first``: always A; ``tie``: always 'a tie';
     ``error``: HTTP 500; ``flaky``: HTTP 500 to the first request only, then as ``first``; ``slow``:
     answers after 2 s; ``quote401``: HTTP 401 whose JSON body quotes the request's Authorization
     header; ``html``: HTTP 200 with an HTML page (a proxy's login page)."""
-    calls: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def send(self, status: int, payload: bytes, kind: str = "application/json") -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+    def respond(request: Request) -> Reply:
+        if mode == "error" or (mode == "flaky" and request.number == 1):
+            return Reply(500)
+        if mode == "quote401":
+            said = f"invalid credentials in header Authorization: {request.authorization}"
+            return Reply(401, json.dumps({"error": {"message": said, "type": "invalid_request"}}).encode())
+        if mode == "html":
+            return html()
+        user = request.user
+        first = user.split("Response A:\n", 1)[1].split("\n\nResponse B:", 1)[0]
+        answer = (
+            "a tie"
+            if mode == "tie"
+            else "A"
+            if mode in ("first", "flaky")
+            else "I cannot tell"
+            if "undecided" in user
+            else "A."
+            if "good" in first
+            else "b"
+        )
+        usage = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}
+        return chat(answer, model=request.body["model"], usage=usage, delay=2 if mode == "slow" else 0)
 
-        def do_POST(self):  # http.server API
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            calls.append(self.headers.get("Authorization", ""))
-            if mode == "error" or (mode == "flaky" and len(calls) == 1):
-                self.send_response(500)
-                self.end_headers()
-                return
-            if mode == "quote401":
-                said = f"invalid credentials in header Authorization: {calls[-1]}"
-                return self.send(401, json.dumps({"error": {"message": said, "type": "invalid_request"}}).encode())
-            if mode == "html":
-                return self.send(200, b"<!DOCTYPE html><html><body><h1>Please log in</h1></body></html>", "text/html")
-            if mode == "slow":
-                time.sleep(2)
-            user = body["messages"][-1]["content"]
-            first = user.split("Response A:\n", 1)[1].split("\n\nResponse B:", 1)[0]
-            answer = (
-                "a tie"
-                if mode == "tie"
-                else "A"
-                if mode in ("first", "flaky")
-                else "I cannot tell"
-                if "undecided" in user
-                else "A."
-                if "good" in first
-                else "b"
-            )
-            payload = json.dumps(
-                {
-                    "id": "c",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body["model"],
-                    "choices": [
-                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}
-                    ],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
-                }
-            ).encode()
-            self.send(200, payload)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/v1", calls
+    return respond
 
 
 @pytest.fixture
-def serve(monkeypatch, tmp_path):
-    """Start servers of a mode (stopped after the test), on a fresh answer cache and no configured server."""
+def serve(monkeypatch, tmp_path, fake_openai):
+    """Start a judge server of a mode (tests/fake_openai.py), on a fresh answer cache and no configured
+    server."""
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    started = []
 
-    def start(mode: str):
-        started.append(make_server(mode))
-        return started[-1][1:]
-
-    yield start
-    for server, _, _ in started:
-        server.shutdown()
-        server.server_close()
+    return lambda mode: fake_openai(judge_server(mode))
 
 
 def judge(tmp_path, *extra: str) -> int:
@@ -118,8 +78,8 @@ def judge(tmp_path, *extra: str) -> int:
 
 
 def test_both_orders_cached_with_tokens_and_the_configured_key(serve, tmp_path, monkeypatch, capsys):
-    url, calls = serve("biased")
-    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    server = serve("biased")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-operator")
     assert judge(tmp_path) == 0
     votes = pd.read_csv(tmp_path / "out" / "judge_votes.csv", dtype=str, keep_default_na=False)
@@ -137,27 +97,27 @@ def test_both_orders_cached_with_tokens_and_the_configured_key(serve, tmp_path, 
     assert votes["raw_verdict"].tolist()[-1] == "I cannot tell"
     used = json.loads((tmp_path / "out" / "usage.json").read_text())
     assert used == {"requests": 6, "cached": 0, "failed": 0, "unusable": 2, "prompt_tokens": 60, "completion_tokens": 6}
-    assert calls == ["Bearer sk-operator"] * 6
+    assert server.authorizations() == ["Bearer sk-operator"] * 6
     assert judge(tmp_path) == 0  # a rerun is answered from the cache: no request, no token
-    assert len(calls) == 6
+    assert len(server.authorizations()) == 6
     used = json.loads((tmp_path / "out" / "usage.json").read_text())
     assert (used["cached"], used["prompt_tokens"], used["unusable"]) == (6, 0, 2)
     assert "sk-operator" not in "".join(p.read_text() for p in (tmp_path / "cache" / "judges").glob("*.json"))
 
 
 def test_the_configured_key_never_goes_to_a_typed_url(serve, tmp_path, monkeypatch, capsys):
-    url, calls = serve("biased")
+    server = serve("biased")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-operator")  # configured for OpenAI, not for this server
-    assert judge(tmp_path, "--base-url", url) == 2
-    assert "is not the server this app is configured for" in capsys.readouterr().err and calls == []
+    assert judge(tmp_path, "--base-url", server.url) == 2
+    assert "is not the server this app is configured for" in capsys.readouterr().err and server.authorizations() == []
     monkeypatch.setenv("MY_KEY", "sk-mine")
-    assert judge(tmp_path, "--base-url", url, "--api-key-env", "MY_KEY") == 0
-    assert set(calls) == {"Bearer sk-mine"}
+    assert judge(tmp_path, "--base-url", server.url, "--api-key-env", "MY_KEY") == 0
+    assert set(server.authorizations()) == {"Bearer sk-mine"}
 
 
 def test_position_bias_of_a_judge_that_always_picks_the_first(serve, tmp_path, monkeypatch):
-    url, _ = serve("first")
-    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    server = serve("first")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     assert judge(tmp_path) == 0
     path = tmp_path / "out" / "judge_votes.csv"
     judges = read_judge_file(read_csv(path, path.name), file=path.name)
@@ -170,10 +130,10 @@ def test_position_bias_of_a_judge_that_always_picks_the_first(serve, tmp_path, m
 
 @pytest.mark.parametrize(("mode", "reason"), [("error", "InternalServerError"), ("slow", "within 0.5 s")])
 def test_failed_requests_are_reported_and_kept_blank(serve, tmp_path, monkeypatch, capsys, mode, reason):
-    url, calls = serve(mode)
-    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    server = serve(mode)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     assert judge(tmp_path, "--timeout", "0.5", "--concurrency", "6") == 1
-    assert len(calls) == 6  # --max-retries 0: one attempt each
+    assert len(server.authorizations()) == 6  # --max-retries 0: one attempt each
     votes = pd.read_csv(tmp_path / "out" / "judge_votes.csv", dtype=str, keep_default_na=False)
     assert (votes["choice"] == "").all() and votes["error"].str.contains(reason).all()
     assert json.loads((tmp_path / "out" / "usage.json").read_text())["failed"] == 6
@@ -181,9 +141,9 @@ def test_failed_requests_are_reported_and_kept_blank(serve, tmp_path, monkeypatc
 
 
 def test_a_request_that_fails_once_is_retried(serve, tmp_path, monkeypatch):
-    url, calls = serve("flaky")
-    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    server = serve("flaky")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     assert judge(tmp_path, "--max-retries", "1", "--concurrency", "1") == 0
-    assert len(calls) == 7  # six requests, the first one twice
+    assert len(server.authorizations()) == 7  # six requests, the first one twice
     votes = pd.read_csv(tmp_path / "out" / "judge_votes.csv", dtype=str, keep_default_na=False)
     assert (votes["choice"] == "A").all()

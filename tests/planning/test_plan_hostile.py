@@ -20,8 +20,6 @@ from lib.planning.power import COLUMNS, PAIR_COLUMNS, iter_plan, plan_with_pairs
 
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path, monkeypatch):
-    if "plan" not in lib.cli.COMMANDS:
-        monkeypatch.setattr(lib.cli, "COMMANDS", (*lib.cli.COMMANDS, "plan"))
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
 
 

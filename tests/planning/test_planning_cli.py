@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-import lib.cli
 from lib.cli import main
 from lib.planning.design import Assumptions
 from lib.planning.nuts import NUTS_COLUMNS
@@ -27,10 +26,7 @@ TINY = [
 
 
 @pytest.fixture(autouse=True)
-def plan_command(monkeypatch, tmp_path):
-    """Until the lead adds "plan" to ``lib.cli.COMMANDS``."""
-    if "plan" not in lib.cli.COMMANDS:
-        monkeypatch.setattr(lib.cli, "COMMANDS", (*lib.cli.COMMANDS, "plan"))
+def own_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
 
 

@@ -9,7 +9,7 @@ from scipy.stats import spearmanr
 from lib.errors import SettingsError
 from lib.inputs import analysis_input, bundled_input
 from lib.ranking.data import ranking_data
-from lib.ranking.fit import RankSettings, fit_ranking
+from lib.ranking.fit import RankSettings, fit_ranking, rank_settings
 from lib.ranking.model import SKILL_PRIOR_SD
 from lib.ranking.simulate import simulate_arena
 from lib.ratings import orient_votes
@@ -81,7 +81,7 @@ def test_ratings_likelihood_ranks_systems_rated_on_different_prompts():
     file = "tests/hostile/ratings_prompt_per_system.csv"
     data = analysis_input(read_csv(file, "unpaired.csv"), "ratings", file="unpaired.csv")
     rd = ranking_data(data)
-    fit = fit_ranking(rd, LAPLACE)
+    fit = fit_ranking(rd, rank_settings())  # the command's (and the page's) defaults
     mean_score = data.ratings.groupby("system")["score"].mean().reindex(rd.systems)
     assert spearmanr(fit.skill_draws().mean(0), mean_score).statistic >= 0.9
     assert fit.idata.posterior["eta"].sizes["prompt"] == data.ratings["prompt_id"].nunique()
@@ -90,7 +90,7 @@ def test_ratings_likelihood_ranks_systems_rated_on_different_prompts():
 def test_hanna_leaderboard_orders_systems_as_their_mean_human_score():
     data = bundled_input("hanna_means", "Relevance", merge_redundant=False)
     rd = ranking_data(data)
-    fit = fit_ranking(rd, LAPLACE)
+    fit = fit_ranking(rd, rank_settings())  # the command's (and the page's) defaults
     mean_score = data.ratings[data.ratings["criterion"] == "Relevance"].groupby("system")["score"].mean()
     assert spearmanr(fit.skill_draws().mean(0), mean_score.reindex(rd.systems)).statistic >= 0.9
 
@@ -108,7 +108,7 @@ def test_settings_refused_with_a_reason(arena):
 def test_cells_likelihood_ranks_pandalm_as_its_net_wins():
     data = bundled_input("pandalm_pairwise", merge_redundant=False)
     rd = ranking_data(data, "cells")
-    skill = fit_ranking(rd, LAPLACE).skill_draws().mean(0)
+    skill = fit_ranking(rd, rank_settings(likelihood="cells")).skill_draws().mean(0)  # the command's defaults
     votes = orient_votes(rd.votes)  # score: +1 when B won, -1 when A won
     net = (
         votes.groupby("system_b")["score"].sum().reindex(rd.systems, fill_value=0)

@@ -5,10 +5,8 @@ FIFO is a miss."""
 
 from __future__ import annotations
 
-import json
 import os
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pandas as pd
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from lib.revision.client import DraftTask, EditProposer, LLMSettings
 from lib.revision.prompts import REFERENCE_FREE
 from lib.revision.run import llm_revision
+from tests.fake_openai import delete_word
 
 DRAFTS = pd.DataFrame(
     {
@@ -26,59 +25,13 @@ DRAFTS = pd.DataFrame(
 )
 
 
-def _server(deleted_word: int):
-    """A chat-completions server whose edits delete the draft's word number ``deleted_word``."""
-    calls: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # http.server API
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            calls.append(self.headers.get("Authorization", ""))
-            draft = body["messages"][-1]["content"].split("###AI-generated Text: ", 1)[1]
-            edit = {
-                "action_name": "delete",
-                "revision_description": "d",
-                "revision_level": "word",
-                "revision_intention": "Cliche",
-                "original_snippet": draft.split()[deleted_word],
-                "revised_snippet": "",
-            }
-            answer = {
-                "id": "c",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": json.dumps({"edits": [edit]})},
-                    }
-                ],
-            }
-            payload = json.dumps(answer).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/v1", calls
-
-
 @pytest.fixture
-def servers(monkeypatch, tmp_path):
+def servers(monkeypatch, tmp_path, fake_openai):
+    """Two servers whose edits delete the draft's first and its second word: (Base URL, requests
+    received) of each."""
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    made = [_server(0), _server(1)]
-    yield [(url, calls) for _, url, calls in made]
-    for server, _, _ in made:
-        server.shutdown()
-        server.server_close()
+    made = [fake_openai(delete_word(0)), fake_openai(delete_word(1))]
+    return [(server.url, server.requests) for server in made]
 
 
 def _snippets(url: str, key: str) -> list[str]:

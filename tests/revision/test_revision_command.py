@@ -5,25 +5,13 @@ from __future__ import annotations
 import io
 import json
 
-import httpx2
 import pandas as pd
 import pytest
 
 import lib.cli as cli
 from lib.errors import FormatError
 from lib.revision.io import read_edits
-
-
-def answer_with(monkeypatch, handler) -> None:
-    """The OpenAI client the command makes answers every request with ``handler(request)`` (httpx2)."""
-    import openai
-
-    real = openai.OpenAI
-    monkeypatch.setattr(
-        openai,
-        "OpenAI",
-        lambda **kw: real(**{**kw, "http_client": httpx2.Client(transport=httpx2.MockTransport(handler))}),
-    )
+from tests.fake_openai import edit, edits, error
 
 
 def write_drafts(path, reference_name="gold"):
@@ -92,39 +80,14 @@ def test_missing_reference_is_exit_2_with_the_column_named(tmp_path, capsys):
     assert code == 2 and "required role reference" in capsys.readouterr().err
 
 
-def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, monkeypatch, capsys):
+def test_openai_engine_keeps_finished_drafts_and_lists_failures(fake_openai, tmp_path, monkeypatch, capsys):
     write_drafts(tmp_path / "d.csv")
-    edit = {
-        "action_name": "a",
-        "revision_description": "d",
-        "revision_level": "word",
-        "revision_intention": "i",
-        "original_snippet": "cat",
-        "revised_snippet": "dog",
-    }
-
-    def handler(request):
-        user = json.loads(request.content)["messages"][-1]["content"]
-        if "Hello" in user:
-            return httpx2.Response(400, json={"error": {"message": "context too long"}})
-        body = {"edits": [edit]}
-        return httpx2.Response(
-            200,
-            json={
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "m",
-                "choices": [
-                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(body)}}
-                ],
-            },
-        )
-
-    answer_with(monkeypatch, handler)
+    server = fake_openai(
+        lambda request: error(400, "context too long") if "Hello" in request.user else edits(edit("cat", "dog"))
+    )
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://llm.test/v1")  # the key's own server
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)  # the key's own server
     code = cli.main(
         [
             "revise",
@@ -135,7 +98,7 @@ def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, monkey
             "--model",
             "m",
             "--base-url",
-            "http://llm.test/v1",
+            server.url,
             "--columns",
             "text_id=id,system=model,reference=gold",
             "--out",
@@ -150,30 +113,20 @@ def test_openai_engine_keeps_finished_drafts_and_lists_failures(tmp_path, monkey
     assert "sk-test" not in capsys.readouterr().err
 
 
-def test_the_configured_key_never_goes_to_a_typed_url(tmp_path, monkeypatch, capsys):
+def test_the_configured_key_never_goes_to_a_typed_url(fake_openai, tmp_path, monkeypatch, capsys):
     """Before, ``revise`` sent $OPENAI_API_KEY to whatever ``--base-url`` named; now as ``judge`` and the app."""
     write_drafts(tmp_path / "d.csv")
-    keys = []
-
-    def handler(request):
-        keys.append(request.headers["authorization"])
-        content = json.dumps({"edits": []})
-        message = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
-        return httpx2.Response(
-            200, json={"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [message]}
-        )
-
-    answer_with(monkeypatch, handler)
+    server = fake_openai(lambda request: edits())
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-operator")  # configured for OpenAI, not for this server
     args = ["revise", "--drafts", str(tmp_path / "d.csv"), "--engine", "openai", "--model", "m"]
-    args += ["--base-url", "http://elsewhere.test/v1", "--columns", "text_id=id,system=model"]
+    args += ["--base-url", server.url, "--columns", "text_id=id,system=model"]
     assert cli.main([*args, "--out", str(tmp_path / "o1")]) == 2
     assert "is not the server this app is configured for" in capsys.readouterr().err
-    assert keys == [] and not (tmp_path / "o1").exists()
+    assert server.authorizations() == [] and not (tmp_path / "o1").exists()
     monkeypatch.setenv("MY_KEY", "sk-mine")
     assert cli.main([*args, "--api-key-env", "MY_KEY", "--out", str(tmp_path / "o2")]) == 0
-    assert set(keys) == {"Bearer sk-mine"}
+    assert set(server.authorizations()) == {"Bearer sk-mine"}
 
 
 def test_a_blank_named_reference_is_exit_2_before_any_llm_call(tmp_path, capsys):
@@ -200,7 +153,7 @@ def test_a_blank_named_reference_is_exit_2_before_any_llm_call(tmp_path, capsys)
     assert code == 2 and "row 2, column 'gold': empty reference" in capsys.readouterr().err
 
 
-def test_csv_outputs_neutralise_spreadsheet_formulas(tmp_path, monkeypatch):
+def test_csv_outputs_neutralise_spreadsheet_formulas(fake_openai, tmp_path, monkeypatch):
     evil = '=HYPERLINK("http://evil.test","x")'
     pd.DataFrame(
         {
@@ -217,21 +170,7 @@ def test_csv_outputs_neutralise_spreadsheet_formulas(tmp_path, monkeypatch):
     rd = pd.read_csv(tmp_path / "out" / "revision_distance.csv", dtype=str)
     assert rd["system"].tolist() == ["'" + evil, "'@SUM(A1)"]
 
-    import openai
-
-    real = openai.OpenAI
-    monkeypatch.setattr(
-        openai,
-        "OpenAI",
-        lambda **kw: real(
-            **{
-                **kw,
-                "http_client": httpx2.Client(
-                    transport=httpx2.MockTransport(lambda r: httpx2.Response(400, json={"error": {"message": "=1+1"}}))
-                ),
-            }
-        ),
-    )
+    server = fake_openai(lambda request: error(400, "=1+1"))
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path / "cache"))
     assert (
         cli.main(
@@ -244,7 +183,7 @@ def test_csv_outputs_neutralise_spreadsheet_formulas(tmp_path, monkeypatch):
                 "--model",
                 "m",
                 "--base-url",
-                "http://llm.test/v1",
+                server.url,
                 "--max-retries",
                 "0",
                 "--out",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import httpx2
 import pandas as pd
 import streamlit as st
 
@@ -15,6 +14,7 @@ from lib.paths import ROOT
 from lib.revision.client import LLMSettings
 from lib.revision.prompts import REFERENCE_BASED, REFERENCE_FREE
 from lib.revision.schema import DIFF_EDITOR
+from tests.fake_openai import edit, edits, error
 
 DRAFTS = pd.DataFrame(
     {
@@ -24,21 +24,6 @@ DRAFTS = pd.DataFrame(
         "reference": ["The black cat sat on the mat.", "Hello there world."],
     }
 )
-
-
-def chat(content: dict) -> httpx2.Response:
-    return httpx2.Response(
-        200,
-        json={
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m",
-            "choices": [
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(content)}}
-            ],
-        },
-    )
 
 
 def test_diff_revision_scores_and_writes_what_the_command_writes(tmp_path):
@@ -74,47 +59,23 @@ def test_diff_revision_scores_and_writes_what_the_command_writes(tmp_path):
     assert (tmp_path / "out" / "revision_distance.csv").read_text() == csv_text(per_draft[run.RD_COLUMNS])
 
 
-def test_llm_revision_leaves_failed_drafts_out_and_sends_the_reference_only_when_asked(tmp_path, monkeypatch):
-    import openai
-
-    sent = []
-
-    def handler(request):
-        user = json.loads(request.content)["messages"][-1]["content"]
-        sent.append(user)
-        if "Hello" in user:
-            return httpx2.Response(400, json={"error": {"message": "context too long"}})
-        return chat(
-            {
-                "edits": [
-                    {
-                        "action_name": "a",
-                        "revision_description": "d",
-                        "revision_level": "word",
-                        "revision_intention": "i",
-                        "original_snippet": "cat",
-                        "revised_snippet": "dog",
-                    }
-                ]
-            }
-        )
-
-    real = openai.OpenAI
-    monkeypatch.setattr(
-        openai,
-        "OpenAI",
-        lambda **kw: real(**{**kw, "http_client": httpx2.Client(transport=httpx2.MockTransport(handler))}),
+def test_llm_revision_leaves_failed_drafts_out_and_sends_the_reference_only_when_asked(
+    fake_openai, tmp_path, monkeypatch
+):
+    server = fake_openai(
+        lambda request: error(400, "context too long") if "Hello" in request.user else edits(edit("cat", "dog"))
     )
     monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    settings = LLMSettings(model="m", base_url="http://llm.test/v1", max_retries=0)
+    settings = LLMSettings(model="m", base_url=server.url, max_retries=0)
     progress = []
     revision = run.llm_revision(DRAFTS, settings, REFERENCE_BASED, progress=lambda d, n: progress.append((d, n)))
     assert revision.editor == "LLM: m" and progress[-1] == (2, 2)
     assert revision.evaluated[["text_id", "editor"]].values.tolist() == [["1", "LLM: m"]]
     assert revision.failures["text_id"].tolist() == ["2"] and "context too long" in revision.failures["error"][0]
-    assert all("black cat" in s for s in sent if "cat" in s)
-    sent.clear()
+    assert all("black cat" in r.user for r in server.requests if "cat" in r.user)
+    first = len(server.requests)
     run.llm_revision(DRAFTS.drop(columns="reference"), settings, REFERENCE_FREE)
+    sent = [r.user for r in server.requests[first:]]
     assert sent and not any("Human-written" in s for s in sent)
     _, per_draft = run.score(revision.edits, DRAFTS, revision.evaluated)
     assert per_draft[["text_id", "revision_distance"]].values.tolist() == [["1", 1]]
