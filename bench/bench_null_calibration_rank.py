@@ -22,8 +22,11 @@ Votes: each annotator casts one vote (A, B or tie; tie rate 0.1 between equal sy
 N(0, 0.3)) on the pair of the prompt. Ratings: each (prompt, system) cell is scored (1-5) by
 ``annotators`` raters drawn independently from a pool of 10 (:func:`lib.ranking.simulate.simulate_ratings`;
 prompt effect SD 0.5, log alpha_j SD 0.3, rater severity SD ``--severity-sd``, default 1).
-``--annotator-effect`` fits the ratings with the severities (as ``rank --annotator-effect``); without
-it the raters' severities are noise the fit does not model. ``--fixed-alpha`` fits alpha_j = 1 (the
+The ratings are fitted as ``rank`` fits them: the severities modelled where the scores identify them
+(issue 30: the default, :func:`lib.ranking.data.annotator_design`; here always), by the NUTS a Laplace
+fit falls back to, with the command's sampling sizes; ``--no-annotator-effect`` leaves them out (the
+default before issue 30: the raters' severities are then noise the fit does not model; Laplace, 2,000
+draws), ``--annotator-effect`` asks for them. ``--fixed-alpha`` fits alpha_j = 1 (the
 fit does so itself for ratings with one score a cell, :func:`lib.ranking.model.one_score_a_cell`).
 
     python bench/bench_null_calibration_rank.py [--studies 100] [--prompts 40] [--first-seed 0]
@@ -32,6 +35,7 @@ fit does so itself for ratings with one score a cell, :func:`lib.ranking.model.o
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import tempfile
 import time
@@ -44,9 +48,10 @@ from scipy import stats
 from lib.engine import Engine
 from lib.errors import SettingsError
 from lib.formats import DEFAULT_CRITERION
+from lib.inference.settings import sampling_sizes
 from lib.inputs import analysis_input
-from lib.ranking.data import ranking_data
-from lib.ranking.fit import DEFAULT_SAMPLER, RankSettings, fit_ranking
+from lib.ranking.data import annotator_design_of, ranking_data
+from lib.ranking.fit import DEFAULT_SAMPLER, RankSettings, fit_ranking, fitted_sampler, resolve_annotator_effect
 from lib.ranking.simulate import simulate_arena, simulate_ratings
 from lib.tables import read_csv
 
@@ -69,7 +74,7 @@ class Condition:
     likelihood: str
     annotators: int
     prompts: int
-    annotator_effect: bool = False
+    annotator_effect: bool | None = None
     severity_sd: float = 1.0
     fixed_alpha: bool = False
 
@@ -115,8 +120,15 @@ def fitted(task: tuple[Condition, int]) -> tuple[float, float, float] | None:
     name = f"{c.likelihood}.csv"
     table = read_csv(raw.to_csv(index=False).encode(), name)
     fmt, columns = ("pairwise", VOTE_COLUMNS) if c.likelihood == "votes" else ("ratings", SCORE_COLUMNS)
-    rd = ranking_data(analysis_input(table, fmt, columns, file=name, merge_redundant=False), c.likelihood)
-    settings = RankSettings(draws=2000, seed=seed, annotator_effect=c.annotator_effect and c.likelihood == "ratings")
+    data = analysis_input(table, fmt, columns, file=name, merge_redundant=False)
+    rd = ranking_data(data, c.likelihood)
+    settings = resolve_annotator_effect(
+        RankSettings(seed=seed, annotator_effect=c.annotator_effect), annotator_design_of(data, c.likelihood)
+    )
+    nuts = fitted_sampler(settings) != DEFAULT_SAMPLER  # its sizes as `rank` takes them; Laplace: 2,000 draws
+    settings = dataclasses.replace(
+        settings, **sampling_sizes(fitted_sampler(settings), draws=None if nuts else 2000, tune=None, target_ess=None)
+    )
     try:
         skill = fit_ranking(rd, settings, fixed_alpha=c.fixed_alpha).skill_draws()
     except SettingsError:  # the Laplace fit found no mode: counted apart, not a decision
@@ -133,13 +145,23 @@ def main() -> None:
     parser.add_argument("--reference-studies", type=int, default=4000, help="studies for the reference test's rate")
     parser.add_argument("--likelihoods", nargs="+", choices=("votes", "ratings"), default=["votes", "ratings"])
     parser.add_argument("--annotators", type=int, nargs="+", default=[1, 3])
-    parser.add_argument("--annotator-effect", action="store_true", help="ratings: fit the raters' severities")
+    parser.add_argument(
+        "--annotator-effect",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="ratings: fit the raters' severities (default: as rank, where the scores identify them)",
+    )
     parser.add_argument("--severity-sd", type=float, default=1.0, help="ratings: SD of the raters' severities")
     parser.add_argument("--fixed-alpha", action="store_true", help="fit with alpha_j = 1 (a diagnosis)")
     parser.add_argument("--workers", type=int, default=None, help="Dask workers (default: the machine's cores)")
     args = parser.parse_args()
     os.environ.setdefault("EVAL_CACHE_DIR", tempfile.mkdtemp(prefix="null-calibration-"))  # fits of a rerun load
-    print(f"sampler {DEFAULT_SAMPLER}, {args.studies} studies x {args.prompts} prompts per condition", flush=True)
+    effect = {None: "auto (the default)", True: "on", False: "off"}[args.annotator_effect]
+    print(
+        f"sampler {DEFAULT_SAMPLER}, ratings' annotator effect {effect}, {args.studies} studies x {args.prompts} "
+        "prompts per condition",
+        flush=True,
+    )
     print(
         "likelihood | annotators per prompt | false detection (difference estimate) | its SE | plain rate +- SE | "
         "reference test: same studies / many studies | RMS of the posterior z | |z| > t(prompts - 1) | "

@@ -4,7 +4,11 @@
    items of which 300 carry a human vote, a judge that copies the human vote 60% of the time and
    otherwise favours the weakest system by 1 logit. Prints the coverage and mean width of the
    human-only, judge-only and prediction-powered 95% intervals.
-2. PandaLM (data/pandalm_pairwise): for each of ``DRAWS`` random 15% subsets of the items, the human
+2. A realistic judge (issue 30): it tracks each item's own preference (SD ``item_sd`` logits, shared
+   with the human) but never sees the human vote, one human vote per item, bias 1 logit towards the
+   weakest system; coverage of the skills Bradley–Terry estimates and the width ratio for item effects
+   of SD 0.5, 1, 2 and 3.
+3. PandaLM (data/pandalm_pairwise): for each of ``DRAWS`` random 15% subsets of the items, the human
    votes there plus every verdict of both judges; prints how often the prediction-powered intervals
    hold the skill fitted on all human votes (per system and for every system at once), the width
    ratio to the human-only intervals on the same 15%, lambda and the effective human sample size.
@@ -47,6 +51,17 @@ def simulation(n_sets: int) -> None:
     print(f"PPI width / human-only width: {(study['ppi_width'] / study['human_width']).mean():.3f}")
     every = study.groupby("dataset")["rank_set_covered"].all().mean()
     print(f"rank-sets (simultaneous 95%): every true rank held in {every:.3f} of the data sets")
+
+
+def realistic(n_sets: int) -> None:
+    print(f"\na judge that tracks item-level preference, one human vote per item: {n_sets} data sets each")
+    print(f"{'item SD':>8} {'human coverage':>15} {'PPI coverage':>13} {'PPI width / human-only width':>29}")
+    for item_sd in (0.5, 1.0, 2.0, 3.0):
+        study = coverage_study(n_sets, seed=30, copy=0.0, item_sd=item_sd)
+        print(
+            f"{item_sd:8.1f} {study['human_covered'].mean():15.3f} {study['ppi_covered'].mean():13.3f} "
+            f"{(study['ppi_width'] / study['human_width']).mean():29.3f}"
+        )
 
 
 def pandalm(draws: int) -> None:
@@ -119,5 +134,6 @@ def rank_set_study(n_sets: int) -> None:
 
 if __name__ == "__main__":
     simulation(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    realistic(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
     pandalm(int(sys.argv[2]) if len(sys.argv) > 2 else 200)
     rank_set_study(int(sys.argv[1]) if len(sys.argv) > 1 else 200)

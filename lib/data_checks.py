@@ -163,8 +163,10 @@ def thresholds_informed(rm: RatingMatrix) -> bool:
     rated comparisons than that, ``cells_per_prompt(rm) > 1 + H``. Two systems give one comparison,
     so never: the thresholds then restate their N(0, 2) prior, which implies far more ties than
     votes show, and the model reads the missing ties as a large |theta|: with 40 prompts, one tie-free
-    vote each and no true difference, 26.8% of studies "detect" one with per-prompt thresholds, 3.9%
-    with shared ones (exact, ``tests/irt/test_irt_null_calibration.py``).
+    vote each and no true difference, 26.8% of studies "detect" one with per-prompt thresholds (P(B
+    better) outside [0.025, 0.975]); with shared ones 8.07%, and 3.85% at the decision level the
+    Abilities page states (:data:`lib.irt.settings.DECISION_LEVEL`; exact,
+    ``tests/irt/test_irt_null_calibration.py``).
     """
     return informs_own_thresholds(cells_per_prompt(rm), len(rm.categories))
 

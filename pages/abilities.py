@@ -9,7 +9,7 @@ from lib.inference.diagnostics import NOT_CONVERGED, diagnostics_json
 from lib.inference.settings import TARGET_CHUNK, gives_posterior
 from lib.irt.contraction import UNINFORMED_BELOW
 from lib.irt.fit import fit_grm, netcdf_bytes
-from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings, fit_settings
+from lib.irt.settings import CUTPOINTS, DECISION_NOTE, SAMPLERS, FitSettings, fit_settings
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from ui.common import current_fit, current_input
@@ -192,6 +192,8 @@ if data is not None:
             )
         st.plotly_chart(ability_forest(table, point_only=point_only), key="abil_forest")
         show_table(table, key="abil_table")
+        if not point_only:  # the decision rule, and how often it fires with no difference (issue 30)
+            st.caption(DECISION_NOTE)
         if point_only:
             st.caption(
                 "MAP point: P(B better) and contraction are left empty (a point estimate "

@@ -17,7 +17,15 @@ from lib.plots.ranking import (
     win_heatmap,
 )
 from lib.ranking.budget import WIN_MATRIX_TOP
-from lib.ranking.data import LIKELIHOODS, names_annotators, shows_position, systems_of
+from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
+from lib.ranking.data import (
+    LIKELIHOODS,
+    AnnotatorDesign,
+    annotator_design_of,
+    names_annotators,
+    shows_position,
+    systems_of,
+)
 from lib.ranking.fit import (
     DEFAULT_SAMPLER,
     LAPLACE,
@@ -26,7 +34,9 @@ from lib.ranking.fit import (
     fitted_sampler,
     nuts_reason,
     rank_settings,
+    resolve_annotator_effect,
 )
+from lib.ranking.leaderboard import P_BEST_HELP
 from lib.ranking.run import diagnostics_text, rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
 from lib.ranking.style import has_style
@@ -46,6 +56,8 @@ SIZES = {"chains": "lb_chains", "draws": "lb_draws", "tune": "lb_tune", "target_
 
 OWN_LIKELIHOOD = "(the data's own)"
 SUM_TO_ZERO = "(none: skills sum to zero)"
+# The annotator-severity switch: auto (RankSettings' default, decided by the scores), on, off.
+SEVERITY_CHOICES = {"auto": None, "on": True, "off": False}
 
 
 def choose_data(data):
@@ -72,20 +84,29 @@ def choose_data(data):
     return cached_bundled(MANY_SYSTEMS, hanna.criteria[0], st.session_state["view_merge"])
 
 
-def _fit_sizes() -> None:
-    """The sampler the fit runs may have changed (the one chosen, or the NUTS MAP + Laplace falls back to):
-    its sizes as ``python -m lib rank`` takes them when none are given (``rank_settings``)."""
+def _design(data) -> AnnotatorDesign:
+    """Whether the scores of the likelihood chosen identify the annotators' severities (the default's rule)."""
+    likelihood = st.session_state.get("lb_likelihood", OWN_LIKELIHOOD)
+    return annotator_design_of(data, None if likelihood == OWN_LIKELIHOOD else likelihood)
+
+
+def _fit_sizes(data) -> None:
+    """The sampler the fit runs may have changed (the one chosen, or the NUTS MAP + Laplace falls back to, as
+    for annotator severities modelled by default): its sizes as ``python -m lib rank`` takes them when none
+    are given (``rank_settings``)."""
     chosen = rank_settings(
         sampler=st.session_state["lb_sampler"],
         intransitivity=st.session_state.get("lb_intransitivity", False),
-        annotator_effect=st.session_state.get("lb_annotators", False),
+        annotator_effect=SEVERITY_CHOICES[st.session_state.get("lb_annotators", "auto")],
+        design=_design(data),
     )
     for field, key in SIZES.items():
         st.session_state[key] = getattr(chosen, field) or 0
 
 
 def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, bool]:
-    defaults = rank_settings()  # the command's: MAP + Laplace
+    design = _design(data)
+    defaults = rank_settings(design=design)  # the command's: MAP + Laplace (NUTS for modelled severities)
     for field, key in SIZES.items():  # until the user or the sampler the fit runs changes them
         st.session_state.setdefault(key, getattr(defaults, field) or 0)
     with st.expander("Settings", expanded=False):
@@ -94,6 +115,8 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             "Likelihood",
             [OWN_LIKELIHOOD, *LIKELIHOODS],
             key="lb_likelihood",
+            on_change=_fit_sizes,
+            args=(data,),
             help="  \n".join(f"**{k}**: {escape_markdown(v)}" for k, v in LIKELIHOODS.items()),
         )
         sampler = c[1].selectbox(
@@ -102,6 +125,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             index=list(SAMPLERS).index(DEFAULT_SAMPLER),
             key="lb_sampler",
             on_change=_fit_sizes,
+            args=(data,),
             help=f"Default: **{DEFAULT_SAMPLER}** (the page and the command line alike; it "
             "falls back to NUTS where a Gaussian at the mode is not trustworthy).  \n"
             + "  \n".join(f"**{k}**: {escape_markdown(s.help)}" for k, s in SAMPLERS.items()),
@@ -112,6 +136,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             "Intransitivity: a deviation per pair (scale tau estimated)",
             key="lb_intransitivity",
             on_change=_fit_sizes,
+            args=(data,),
             help="Needs a NUTS sampler and paired judgments.",
         )
         known = shows_position(data)
@@ -122,6 +147,19 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             key="lb_position",
             help="Needs pairwise votes with a column saying which system was shown first "
             "(map it to the role 'position' on the Data page).",
+        )
+        paired = likelihood in ("cells", "votes") or (likelihood == OWN_LIKELIHOOD and data.judgments is not None)
+        cluster = st.selectbox(
+            "Prompt-clustered intervals",
+            list(CLUSTER_MODES),
+            index=list(CLUSTER_MODES).index(DEFAULT_CLUSTERING),
+            disabled=not paired,
+            key="lb_cluster",
+            help="Votes on the same prompt can lean the same way (a prompt favours some systems more than their "
+            "skill says); intervals that treat them as independent are then too narrow. Default: "
+            f"**{DEFAULT_CLUSTERING}** (the page and the command line alike).  \n"
+            + "  \n".join(f"**{k}**: {escape_markdown(v.format(min=MIN_PROMPTS))}" for k, v in CLUSTER_MODES.items())
+            + ("" if paired else "  \nNot used here: the ratings likelihood has its own prompt effect."),
         )
         judgments = data.judgments
         styled = judgments is not None and has_style(judgments.votes, judgments.responses)
@@ -137,23 +175,30 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             )
             and styled
         )
-        severity = False
+        severity = None  # RankSettings' default: decided by the scores (off for paired judgments)
         if likelihood == "ratings" or (likelihood == OWN_LIKELIHOOD and data.judgments is None):
             named = names_annotators(data)
-            severity = (
-                st.checkbox(
-                    "Annotator severity: an effect zeta per annotator (scale sigma_zeta estimated)",
-                    disabled=not named,
-                    key="lb_annotators",
-                    on_change=_fit_sizes,
-                    help="A severe annotator gives lower scores to every system; without this, "
-                    "a system rated mostly by severe annotators ranks too low. Needs an annotator column (map it to "
-                    "the role 'annotator' on the Data page) with at least two annotators.",
-                )
-                and named
+            auto = "on" if design.identified else "off"
+            choice = st.radio(
+                "Annotator severity: an effect zeta per annotator (scale sigma_zeta estimated)",
+                list(SEVERITY_CHOICES),
+                format_func=lambda c: f"auto ({auto} for these scores)" if c == "auto" else c,
+                horizontal=True,
+                disabled=not named,
+                key="lb_annotators",
+                on_change=_fit_sizes,
+                args=(data,),
+                help="A severe annotator gives lower scores to every system; without this, a system rated mostly "
+                "by severe annotators ranks too low, and intervals are too narrow. **auto** (the default) models it "
+                "where the scores identify it: two or more annotators whose scores link every system (an "
+                "annotator column, mapped to the role 'annotator' on the Data page). Here: "
+                + escape_markdown(design.note),
             )
+            severity = SEVERITY_CHOICES[choice] if named else None
         # The sampler the fit runs: numpyro chosen, or the NUTS a Laplace fit falls back to, takes a target ESS
-        chosen = RankSettings(sampler=sampler, intransitivity=intransitivity, annotator_effect=severity)
+        chosen = resolve_annotator_effect(
+            RankSettings(sampler=sampler, intransitivity=intransitivity, annotator_effect=severity), design
+        )
         to_target = SAMPLERS[fitted_sampler(chosen)].to_target
         d = st.columns(5)
         chains = d[0].number_input("Chains (NUTS)", 1, 8, key="lb_chains")
@@ -194,6 +239,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         intransitivity=intransitivity,
         position_bias=position and known,
         annotator_effect=severity,
+        cluster_prompts=cluster if paired else DEFAULT_CLUSTERING,
         style_control=style,
         chains=int(chains),
         draws=int(draws),
@@ -234,7 +280,11 @@ def show(result, data) -> None:
     for w in d.warnings:
         st.warning(escape_markdown(w))
     show_timings(d.timings)
-    show_table(with_robustness(result, data, board), key="lb_table")
+    show_table(
+        with_robustness(result, data, board),
+        key="lb_table",
+        column_config={"p_best": st.column_config.Column(help=P_BEST_HELP)},
+    )
     order = list(board["system"])
     tabs = st.tabs(["Skills", "Ranks", "Win probabilities", "IRT vs Bradley–Terry"])
     tabs[0].plotly_chart(skill_forest(board), key="lb_forest")
@@ -294,9 +344,10 @@ def show(result, data) -> None:
         st.subheader("What to annotate next")
         st.caption(
             "The (pair, prompt) judgments that most reduce the uncertainty of the ranking under the "
-            "current posterior (score: expected reduction), ready to send to annotators."
+            "current posterior, ready to send to annotators. score: the expected shrinkage of the pair's posterior "
+            "SD (logits), weighted by how undecided its order is; relative_score: the score over the first row's."
         )
-        show_table(result.next_batch, key="lb_next_table")
+        show_table(result.next_batch, key="lb_next_table")  # significant digits: scores span orders of magnitude
         st.download_button(
             "next_batch.csv", csv_text(result.next_batch), "next_batch.csv", mime="text/csv", key="lb_dl_next"
         )
@@ -374,7 +425,8 @@ key = (data.source, data.criterion, data_key(data.matrix), scores, settings, n_n
 kept = st.session_state.get("ranking")  # (key, result or the message of why it failed)
 # The Laplace fit takes seconds: it runs at once (once per data and settings); a NUTS fit (chosen, or the
 # fallback of a Laplace fit that would not be trustworthy) waits for the button.
-fast = settings.sampler == LAPLACE and nuts_reason(settings) is None
+decided = resolve_annotator_effect(settings, annotator_design_of(data, settings.likelihood))
+fast = settings.sampler == LAPLACE and nuts_reason(decided) is None
 if clicked or (fast and (kept is None or kept[0] != key)):
     try:
         kept = (key, run(data, settings, n_next, win_top))
@@ -387,7 +439,7 @@ if kept is not None and kept[0] == key:
     else:
         show(kept[1], data)
 else:
-    why = nuts_reason(settings)
+    why = nuts_reason(decided)
     st.info(
         "Press **Rank** to fit with these settings"
         + (f" (NUTS: MAP + Laplace is not trustworthy here, {escape_markdown(why)})." if why else ".")

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import glob
 import itertools
+import json
 import os
 import pwd
 import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -43,6 +45,20 @@ def rating_matrix_from_codes(codes: np.ndarray) -> RatingMatrix:
         groups=pd.DataFrame({"prompt_id": ids, "group": ids}),
         n_votes=(codes >= 0).astype(np.int64),
     )
+
+
+def scheduler_address(scheduler_file: Path, scheduler: subprocess.Popen, seconds: float = 60) -> str:
+    """The address a Dask scheduler started with ``--scheduler-file`` writes there, once the file is whole: it
+    exists before it is written (on a loaded machine a read found it empty), so it is read until it parses.
+    Fails the test if the scheduler stops or ``seconds`` pass first."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return json.loads(scheduler_file.read_text())["address"]
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            assert scheduler.poll() is None, "the scheduler stopped"
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.1)
 
 
 # The CPU is split for numpyro's chains as the first numpyro fit of a process splits it, here, before test

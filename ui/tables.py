@@ -36,7 +36,8 @@ def show_table(
     hide_index : bool
         Leave the index out (interactive tables).
     **kwargs
-        Passed to ``st.dataframe`` (e.g. ``column_config``, ``height``).
+        Passed to ``st.dataframe`` (e.g. ``height``); a ``column_config`` entry's settings other than None are
+        added to the column's number format.
     """
     styler = table if isinstance(table, Styler) else None
     shown = readable(styler.data if styler is not None else table, formats=formats)
@@ -49,11 +50,8 @@ def show_table(
         data = shown.frame.style.use(styler.export())
         data = data.format({c: (lambda v, c=c: shown.text(c, v)) for c in shown.frame.columns})
         config = {}
-    st.dataframe(
-        data,
-        hide_index=hide_index,
-        placeholder="",
-        key=key,
-        column_config=config | kwargs.pop("column_config", {}),
-        **kwargs,
-    )
+    for column, given in kwargs.pop("column_config", {}).items():
+        # a column's own settings (e.g. its help) join the number format chosen here, not replace it
+        mine = dict(config.get(column, {}))
+        config[column] = mine | {k: v for k, v in given.items() if v is not None} if isinstance(given, dict) else given
+    st.dataframe(data, hide_index=hide_index, placeholder="", key=key, column_config=config, **kwargs)

@@ -39,6 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     # Light imports only (``--help`` stays fast): the fitting modules load pymc.
     from lib.inference.settings import TARGET_CEILING, TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, samplers_for
     from lib.ranking.budget import MAX_MEMORY_GB, MAX_MINUTES, WIN_MATRIX_TOP
+    from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
     from lib.ranking.data import LIKELIHOODS
     from lib.ranking.robustness import ROBUSTNESS_TOP
 
@@ -48,8 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="leaderboard of systems: skills, ranks, P(best), Bradley–Terry baseline, what to annotate next",
         description="Fit one skill per system (structured IRT: theta of a pair = s_B - s_A, with the "
         "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json, "
-        "with --next N next_batch.csv, with --annotator-effect annotators.csv, with --judge judge_quality.csv "
-        "and with --robustness robustness.csv to --out.",
+        "with --next N next_batch.csv, with annotator severity (ratings) annotators.csv, with --judge "
+        "judge_quality.csv and with --robustness robustness.csv to --out.",
         epilog=EXIT_CODES,
     )
     add_input_options(p, "CSV of judgments or ratings")
@@ -113,9 +114,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--annotator-effect",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="ratings likelihood: add each annotator's severity (scale sigma_zeta estimated), so that "
-        "who rated which system does not bias the skills; write annotators.csv",
+        "who rated which system does not bias the skills; write annotators.csv. Default: on where the scores "
+        "identify it (two or more annotators whose scores link every system: the annotator-system graph is "
+        "connected), off otherwise; the command says which and why. --no-annotator-effect turns it off",
+    )
+    p.add_argument(
+        "--cluster-prompts",
+        choices=list(CLUSTER_MODES),
+        default=None,
+        help="skill intervals robust to votes that share a prompt (cluster-robust sandwich); "
+        + "; ".join(f"{k}: {v.format(min=MIN_PROMPTS)}" for k, v in CLUSTER_MODES.items())
+        + f". Default: {DEFAULT_CLUSTERING} (the page's too)",
     )
     p.add_argument(
         "--next",
@@ -219,39 +231,41 @@ def run(args: argparse.Namespace) -> int:
     from lib.cli import parse_columns, print_timings, progress_printer
     from lib.export import prepare_out
     from lib.inference.timings import PhaseTimer
-    from lib.ranking.fit import rank_settings
+    from lib.ranking.data import AnnotatorDesign, annotator_design_of
+    from lib.ranking.fit import RankSettings, rank_settings
     from lib.ranking.run import rank_systems, withhold_estimates
 
     started = time.perf_counter()
-
-    if args.next < 0:
-        raise SettingsError(f"--next must be 0 or more (got {args.next})")
-    if args.position_column and args.format != "pairwise":
-        raise SettingsError(f"--position-column needs pairwise votes (one pair shown per row), not {args.format}")
-    if args.annotator_effect and args.format != "ratings":
-        raise SettingsError(
-            f"--annotator-effect needs scores of the ratings format (one system per score), not {args.format}"
-        )
-    if args.robustness_top is not None and not args.robustness:
-        raise SettingsError("--robustness-top K needs --robustness")
+    _check_options(args)
     style = args.style_control or bool(args.style_columns)
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
-    # --draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback too)
-    settings = rank_settings(
-        likelihood=args.likelihood,
-        baseline=args.baseline,
-        intransitivity=args.intransitivity,
-        position_bias="position" in parse_columns(args.columns),
-        annotator_effect=args.annotator_effect,
-        style_control=style,
-        **{k: getattr(args, k) for k in ("sampler", "chains", "draws", "tune", "target_ess", "seed")},
-    )
+
+    def settings_for(design: AnnotatorDesign) -> RankSettings:
+        """--draws and --target-ess as `fit` takes them, for the sampler the fit runs (Laplace's NUTS fallback
+        too, where ``design`` models the annotators' severities by default)."""
+        return rank_settings(
+            likelihood=args.likelihood,
+            baseline=args.baseline,
+            intransitivity=args.intransitivity,
+            position_bias="position" in parse_columns(args.columns),
+            annotator_effect=args.annotator_effect,
+            style_control=style,
+            design=design,
+            **({"cluster_prompts": args.cluster_prompts} if args.cluster_prompts is not None else {}),
+            **{k: getattr(args, k) for k in ("sampler", "chains", "draws", "tune", "target_ess", "seed")},
+        )
+
+    # Checked before anything is written; the default annotator effect (None), decided by the scores, is
+    # counted as on for a ratings file (its NUTS takes --target-ess) until the file is read.
+    settings_for(AnnotatorDesign(args.format == "ratings", ""))
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
     # Votes are ranked from the votes: the pairs x prompts matrix is built only for the cells likelihood.
     reading = time.perf_counter()
     data = read_input(args, matrix=args.likelihood == "cells")
     read_s = time.perf_counter() - reading
+    # annotator_effect stays None (rank_systems decides it again and says so); the sizes follow the decision
+    settings = settings_for(annotator_design_of(data, args.likelihood))
     judged = _judge(args.judge, data) if args.judge else None  # its errors come before the long fit
     if args.robustness:
         from lib.ranking.robustness import check_robustness
@@ -269,7 +283,8 @@ def run(args: argparse.Namespace) -> int:
     PhaseTimer(result.fit.diagnostics.timings).add("read", read_s)  # diagnostics.json's timings
     if unconverged := result.fit.diagnostics.converged is False:
         result = withhold_estimates(result)
-    robustness = _robustness(data, result, args.robustness_top) if args.robustness else None
+    # no robustness of estimates withheld: its refits would start from chains that did not converge
+    robustness = _robustness(data, result, args.robustness_top) if args.robustness and not unconverged else None
     written = _write_outputs(result, out, judged, robustness)
     if judged is not None:
         _print_judged(judged)
@@ -283,6 +298,20 @@ def run(args: argparse.Namespace) -> int:
         print(NOT_CONVERGED_ERROR, file=sys.stderr)
         return EXIT_NOT_CONVERGED
     return 0
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Raise SettingsError for options that do not fit the format or each other (before anything is read)."""
+    if args.next < 0:
+        raise SettingsError(f"--next must be 0 or more (got {args.next})")
+    if args.position_column and args.format != "pairwise":
+        raise SettingsError(f"--position-column needs pairwise votes (one pair shown per row), not {args.format}")
+    if args.annotator_effect and args.format != "ratings":
+        raise SettingsError(
+            f"--annotator-effect needs scores of the ratings format (one system per score), not {args.format}"
+        )
+    if args.robustness_top is not None and not args.robustness:
+        raise SettingsError("--robustness-top K needs --robustness")
 
 
 def _judge(path: str, data):

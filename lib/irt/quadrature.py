@@ -12,21 +12,33 @@ own discrimination alpha_j, integrated out prompt by prompt:
 The expectations over log alpha ~ N(0, 0.5) use Gauss-Hermite nodes; b's H = (K-1)/2 positive gaps
 are integrated on a grid of their logarithms (the model's own parameterisation, so the mass near
 b = 0 that tie-free data push towards is resolved), with the prior "ordered b ~ N(0, 2)" of
-:mod:`lib.irt.model`; theta on a uniform grid. The grids depend only on K, so a calibration study of
-thousands of data sets costs one matrix product.
+:mod:`lib.irt.model`; theta on a uniform grid, integrated by Simpson's rule. The grids depend only on
+K, so a calibration study of thousands of data sets costs one matrix product.
+
+P(theta > 0) is Simpson's rule on [0, 4] over Simpson's rule on [-4, 4] (error O(h^4)): the sum of the
+nodes above 0 plus half the node at 0 (the trapezoid rule, O(h^2)) gave 0.97477 for 26 of 40 tie-free
+wins where the integral is 0.97529 (scipy's adaptive ``quad``),
+on the wrong side of 0.975, and so 3.85% false detections at one annotator where the exact rate is 8.07%.
+:func:`adaptive_p_b_better` is that reference.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Sequence
 
 import numpy as np
+from scipy import integrate
+from scipy.integrate import simpson
 from scipy.special import expit, logsumexp
+from scipy.stats import multinomial
 
 from lib.irt.settings import B_PRIOR_SD, LOG_ALPHA_PRIOR_SD, THETA_PRIOR_SD
 
 THETA_GRID = np.linspace(-4.0, 4.0, 121)
-"""theta nodes (logits), one at 0; the prior N(0, 1) leaves 6e-5 outside."""
+"""theta nodes (logits), one at 0 and an even number of steps on each side (Simpson's rule on [0, 4]);
+the prior N(0, 1) leaves 6e-5 outside."""
 
 ALPHA_NODES = 16
 """Gauss-Hermite nodes for log alpha."""
@@ -127,6 +139,80 @@ class TwoSystemPosterior:
         return log_post - logsumexp(log_post, axis=1, keepdims=True)
 
     def p_b_better(self, counts: np.ndarray) -> np.ndarray:
-        """P(theta > 0 | data) of each data set, shape (S,) (the node at 0 counts half)."""
-        post = np.exp(self.log_posterior(counts))
-        return post[:, THETA_GRID > 0].sum(axis=1) + 0.5 * post[:, THETA_GRID == 0].sum(axis=1)
+        """P(theta > 0 | data) of each data set, shape (S,): Simpson's rule on theta >= 0 over Simpson's
+        rule on the whole grid (module docstring)."""
+        density = np.exp(self.log_posterior(counts))
+        above = THETA_GRID >= 0
+        return simpson(density[:, above], x=THETA_GRID[above], axis=1) / simpson(density, x=THETA_GRID, axis=1)
+
+
+def adaptive_p_b_better(n_a: int, n_tie: int, n_b: int) -> float:
+    """P(theta > 0) for one comparison, shared cutpoints and three categories, by scipy's adaptive
+    quadrature: the reference :class:`TwoSystemPosterior` is checked against (seconds a call).
+
+    Integrates ``N(theta; 0, 1) N(b; 0, 2) L_A^n_a L_tie^n_tie L_B^n_b`` over theta and the threshold
+    b > 0 (in b itself, not the class's log gaps) with ``scipy.integrate.quad`` to a relative 1e-8, theta
+    on [-8, 8] and b on [0, 16] (8 prior SDs), where ``L_B = E_alpha logistic(alpha (theta - b))`` and
+    ``L_A = E_alpha logistic(alpha (-theta - b))`` over log alpha ~ N(0, 0.5) by a 120-node Gauss-Hermite
+    rule (equal to ``quad`` over alpha to 1e-15).
+
+    Parameters
+    ----------
+    n_a, n_tie, n_b : int
+        Prompts whose one vote is A better, a tie, B better.
+
+    Returns
+    -------
+    float
+    """
+    z, w = np.polynomial.hermite_e.hermegauss(120)
+    alpha, w = np.exp(LOG_ALPHA_PRIOR_SD * z), w / w.sum()
+
+    def mean_win(x: float) -> float:
+        return float(w @ expit(alpha * x))
+
+    def density(b: float, theta: float) -> float:
+        up, down = mean_win(theta - b), mean_win(-theta - b)
+        loglik = n_a * math.log(down) + n_b * math.log(up) + (n_tie * math.log1p(-up - down) if n_tie else 0.0)
+        shift = (n_a + n_tie + n_b) * math.log(2)  # keeps the integrand near 1
+        return math.exp(-0.5 * (theta / THETA_PRIOR_SD) ** 2 - 0.5 * (b / B_PRIOR_SD) ** 2 + loglik + shift)
+
+    def marginal(theta: float) -> float:
+        return integrate.quad(density, 0, 8 * B_PRIOR_SD, args=(theta,), epsabs=0, epsrel=1e-8)[0]
+
+    above = integrate.quad(marginal, 0, 8 * THETA_PRIOR_SD, epsabs=0, epsrel=1e-8)[0]
+    below = integrate.quad(marginal, -8 * THETA_PRIOR_SD, 0, epsabs=0, epsrel=1e-8)[0]
+    return above / (above + below)
+
+
+def null_detection_rates(
+    prompts: int, tie_rates: Sequence[float], levels: Sequence[float], posterior: TwoSystemPosterior | None = None
+) -> np.ndarray:
+    """How often the shared-cutpoints GRM declares one of two equal systems better, exactly.
+
+    With one vote a prompt the posterior depends only on the counts (A better, tie, B better), so the
+    false-detection rate of the rule "P(B better) above ``level`` or below 1 - ``level``" is the sum, over
+    every count table, of its multinomial probability under the null (A and B each (1 - tie rate) / 2)
+    times whether the rule fires: no Monte Carlo error.
+
+    Parameters
+    ----------
+    prompts : int
+        Prompts, one vote each.
+    tie_rates : sequence of float
+        P(tie) of a vote, each in [0, 1).
+    levels : sequence of float
+        Decision levels, each in (0.5, 1).
+    posterior : TwoSystemPosterior, optional
+        Three categories, shared cutpoints (built when not given).
+
+    Returns
+    -------
+    ndarray, shape (len(tie_rates), len(levels))
+    """
+    posterior = posterior or TwoSystemPosterior(3, "shared")
+    tables = np.array([(a, prompts - a - b, b) for a in range(prompts + 1) for b in range(prompts + 1 - a)])
+    p = posterior.p_b_better(tables)
+    fires = np.stack([(p > level) | (p < 1 - level) for level in levels], axis=1)  # (T, L)
+    weight = np.stack([multinomial.pmf(tables, prompts, [(1 - t) / 2, t, (1 - t) / 2]) for t in tie_rates])
+    return weight @ fires

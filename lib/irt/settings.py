@@ -30,6 +30,21 @@ B_PRIOR_SD = 2.0
 """Priors of the GRM (Sedoc & Ungar 2020): theta ~ N(0, 1), log alpha ~ N(0, 0.5), ordered
 b ~ N(0, 2); read by the model, the simulator and the contraction of :mod:`lib.irt.contraction`."""
 
+DECISION_LEVEL = 0.98
+"""P(B better) above this says system B is better, below 1 - this that A is (the Abilities page says so).
+
+Not 0.975 (a 95% interval excluding 0): with two systems, 40 prompts and one tie-free vote each, 26 of
+40 wins gives P(B better) 0.9753, and 0.975 declares a difference in 8.07% of studies with none, exactly
+(:func:`lib.irt.quadrature.null_detection_rates`); 0.98 in 3.85%, and in at most 5.67% at 10 to 150
+prompts and tie rates 0 to 0.5, where 0.975 reached 6.49% at 50 prompts and 6.18% at 40 with 5% ties
+(``bench/bench_null_calibration.py``; ``tests/irt/test_irt_null_calibration.py``)."""
+DECISION_NOTE = (
+    f"Read P(B better) above {DECISION_LEVEL:g} as B better and below {1 - DECISION_LEVEL:.2f} as A better, not "
+    "0.975: with two systems and 40 prompts of one tie-free vote each, 26 of 40 wins gives 0.9753, and 0.975 "
+    f"would declare a difference in 8.07% of studies with none (exact); {DECISION_LEVEL:g} does in 3.85%, and in "
+    "at most 5.7% at 10-150 prompts and tie rates 0-0.5 (one vote a prompt)."
+)
+"""What the Abilities page says under P(B better): the decision rule and its exact null rate."""
 
 SAMPLERS = samplers_for("grm")
 """The samplers of a GRM fit: a live view of the registry :data:`lib.inference.settings.SAMPLERS`

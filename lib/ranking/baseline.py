@@ -61,7 +61,7 @@ def bradley_terry(
         Columns ``system, bt_rating, bt_low, bt_high`` (rating points), one row per system, highest
         rating first; with ``cluster`` also ``bt_design_effect``: the clustered variance over the
         per-vote sandwich's (about 1 when votes of a cluster are independent;
-        :func:`lib.ranking.clusters.clustered`).
+        :func:`lib.ranking.clusters.cluster_scores`).
 
     Raises
     ------

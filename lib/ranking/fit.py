@@ -31,7 +31,8 @@ from lib.inference.samplers import Problem, runner
 from lib.inference.settings import NutsSettings, check_known, samplers_for, sampling_sizes
 from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of, try_cache_write
 from lib.inference.timings import PhaseTimer
-from lib.ranking.data import RankingData
+from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING
+from lib.ranking.data import AnnotatorDesign, RankingData, annotator_design
 
 if TYPE_CHECKING:  # the model module imports pymc: loaded when a fit runs
     from lib.ranking.model import Observations
@@ -61,8 +62,9 @@ takes seconds where NUTS takes minutes (hours on an arena), and it agrees with N
 where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and says so (:func:`nuts_reason`)."""
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
-STORE = FitStore("rankings", model_version=3, thin_dim="prompt")
-"""Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model changes.
+STORE = FitStore("rankings", model_version=4, thin_dim="prompt")
+"""Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model or what is
+stored with it changes (4: the prompt clustering and its notes).
 Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
 (:func:`lib.inference.store.thinned`): the read-outs use only the means of alpha and b."""
 
@@ -76,8 +78,8 @@ class RankChoices:
     baseline: str | None = None
     intransitivity: bool = False
     position_bias: bool = False
-    annotator_effect: bool = False
-    cluster_prompts: bool = False
+    annotator_effect: bool | None = None
+    cluster_prompts: str = DEFAULT_CLUSTERING
     style_control: bool = False
 
 
@@ -96,11 +98,15 @@ class RankSettings(NutsSettings, RankChoices):
         None: skills sum to zero; else this system's skill is 0.
     intransitivity, position_bias : bool
         Add pair deviations (delta, tau) / the first-shown effect gamma.
-    annotator_effect : bool
-        Add annotator severities (zeta, sigma_zeta; the ratings likelihood only).
-    cluster_prompts : bool
-        Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`);
-        whether or not, a fit whose votes are clustered by prompt says so in its warnings.
+    annotator_effect : bool or None
+        Add annotator severities (zeta, sigma_zeta; the ratings likelihood only). None (the default of
+        the page and ``rank``): on where the scores identify them, off otherwise
+        (:func:`lib.ranking.data.annotator_design`; :func:`resolve_annotator_effect`).
+    cluster_prompts : str
+        Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`),
+        a key of :data:`lib.ranking.clusters.CLUSTER_MODES` (default:
+        :data:`lib.ranking.clusters.DEFAULT_CLUSTERING`); whichever, a fit whose votes are dependent
+        within a prompt says so in its warnings.
     style_control : bool
         The votes' style covariates as a linear term (votes likelihood; :mod:`lib.ranking.style`): the data
         need them (:func:`lib.ranking.data.ranking_data` with ``style=True``).
@@ -114,12 +120,14 @@ class RankSettings(NutsSettings, RankChoices):
     """
 
     def validate(self) -> None:
-        """Raises SettingsError for an unknown or non-posterior sampler, annotator severity with a
-        paired likelihood, or non-positive sizes."""
+        """Raises SettingsError for an unknown or non-posterior sampler, an unknown clustering mode,
+        prompt-clustered intervals asked of ratings, annotator severity with a paired likelihood, or
+        non-positive sizes."""
         check_known("sampler", self.sampler, SAMPLERS)
+        check_known("prompt clustering", self.cluster_prompts, CLUSTER_MODES)
         if not SAMPLERS[self.sampler].posterior:
             raise SettingsError(f"a leaderboard needs posterior draws: the {self.sampler} sampler gives a point")
-        if self.cluster_prompts and self.likelihood == "ratings":
+        if self.cluster_prompts == "on" and self.likelihood == "ratings":
             raise SettingsError(
                 "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
                 "likelihood has its own prompt effect eta"
@@ -134,6 +142,19 @@ class RankSettings(NutsSettings, RankChoices):
                 "paired judgments compare systems within an annotator"
             )
         self.check_sizes()
+
+
+def resolve_annotator_effect(settings: RankSettings, design: AnnotatorDesign) -> RankSettings:
+    """``settings`` with the annotator effect decided: None (the default) becomes ``design.identified``
+    (:func:`lib.ranking.data.annotator_design` of the scores fitted), a choice made is kept.
+
+    With raters of severity SD 1 (12 systems, 30 prompts, 12 raters, two a cell) the 95% intervals of the
+    fit without the severities held 83% of the true skills (RMS z 1.50; 53% where severe raters leaned
+    towards the best systems), of the fit with them 92.5% (91.7%) (``bench/bench_ratings_severity.py``,
+    issue 30): where the severities can be identified they are modelled unless the user turns them off."""
+    if settings.annotator_effect is not None:
+        return settings
+    return replace(settings, annotator_effect=design.identified)
 
 
 def nuts_reason(settings: RankSettings) -> str | None:
@@ -172,6 +193,7 @@ def rank_settings(
     tune: int | None = None,
     target_ess: int | None = None,
     seed: int | None = None,
+    design: AnnotatorDesign | None = None,
     **choices: Any,
 ) -> RankSettings:
     """The settings of a leaderboard fit from what the user chose (None: not chosen), by the one rule of
@@ -179,6 +201,11 @@ def rank_settings(
     the sizes as :func:`lib.inference.settings.sampling_sizes` gives them for the sampler the fit runs
     (:func:`fitted_sampler`: Laplace's NUTS fallback too); nothing chosen: the defaults, which every
     reference test runs.
+
+    ``design`` (:func:`lib.ranking.data.annotator_design_of` the data) decides the default annotator effect
+    (None) for the sizes (:func:`resolve_annotator_effect`: modelled severities are fitted by NUTS); the
+    settings keep None, so that :func:`lib.ranking.run.rank_systems` decides it again and says so. Without
+    ``design`` the default counts as off.
 
     Raises
     ------
@@ -189,7 +216,8 @@ def rank_settings(
         k: v for k, v in (("sampler", sampler), ("chains", chains), ("seed", seed)) if v is not None
     }
     settings = RankSettings(**choices, **given)
-    return replace(settings, **sampling_sizes(fitted_sampler(settings), draws=draws, tune=tune, target_ess=target_ess))
+    runs = fitted_sampler(resolve_annotator_effect(settings, design or AnnotatorDesign(False, "")))
+    return replace(settings, **sampling_sizes(runs, draws=draws, tune=tune, target_ess=target_ess))
 
 
 FALLBACK_NOTE = "MAP + Laplace is not trustworthy here ({reason}): fitted with NUTS ({sampler}) instead."
@@ -226,7 +254,7 @@ def _request(obs, settings: RankSettings, fixed_alpha: bool, cluster_check: bool
     (:func:`lib.inference.store.digest_of`: a field added later is part of it), the settings, ``fixed_alpha``,
     and whether the prompt-clustering check of paired judgments was left out (only then: the other entries
     keep their keys)."""
-    run = not obs.paired or cluster_check or settings.cluster_prompts
+    run = not obs.paired or cluster_check or settings.cluster_prompts == "on"
     left_out = {} if run else {"cluster_check": False}
     return STORE.request(digest_of(obs), settings, fixed_alpha=fixed_alpha, **left_out)
 
@@ -272,13 +300,19 @@ def _observations(rd: RankingData, settings: RankSettings) -> Observations:
 
 def _refuse(obs: Observations, settings: RankSettings) -> None:
     """Raise :class:`SettingsError` for options these observations cannot take."""
-    if settings.cluster_prompts and not obs.paired:
+    if settings.cluster_prompts == "on" and not obs.paired:
         raise SettingsError(
             "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
             "likelihood has its own prompt effect eta"
         )
     if settings.position_bias and not (obs.side != 0).any():
         raise SettingsError("position bias needs to know which system was shown first (a position column)")
+
+
+def _decided(settings: RankSettings, rd: RankingData) -> RankSettings:
+    """``settings`` validated, with the annotator effect decided for these data (:func:`resolve_annotator_effect`)."""
+    settings.validate()
+    return resolve_annotator_effect(settings, annotator_design(rd.ratings if rd.likelihood == "ratings" else None))
 
 
 def fit_ranking(
@@ -298,7 +332,8 @@ def fit_ranking(
     ----------
     rd : RankingData
     settings : RankSettings, optional
-        Its likelihood must be None or ``rd.likelihood``.
+        Its likelihood must be None or ``rd.likelihood``; an annotator effect of None is decided from the
+        scores (:func:`resolve_annotator_effect`), and the fit's ``settings`` hold the decision.
     progress : callable, optional
         ``progress(fraction, message)``, called in the caller's thread with non-decreasing fractions.
     fixed_alpha : bool
@@ -315,7 +350,7 @@ def fit_ranking(
     cluster_check : bool
         Check whether paired judgments are clustered by prompt (:func:`lib.ranking.clusters.cluster_by_prompt`;
         a (K, K) array: :func:`lib.ranking.run.affordable_cost` leaves it out for very many systems);
-        ``settings.cluster_prompts`` runs it in any case.
+        ``settings.cluster_prompts`` "on" runs it in any case.
 
     Returns
     -------
@@ -338,8 +373,7 @@ def fit_ranking(
 
     start = time.perf_counter()
     timer = timer or PhaseTimer()
-    settings = settings or RankSettings()
-    settings.validate()
+    settings = _decided(settings or RankSettings(), rd)
     if settings.likelihood not in (None, rd.likelihood):
         raise SettingsError(f"the data were prepared for the {rd.likelihood} likelihood, not {settings.likelihood}")
     report = monotone(progress or (lambda fraction, message: None))
@@ -379,7 +413,7 @@ def fit_ranking(
         diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha
         if sampler == LAPLACE and obs.paired and not fixed_alpha and not curvature:
             diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
-        if obs.paired and (cluster_check or settings.cluster_prompts):
+        if obs.paired and (cluster_check or settings.cluster_prompts == "on"):
             from lib.ranking.clusters import cluster_by_prompt
 
             cluster_by_prompt(idata, obs, settings.cluster_prompts, diag.warnings)
@@ -410,7 +444,7 @@ def _problem(obs: Observations, settings: RankSettings, fixed_alpha: bool) -> Pr
             intransitivity=settings.intransitivity,
             position_bias=settings.position_bias,
             fixed_alpha=fixed_alpha,
-            annotator_effect=settings.annotator_effect,
+            annotator_effect=bool(settings.annotator_effect),  # decided by _decided
         )
         return model, posterior_names(model)
 

@@ -16,6 +16,14 @@ from scipy.stats import rankdata
 from lib.errors import SettingsError
 
 INTRANSITIVE_NOTE = "the data say {a} beats {b} directly more than their skills imply"
+P_BEST_HELP = (
+    "P(best): the share of posterior draws in which this system ranks first, given the model and all these "
+    "votes. It is not robustness: a few votes can overturn it. In the issue-30 audit a P(best) of 0.915 was "
+    "overturned by dropping 51 of 60,000 votes (0.085%); in a simulated arena of 3,000 votes, 0.94 fell to "
+    "0.50 when 33 of the leader's wins over the runner-up (1.1%) were dropped. How many votes would change "
+    "the leader is a separate question that P(best) does not answer."
+)
+"""The help of ``p_best`` on the Leaderboard page (docs/leaderboard.md, "P(best) is not robustness")."""
 
 
 def _draws(skills: np.ndarray, systems: Sequence[str]) -> np.ndarray:

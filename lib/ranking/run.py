@@ -19,7 +19,7 @@ from lib.errors import DesignError, SettingsError
 from lib.inference.diagnostics import withhold
 from lib.inference.timings import PhaseTimer
 from lib.inputs import AnalysisInput
-from lib.ranking.active import MIN_SHARE, next_from_posterior
+from lib.ranking.active import MIN_SHARE, negligible_note, next_from_posterior, relative_scores
 from lib.ranking.baseline import STYLE_COEFFICIENT_COLUMNS, bradley_terry, contextual_bradley_terry
 from lib.ranking.budget import (
     CLUSTER_CHECK,
@@ -32,8 +32,9 @@ from lib.ranking.budget import (
     revising,
     within,
 )
-from lib.ranking.data import ranking_data
-from lib.ranking.fit import RankingFit, RankSettings, fit_ranking, fitted_sampler
+from lib.ranking.clusters import clustering_note
+from lib.ranking.data import annotator_design, ranking_data
+from lib.ranking.fit import RankingFit, RankSettings, fit_ranking, fitted_sampler, resolve_annotator_effect
 from lib.ranking.leaderboard import (
     annotator_severity,
     centre_components,
@@ -140,7 +141,7 @@ class RankingResult:
         The spread of the severities (``parameter, mean, sd, low, high``) when they were estimated
         (always by NUTS: a Laplace fit falls back to it, ``lib.ranking.fit.nuts_reason``).
     next_batch : DataFrame or None
-        ``NEXT_COLUMNS`` (then ``NEXT_TEXT_COLUMNS`` when the data hold texts): the (pair, prompt)
+        ``NEXT_COLUMNS``, ``relative_score`` (then ``NEXT_TEXT_COLUMNS`` when the data hold texts): the (pair, prompt)
         candidates to annotate next, best first; None when not asked or when the ranking is settled
         (a note says so).
     notes : list of str
@@ -190,7 +191,8 @@ def rank_systems(
     settings : RankSettings
         Likelihood (None: the data's natural one), sampler, baseline system, intransitivity,
         position bias (the votes need the pairwise format's ``position`` role), annotator severity
-        (ratings with an annotator column), chains / draws / tune / seed.
+        (ratings with an annotator column; None: on where the scores identify it, and a note says
+        which and why, :func:`lib.ranking.data.annotator_design`), chains / draws / tune / seed.
     n_next : int
         Size of the next batch to annotate (0: none).
     top_k : int
@@ -219,16 +221,22 @@ def rank_systems(
     """
     _check_sizes(n_next, win_top, max_memory_gb, max_minutes)
     rd = ranking_data(data, settings.likelihood, style=settings.style_control)
+    said: list[str] = []
+    if settings.annotator_effect is None and rd.likelihood == "ratings":  # the default: decided here, said
+        design = annotator_design(rd.ratings)
+        settings = resolve_annotator_effect(settings, design)
+        said.append(design.note)
     cost, left_out = affordable_cost(rd, settings, n_next, win_top, max_memory_gb, max_minutes)
     if progress is not None:
         progress(0.0, f"estimated: {cost} (the time to go is revised as phases finish)")
     check_budget(cost, max_memory_gb, max_minutes)
-    notes: list[str] = list(rd.style.notes) if rd.style is not None else []
+    notes: list[str] = [*said, *(rd.style.notes if rd.style is not None else [])]
     fitting = PhaseTimer()  # its phases so far revise the time to go
     report = None if progress is None else revising(progress, cost, fitting)
     fit = fit_ranking(
         rd, settings, progress=_part(report, settings.style_control), timer=fitting, cluster_check=left_out is None
     )
+    notes += [note] if (note := clustering_note(fit.idata["posterior"].attrs)) else []
     if left_out is not None:
         fit.diagnostics.warnings = [*fit.diagnostics.warnings, left_out]
     timer = PhaseTimer(fit.diagnostics.timings)  # diagnostics.json's timings (a cache hit: the original fit's)
@@ -380,8 +388,10 @@ def annotate_next(idata, n: int, *, component=None, judgments=None) -> tuple[pd.
     Returns
     -------
     (batch, notes)
-        ``batch``: ``NEXT_COLUMNS`` (+ ``NEXT_TEXT_COLUMNS``), best first; None when the ranking is
-        settled (:data:`SETTLED_NOTE`). ``notes``: what the user should know (the top settled, or all).
+        ``batch``: ``NEXT_COLUMNS``, ``relative_score`` (:func:`lib.ranking.active.relative_scores`)
+        (+ ``NEXT_TEXT_COLUMNS``), best first; None when the ranking is settled (:data:`SETTLED_NOTE`).
+        ``notes``: what the user should know (the top settled, or all; rows that matter little,
+        :func:`lib.ranking.active.negligible_note`).
     """
     batch = next_from_posterior(idata, n, component=component)
     notes = []
@@ -390,6 +400,8 @@ def annotate_next(idata, n: int, *, component=None, judgments=None) -> tuple[pd.
         if batch.empty:
             return None, [SETTLED_NOTE.format(1 - MIN_SHARE)]
         notes.append(TOP_SETTLED_NOTE.format(1 - MIN_SHARE))
+    batch = relative_scores(batch)
+    notes += [note] if (note := negligible_note(batch)) else []
     if judgments is None or (judgments.prompt_texts.empty and judgments.responses.empty):
         return batch, notes
     prompt = judgments.prompt_texts.drop_duplicates("prompt_id").set_index("prompt_id")["prompt_text"]
@@ -412,7 +424,7 @@ def affordable_cost(
     be prompt-clustered; a leaderboard past the limits without it is refused by :func:`check_budget`.
     """
     cost = ranking_cost(rd, settings, n_next=n_next, win_top=win_top)
-    if within(cost, max_memory_gb, max_minutes) or CLUSTER_CHECK not in cost.parts or settings.cluster_prompts:
+    if within(cost, max_memory_gb, max_minutes) or CLUSTER_CHECK not in cost.parts or settings.cluster_prompts == "on":
         return cost, None
     lean = ranking_cost(rd, settings, n_next=n_next, win_top=win_top, cluster_check=False)
     gb = cost.parts[CLUSTER_CHECK]
@@ -454,7 +466,7 @@ def ranking_cost(
         n_next=n_next,
         win_top=win_top,
         cluster_prompts=n_prompts if rd.likelihood != "ratings" and cluster_check else 0,
-        clustered_draws=settings.cluster_prompts,
+        clustered_draws=settings.cluster_prompts != "off",
     )
     # style control fits twice, with and without: a second fit's time as its own phase, the memory of one fit
     if settings.style_control:

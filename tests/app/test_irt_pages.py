@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib.irt.settings import default_cutpoints, fit_settings
+from lib.irt.settings import DECISION_NOTE, default_cutpoints, fit_settings
 
 
 def fit_map(at: AppTest) -> AppTest:
@@ -120,6 +120,8 @@ def test_abilities_page_runs_the_default_sampler_with_diagnostics(at):
     table = at.dataframe[0].value
     assert table["hdi_low"].lt(table["hdi_high"]).all()
     assert table["p_b_better"].between(0, 1).all()
+    assert any(c.value == DECISION_NOTE for c in at.caption)  # how to decide, and its exact null rate
+    assert "above 0.98 as B better and below 0.02 as A better" in DECISION_NOTE
 
 
 def pairwise_input(systems=("*star*", "[x](http://e.com)"), votes=("B", "A", "B", "tie")):

@@ -6,8 +6,10 @@ take seconds.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -15,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.inputs import analysis_input
 from lib.ranking.fit import DEFAULT_SAMPLER, rank_settings
+from lib.ranking.leaderboard import P_BEST_HELP
 
 SIDE_BY_SIDE = ["system", "skill_mean", "skill_low", "skill_high", "p_best", "bt_rating"]
 """The columns of the page's leaderboards without and with style control (``pages/leaderboard.py``)."""
@@ -43,6 +46,10 @@ def test_page_opens_on_hanna_with_table_and_plots(at):
     assert "Bradley–Terry baseline needs pairwise votes" in infos
     assert "What to annotate next scores pairwise judgments" in infos
     assert "Null calibration of the ratings likelihood" in infos  # its null calibration (issue 16), on the page too
+    assert "Annotator severity is not modelled" in infos  # HANNA's means name no annotator (issue 30)
+    assert at.radio(key="lb_annotators").options[0] == "auto (off for these scores)"
+    lb = next(d for d in at.dataframe if "skill_mean" in d.value.columns)
+    assert json.loads(lb.proto.columns)["p_best"]["help"] == P_BEST_HELP  # P(best) is not robustness
     assert any("every prompt has the same discrimination" in w.value for w in at.warning)  # HANNA's means
     assert len(at.get("plotly_chart")) == 3  # forest, ranks, heatmap; no BT panel without votes
     assert at.selectbox(key="lb_sampler").value == DEFAULT_SAMPLER  # one default, stated with the result
@@ -159,22 +166,25 @@ def test_page_runs_the_active_vs_uniform_simulation(at):
     assert int(metrics["votes needed: active"]) < int(metrics["votes needed: uniform"])  # seed 0: 1130 < 1430
 
 
-def test_annotator_severity_checkbox_shows_the_severity_table_for_ratings_with_annotators(at):
+def test_annotator_severity_is_on_by_default_for_ratings_whose_annotators_link_the_systems(at):
     from lib.ranking.simulate import simulate_ratings
 
     scores, truth = simulate_ratings(4, 10, 5, raters_per_cell=2, seed=4)
     table = scores.rename(columns={"prompt_id": "prompt", "annotator_id": "annotator"})
     at.session_state["view_dataset"] = "upload"
     at.session_state["analysis_input"] = analysis_input(table, "ratings", file="scores.csv", merge_redundant=False)
-    at.session_state["lb_annotators"] = True  # ticked before the first fit: Laplace falls back to NUTS, which waits
     for key, value in {"lb_chains": 2, "lb_draws": 200, "lb_tune": 200}.items():  # short chains keep it quick
         at.session_state[key] = value
     at.run()
     assert not at.exception and not at.error
+    switch = at.radio(key="lb_annotators")  # the default, auto, says what it decided for these scores
+    assert switch.value == "auto" and not switch.disabled
+    assert "auto (on for these scores)" in switch.options and "link all 4 systems" in switch.help
+    # Laplace falls back to NUTS for the severities, which waits for the button
     assert any("Press **Rank**" in i.value and "not trustworthy" in i.value for i in at.info)
     at.button(key="lb_rank").click().run()
     assert not at.exception and not at.error
-    assert not at.checkbox(key="lb_annotators").disabled
+    assert any("Annotator severity is modelled" in i.value for i in at.info)  # said with the result
     severity = next(d.value for d in at.dataframe if "severity_mean" in d.value.columns)
     assert list(severity.columns) == ["annotator_id", "severity_mean", "severity_low", "severity_high", "n_scores"]
     assert sorted(severity["annotator_id"]) == truth["annotators"]
@@ -199,6 +209,15 @@ def test_unpaired_ratings_uploaded_on_the_data_page_reach_the_leaderboard(new_se
     link = at.get("page_link")[0].proto
     assert link.page == "leaderboard" and "Leaderboard" in link.label
     at.switch_page("pages/leaderboard.py").run()
+    assert not at.exception and not at.error
+    # the 6 annotators rated dialogs of every system: their severities are modelled (NUTS, on the button)
+    assert (
+        at.radio(key="lb_annotators").value == "auto"
+        and "auto (on for these scores)" in at.radio(key="lb_annotators").options
+    )
+    for key, value in {"lb_chains": 2, "lb_draws": 200, "lb_tune": 200}.items():  # short chains keep it quick
+        at.session_state[key] = value
+    at.button(key="lb_rank").click().run()
     assert not at.exception and not at.error
     board = table(at)
     assert sorted(board["system"]) == truth["systems"] and board["p_best"].sum() == pytest.approx(1.0)
@@ -233,6 +252,57 @@ def test_target_ess_is_offered_when_the_fit_samples_with_nuts_and_the_fit_stops_
     caption = next(c.value for c in at.caption if "chains x" in c.value)
     assert "numpyro, 2 chains x" in caption and "sampled to the target ESS 100 (the target was reached)" in caption
     assert table(at)["p_best"].sum() == pytest.approx(1.0)
+
+
+def rome_pilot() -> pd.DataFrame:
+    """A 20-page pilot of the Studies page's demo (seed 001's ROME study, best-worst): 10 facts, each judged by
+    two annotators, in the Studies export's columns (:data:`lib.study.export.EXPORT_COLUMNS`); the answers are
+    the published study's own."""
+    from lib.paths import DATA_DIR
+    from lib.study.export import EXPORT_COLUMNS
+
+    d = pd.read_csv(DATA_DIR / "rome_bestworst" / "bestworst_long.csv")
+    pages = d[["participant", "page", "case"]].drop_duplicates()
+    judged_twice = pages.groupby("case")["participant"].nunique().loc[lambda n: n >= 2].index[:10]
+    p = d.merge(pages[pages["case"].isin(judged_twice)].groupby("case").head(2))
+    table = pd.DataFrame(
+        {
+            "annotator": "a" + p["participant"].astype(str),
+            "page": p["page"],
+            "prompt_id": p["case"],
+            "prompt_text": p["counterfactual"],
+            "criterion": p["criterion"],
+            "system": p["system"],
+            "response": "the passage of " + p["system"],
+            "judgment": p["judgment"],
+            "position": p["slot"].map({"a": 1, "b": 2, "c": 3}),
+            "seconds": 12.5,
+        }
+    )
+    return table[EXPORT_COLUMNS["bestworst"]]
+
+
+def test_a_small_pilot_withholds_the_design_effect_and_ranks_the_next_batch_readably(at):
+    # issue 29, item 3: a 20-page pilot read "37572.18 times what independent votes give" and its next
+    # batch showed 2 rows at 0.185 / 0.026 and 18 at 0
+    from lib.ranking.active import NEGLIGIBLE
+    from lib.ranking.clusters import MIN_PROMPTS
+
+    pilot = rome_pilot()
+    assert pilot["prompt_id"].nunique() == 10 and len(pilot[["annotator", "page"]].drop_duplicates()) == 20
+    at.session_state["view_dataset"] = "upload"
+    at.session_state["analysis_input"] = analysis_input(pilot, "bestworst", file="study_1.csv", criterion="consistency")
+    at.run()
+    assert not at.exception and not at.error
+    warned = " ".join(w.value for w in at.warning)
+    assert "cannot be told from 10 prompts" in warned and f"at least {MIN_PROMPTS}" in warned
+    assert "times what independent votes give" not in warned
+    nxt = next(d.value for d in at.dataframe if "prompt_id" in d.value.columns)
+    assert (nxt["score"] > 0).all()  # not rounded away
+    assert nxt["relative_score"].iloc[0] == 1.0 and (nxt["relative_score"] > 0).all()
+    first = int(np.flatnonzero(nxt["relative_score"] >= NEGLIGIBLE)[-1]) + 2  # rows from here matter little
+    assert first <= len(nxt)  # the pilot's batch ends in such rows (one vote on a sharp prompt settles much)
+    assert any(f"Rows {first} to {len(nxt)} of the next batch" in i.value for i in at.info)
 
 
 def test_style_control_shows_both_leaderboards_and_each_systems_shift(at):

@@ -85,7 +85,11 @@ def serve(cache: Path) -> Iterator[str]:
         yield url
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:  # stopping takes longer on a loaded machine; it is not what is tested
+            proc.kill()
+            proc.wait()
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,6 @@
 """Real browser: the Leaderboard page opens on HANNA and shows the table and the forest plot of skills;
-an upload of unpaired ratings goes from the Data page to a ranking on the Leaderboard."""
+an upload of unpaired ratings goes from the Data page to a ranking on the Leaderboard, its annotators'
+severities modelled by default."""
 
 from __future__ import annotations
 
@@ -33,7 +34,12 @@ def test_unpaired_ratings_go_from_upload_to_leaderboard(page, app_url, tmp_path,
     note.wait_for(timeout=60_000)
     page.get_by_role("link", name="Rank them on the Leaderboard").click()  # the page that can rank them
     page.get_by_role("heading", name="Leaderboard").wait_for(timeout=60_000)
-    page.get_by_text("Skill per system: posterior mean and 95% interval").first.wait_for(timeout=180_000)
+    # the 6 annotators rated dialogs of every system: their severities are modelled by default, by NUTS,
+    # which waits for the button
+    page.locator("[data-testid='stAlert']").filter(has_text="annotator severity").wait_for(timeout=60_000)
+    page.get_by_role("button", name="Rank", exact=True).click()
+    page.get_by_text("Skill per system: posterior mean and 95% interval").first.wait_for(timeout=300_000)
+    expect(page.get_by_text("Annotator severity is modelled").first).to_be_visible()
     expect(page.get_by_text("4 systems").first).to_be_visible()
     expect(page.get_by_text("ratings likelihood").first).to_be_visible()
     assert not page.get_by_text("could not be used").count()

@@ -1,19 +1,26 @@
 """Real browser: once compiled, the MAP preview on Abilities and the Laplace leaderboard on HANNA (11
-systems) answer within a second of the user's action (issue 19 item 6)."""
+systems) answer within a second of the user's action (issue 19 item 6), on an idle machine.
+
+On a loaded machine every process runs slower, the server's and the browser's alike: each wait is taken at its
+idle equivalent, divided by the machine's slowdown measured just before it (:mod:`tests.timing`; 1 on an idle
+machine, where the bound is the issue's). Before, the bound was on the wait itself, whatever the load: the MAP
+preview took 1.76 s and the leaderboard 1.29 s at a load average of 11-14 on 2 cores.
+"""
 
 from __future__ import annotations
 
 import statistics
-import time
+from functools import partial
 
 import pytest
 from playwright.sync_api import expect
 
+from tests.timing import timed
 from ui.timings import COMPUTED_IN
 
 WARM_S = 1.0
-"""Click (or Enter) to result, once compiled: the issue's bound, with no allowance, on the median of
-``TIMED`` actions (one action on a machine busy for a moment is not what a user waits)."""
+"""Action (click or Enter) to result on an idle machine, once compiled: the issue's bound, with no allowance, on
+the median of ``TIMED`` actions (one action during a burst of load is not what a user waits)."""
 TIMED = 3
 
 
@@ -22,22 +29,19 @@ TIMED = 3
 def test_map_preview_answers_within_a_second_once_compiled(abilities_with_map):
     page = abilities_with_map
     result = page.locator("[data-testid='stAlert']").filter(has_text=COMPUTED_IN)
-    page.get_by_role("button", name="Fit", exact=True).click()
+    fit = page.get_by_role("button", name="Fit", exact=True)
+    fit.click()
     result.wait_for(timeout=180_000)  # the warm-up click: compiles the MAP solver
 
     seed = page.get_by_label("Seed", exact=True)
-    times = []
+    waits = []
     for value in range(2, 2 + TIMED):
         seed.fill(str(value))  # another seed: not in the fit cache, so the page fits again
         seed.press("Enter")
         result.wait_for(state="detached", timeout=60_000)  # the rerun without a click drops it
-        page.wait_for_timeout(1000)  # let that rerun finish before the timed click
-        clicked = time.perf_counter()
-        page.get_by_role("button", name="Fit", exact=True).click()
-        result.wait_for(timeout=60_000)
-        times.append(time.perf_counter() - clicked)
-    seen = statistics.median(times)
-    assert seen <= WARM_S, f"MAP preview took {seen:.2f} s from the click"
+        waits.append(timed(page, fit.click, partial(result.wait_for, timeout=60_000)))
+    idle = statistics.median(w.idle_seconds for w in waits)
+    assert idle <= WARM_S, f"MAP preview took {idle:.2f} s from the click at an idle pace: {waits}"
     assert not page.locator("[data-testid='stException']").count()
 
 
@@ -54,14 +58,11 @@ def test_laplace_leaderboard_answers_within_a_second_once_compiled(page, app_url
     draws.wait_for()
     # Other draws are not in the fit cache, so the page fits again (Laplace runs at once, no button):
     # a first change warms up what the opening fit did not run, the next ones are timed.
-    times = []
+    waits = []
     for value in (1200, *range(1100, 1100 - 100 * TIMED, -100)):
         draws.fill(str(value))
-        changed = time.perf_counter()
-        draws.press("Enter")
-        page.get_by_text(f"{value} draws").first.wait_for(timeout=60_000)
-        times.append(time.perf_counter() - changed)
-        page.wait_for_timeout(1000)  # let the rerun finish drawing before the next change
-    seen = statistics.median(times[1:])
-    assert seen <= WARM_S, f"the Laplace leaderboard took {seen:.2f} s from the change"
+        shown = page.get_by_text(f"{value} draws").first
+        waits.append(timed(page, partial(draws.press, "Enter"), partial(shown.wait_for, timeout=60_000)))
+    idle = statistics.median(w.idle_seconds for w in waits[1:])
+    assert idle <= WARM_S, f"the Laplace leaderboard took {idle:.2f} s from the change at an idle pace: {waits}"
     assert not page.locator("[data-testid='stException']").count()

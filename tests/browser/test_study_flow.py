@@ -57,8 +57,11 @@ class Annotator:
         self.page.set_default_timeout(60_000)
         self.clicked: list[dict] = []
         self.shown_at: float | None = None
+        self.asked_at: float | None = None  # before the action that made the server show the next page
 
     def open(self, url: str) -> None:
+        if self.asked_at is None:  # the first page may be marked shown as the link opens
+            self.asked_at = time.monotonic()
         self.page.goto(f"{url}/?{urllib.parse.urlencode({'study_token': self.token})}")
         self.page.get_by_role("heading", name="Counterfactual AI Writing Study").first.wait_for(timeout=120_000)
 
@@ -80,14 +83,17 @@ class Annotator:
         fact, passages = _shown(page)
         for criterion, (most, least) in CHOICES[self.label].items():
             _choose(page, criterion, most, least)
+        submitted = time.monotonic()
         page.get_by_role("button", name="Submit this page").click()
         seconds = time.monotonic() - self.shown_at
         self.shown_at = None
-        self.clicked.append({"page": number, "fact": fact, "passages": passages, "seconds": seconds})
         if number < 2:
             self.wait_page(number + 1)  # shown at once: its time starts now, even across the restart
         else:
             page.get_by_text("every page is answered").wait_for()
+        window = time.monotonic() - self.asked_at
+        self.asked_at = submitted
+        self.clicked.append({"page": number, "fact": fact, "passages": passages, "seconds": seconds, "window": window})
 
 
 def _create_demo_study(browser, url: str) -> dict[str, str]:
@@ -129,10 +135,14 @@ def _check_export(people: list[Annotator]) -> None:
         for r in table.itertuples()
     ]
     assert got == expected
-    measured = {(person.label, click["page"]): click["seconds"] for person in people for click in person.clicked}
+    # The server's time on a page runs from its showing (sent before the browser shows it) to the answer (taken
+    # after the click): at least the browser's seconds from showing to click, and at most the window from the
+    # action that asked for the page to the browser showing what followed the answer. A fixed allowance above
+    # the browser's seconds (5 s) failed on a loaded machine: 26.9 s recorded for 9.4 s seen, load average 30.
+    measured = {(person.label, click["page"]): click for person in people for click in person.clicked}
     for r in table.itertuples():
-        wall = measured[(r.annotator, r.page)]
-        assert wall - 2 <= r.seconds <= wall + 5, (r.annotator, r.page, r.seconds, wall)
+        click = measured[(r.annotator, r.page)]
+        assert click["seconds"] - 2 <= r.seconds <= click["window"], (r.annotator, r.page, r.seconds, click)
 
 
 def _leaderboard_ranks_it(browser, url: str) -> None:

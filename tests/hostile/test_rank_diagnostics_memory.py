@@ -3,8 +3,9 @@ systems estimated "about 3 min and 4.9 GB", then grew past 10 GiB in "computing 
 
 The diagnostic that grew was the check whether votes are clustered by prompt
 (:func:`lib.ranking.clusters.prompt_clustering`): about twelve (K, K) float64 arrays (0.8 GB each for
-10,000 systems) and three eigendecompositions, counted in no estimate. It now needs about two (K, K)
-arrays when the draws are not moved (the default), the estimate counts it, and a check that would take
+10,000 systems) and three eigendecompositions, counted in no estimate. It now needs no (K, K) array when
+the draws are not moved (``--cluster-prompts off``; about eight when they are, the default), the estimate
+counts it, and a check that would take
 the leaderboard past ``--max-memory`` or ``--max-minutes`` is left out with a warning. Measured here with
 tracemalloc at a moderate size; the command's decision at a small one.
 """
@@ -48,7 +49,7 @@ def test_the_check_stays_within_its_estimated_memory():
     obs, skill = observations(k, 20 * k, n_prompts), np.random.default_rng(2).normal(size=(draws, k))
     tracemalloc.start()
     try:
-        result = prompt_clustering(skill, obs, means(n_prompts), transform=False)
+        result = prompt_clustering(skill, obs, means(n_prompts), 1.0, transform=False)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -59,12 +60,14 @@ def test_the_check_stays_within_its_estimated_memory():
 
 
 def test_the_check_is_the_dense_sandwich():
-    """The factored computation against the definition (Müller 2013, eq. 6) with every (K, K) matrix formed."""
-    k, draws, n_prompts = 30, 500, 12
+    """The computation through the draws against the definition (Müller 2013, eq. 6, with the model's
+    information replaced by the prompt-clustered one: ``V = Sigma P Sigma + Sigma G_c Sigma``) with every
+    (K, K) matrix formed."""
+    k, draws, n_prompts = 30, 500, 24
     obs, skill = observations(k, 600, n_prompts, seed=3), np.random.default_rng(4).normal(size=(draws, k))
     m = means(n_prompts)
-    got = prompt_clustering(skill, obs, m, transform=True)
-    plain = prompt_clustering(skill, obs, m, transform=False)
+    got = prompt_clustering(skill, obs, m, 1.0, transform=True)
+    plain = prompt_clustering(skill, obs, m, 1.0, transform=False)
     # the scores d_v of the votes at the means, as the module computes them
     loc = skill.mean(0)[obs.system_b] - skill.mean(0)[obs.system_a]
     alpha = m["alpha"][obs.prompt]
@@ -72,17 +75,14 @@ def test_the_check_is_the_dense_sandwich():
     cum = np.column_stack([np.ones(len(loc)), upper, np.zeros(len(loc))])
     lo, hi = cum[np.arange(len(loc)), obs.code], cum[np.arange(len(loc)), obs.code + 1]
     d = alpha * (lo * (1 - lo) - hi * (1 - hi)) / (lo - hi)
-    x = np.zeros((len(d), k))
-    x[np.arange(len(d)), obs.system_b] += 1
-    x[np.arange(len(d)), obs.system_a] -= 1
-    g_naive = (x * d[:, None] ** 2).T @ x
     g_cluster = cluster_scores(obs.system_b, obs.system_a, d, obs.prompt, k)
-    w, v = np.linalg.eigh(g_cluster - g_naive)
     sigma = np.cov(skill, rowvar=False)
-    adjusted = sigma + sigma @ ((v * np.clip(w, 0, None)) @ v.T) @ sigma
+    adjusted = sigma @ sigma + sigma @ g_cluster @ sigma  # prior SD 1
     expected = np.mean(np.diag(adjusted) / np.diag(sigma))
     assert got.design_effect == pytest.approx(expected, rel=1e-9) and plain.design_effect == got.design_effect
-    np.testing.assert_allclose(np.cov(got.skill_draws, rowvar=False), adjusted, rtol=1e-7, atol=1e-10)
+    # the moved draws: covariance V once their Student-t mixing is undone
+    moved = (got.skill_draws - skill.mean(0)) / clusters.t_mixing(n_prompts, draws)[:, None]
+    np.testing.assert_allclose(np.cov(moved, rowvar=False), adjusted, rtol=1e-7, atol=1e-10)
 
 
 def votes_csv(path, k: int = 24, n_prompts: int = 30) -> None:

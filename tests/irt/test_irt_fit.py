@@ -45,6 +45,7 @@ def matrix(codes: np.ndarray) -> RatingMatrix:
     )
 
 
+@pytest.mark.validation
 def test_posterior_recovers_theta_with_calibrated_90_percent_intervals():
     sim = simulate_grm(20, 200, seed=11)  # the paper's design: 20 comparisons x 200 prompts x 3 votes
     fit = fit_grm(matrix(sim.codes), fit_settings(), use_cache=False)  # the command's and the page's defaults
@@ -126,6 +127,7 @@ def test_a_nul_byte_in_a_prompt_id_is_a_format_error_naming_it():
         fit_grm(rm, FitSettings(sampler="map"))
 
 
+@pytest.mark.validation
 def test_the_fit_command_at_its_defaults_reproduces_mirt_on_science(tmp_path, capsys):
     """The issue's command, no sizes given: the default sampler, warm-up and target ESS (issue 29 item 1:
     warmed up from the MAP point, chains stuck with alpha 5.4 / 5.4 / 176 / 4.8 and R-hat 3e7)."""

@@ -52,6 +52,7 @@ def test_observed_counts_lie_inside_the_replicated_interval(true_check):
     assert per_cell.mean() <= binomial_bound(miss, per_cell.size)
 
 
+@pytest.mark.validation
 def test_p_values_of_a_model_that_fits_are_rarely_extreme(true_check):
     table = true_check.prompt_table()
     assert table["p_value"].between(0, 1).all()
@@ -60,6 +61,7 @@ def test_p_values_of_a_model_that_fits_are_rarely_extreme(true_check):
     assert abs(table["p_value"].median() - 0.5) < 0.1
 
 
+@pytest.mark.validation
 def test_prompts_from_another_model_get_extreme_p_values():
     sim = simulate_grm(40, 60, seed=1)
     codes = sim.codes.copy()

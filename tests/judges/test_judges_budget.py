@@ -33,6 +33,7 @@ def widest_half_width(rng, n: int, big_n: int, copy: float, bias: float, sets: i
     return float(np.mean(widths))
 
 
+@pytest.mark.validation
 def test_the_planned_designs_reach_the_target_width_in_simulation():
     rng = np.random.default_rng(7)
     x, y, yhat = pilot(rng, copy=0.6, bias=1.0)
@@ -102,6 +103,7 @@ def power_check(rng, n: int, big_n: int, binding: tuple[int, int], sets: int = 1
     return float(np.mean(rejected, axis=0).min()), float(np.mean(sds))
 
 
+@pytest.mark.validation
 def test_the_planned_designs_reach_the_target_power_in_simulation():
     rng = np.random.default_rng(13)
     x, y, yhat = pilot(rng, copy=0.6, bias=1.0)
@@ -119,6 +121,7 @@ def test_the_planned_designs_reach_the_target_power_in_simulation():
         assert 0.8 * needed <= sd <= 1.05 * needed
 
 
+@pytest.mark.validation
 def test_the_predicted_effective_human_n_is_what_the_study_reaches():
     rng = np.random.default_rng(14)
     first, second, y, good = simulate_items(rng, SKILLS, 300, copy=0.7, bias=0.5)

@@ -19,6 +19,8 @@ from lib.tables import read_csv
 
 JUDGES = DATA_DIR / "pandalm_pairwise" / "judge_votes_long.csv"
 
+pytestmark = pytest.mark.validation  # a statistical check: deselected by -m 'not validation'
+
 
 @pytest.fixture(scope="module")
 def pandalm():

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -16,6 +14,7 @@ from lib.errors import SettingsError
 from lib.paths import ROOT
 from lib.planning.design import Assumptions, Design
 from lib.planning.power import iter_plan, plan
+from tests.conftest import scheduler_address
 
 ASSUMPTIONS = Assumptions(n_systems=3, effect=0.4)
 DESIGNS = [Design(p, 2, s, a) for p in (4, 8) for s in ("random", "top_alpha") for a in ("grm_bank", "sign_test")]
@@ -57,14 +56,6 @@ def test_the_embedded_cluster_gives_the_numbers_of_this_process(embedded, tmp_pa
     assert there.equals(here)
 
 
-def _wait_for(path: Path, process: subprocess.Popen, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert process.poll() is None, "the scheduler stopped"
-        assert time.monotonic() < deadline, "the scheduler did not start"
-        time.sleep(0.2)
-
-
 def test_a_remote_scheduler_with_two_workers_gives_the_same_numbers(embedded, tmp_path, monkeypatch):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     scheduler_file = tmp_path / "scheduler.json"
@@ -90,7 +81,7 @@ def test_a_remote_scheduler_with_two_workers_gives_the_same_numbers(embedded, tm
         )
     ]
     try:
-        _wait_for(scheduler_file, processes[0])
+        address = scheduler_address(scheduler_file, processes[0])
         for _ in range(2):
             processes.append(
                 subprocess.Popen(
@@ -113,7 +104,6 @@ def test_a_remote_scheduler_with_two_workers_gives_the_same_numbers(embedded, tm
                     stderr=subprocess.DEVNULL,
                 )
             )
-        address = json.loads(scheduler_file.read_text())["address"]
         with Engine(address) as remote:
             deadline = time.monotonic() + 60
             while remote.workers < 2:

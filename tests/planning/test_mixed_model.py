@@ -140,6 +140,7 @@ def test_lmm_detects_a_unanimous_study_as_the_t_test_does():
     assert analyse("lmm", study).excludes_zero.all() and analyse("lmm_reml", study).excludes_zero.all()
 
 
+@pytest.mark.validation
 def test_the_reml_satterthwaite_test_holds_its_level_where_the_ml_wald_test_does_not():
     """Card et al.'s high-variance design at 100 items x 10 workers, no true difference: the ML Wald z (their
     test) declares a difference in about 9% of null studies; REML with Satterthwaite's degrees of freedom

@@ -98,6 +98,7 @@ def direct_power(pilot: Assumptions, pair: tuple[str, str], prompts: int, worker
 
 
 @pytest.mark.parametrize("prompts, workers", [(10, 1), (25, 1), (10, 3)])
+@pytest.mark.validation
 def test_the_close_pair_power_agrees_with_direct_simulation_of_the_t_test(pilot, prompts, workers):
     """Issue 16's "done when": the plan's power for the close pair at each design agrees with direct
     simulation within 2 Monte-Carlo SE. Before, 10 x 1 simulated 10 cells of 3 votes (overstated)."""
@@ -161,6 +162,7 @@ def test_prompts_whose_alpha_the_pilot_does_not_inform_are_not_chosen_for_their_
     assert informed <= chosen[0] and informed <= chosen[1] and chosen[0] != chosen[1]
 
 
+@pytest.mark.validation
 def test_the_simulator_check_agrees_with_a_pilot_of_its_model_and_warns_on_one_it_cannot_give(pilot):
     """Issue 16 item 3: the simulated studies produced net ratings of 0 and +-2 that 3 workers who never tie
     cannot give, and no check said so. Here: a pilot of the simulator's own model agrees; a pilot whose 3

@@ -26,6 +26,7 @@ def assert_within_two_se(simulated: float, exact: float, replicates: int) -> Non
     assert abs(simulated - exact) <= 2 * se, (simulated, exact, se)
 
 
+@pytest.mark.validation
 def test_sign_test_power_matches_the_exact_binomial_power():
     """One comparison, alpha fixed at 1, no ties: every vote is B's win with p = logistic(theta)."""
     effect, prompts, replicates = 0.4, 40, 400
@@ -40,6 +41,7 @@ def test_sign_test_power_matches_the_exact_binomial_power():
     )
 
 
+@pytest.mark.validation
 def test_t_test_power_matches_statsmodels_on_normal_data():
     effect, prompts, replicates = 0.4, 30, 400
     a = Assumptions(n_systems=2, effect=effect, response="normal")
@@ -48,6 +50,7 @@ def test_t_test_power_matches_statsmodels_on_normal_data():
     assert_within_two_se(df["power"].iloc[0], exact, replicates)
 
 
+@pytest.mark.validation
 def test_the_bank_grm_keeps_its_false_detection_rate_at_five_percent():
     """No true difference: the GRM interval excludes 0 in about 5% of studies (so its power is real)."""
     replicates = 300
@@ -57,6 +60,7 @@ def test_the_bank_grm_keeps_its_false_detection_rate_at_five_percent():
     assert_within_two_se(df["power"].iloc[0], 0.05, replicates)
 
 
+@pytest.mark.validation
 def test_the_ordinal_irt_analysis_beats_the_t_test_on_likert_means_for_a_small_effect():
     """Howcroft & Rieser (2021): ordinal models detect small differences that t-tests on means miss
     (prompts differ in discrimination: log alpha ~ N(0, 0.8); HANNA's MAP alphas span 0.7 to 6)."""
@@ -68,6 +72,7 @@ def test_the_ordinal_irt_analysis_beats_the_t_test_on_likert_means_for_a_small_e
     assert gap > 2 * np.hypot(df.loc["grm_bank", "power_mc_se"], df.loc["t_test", "power_mc_se"]), df
 
 
+@pytest.mark.validation
 def test_irt_informed_prompts_need_fewer_prompts_than_random_ones_on_a_hanna_pilot():
     from lib.inputs import bundled_input
 
@@ -157,6 +162,7 @@ def test_best_first_is_certain_for_a_huge_effect_and_undefined_without_a_true_be
     assert none["best_first"].isna().all()  # all systems equal: no system is the true best
 
 
+@pytest.mark.validation
 def test_the_map_grm_is_invalid_at_its_nominal_level_and_its_threshold_holds_five_percent():
     """No true difference, 5 systems (10 comparisons share each prompt, so the prompts have thresholds of
     their own): grm_map's nominal interval excluded 0 in 13% of null comparisons (100 studies), so it is
@@ -175,6 +181,7 @@ def test_the_map_grm_is_invalid_at_its_nominal_level_and_its_threshold_holds_fiv
     assert row["critical_z"] == pytest.approx(1.959964 * row["calibration_factor"])
 
 
+@pytest.mark.validation
 def test_the_map_grm_at_its_threshold_is_as_powerful_as_the_t_test_for_a_small_effect():
     """Howcroft & Rieser (2021) with the MAP GRM, whose item parameters are estimated from the study
     (several comparisons share each prompt): at its calibrated threshold it is not less powerful than the

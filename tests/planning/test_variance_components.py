@@ -42,6 +42,7 @@ def nominal_power(assumptions: Assumptions, design: Design, studies: int, *, nul
 
 
 @pytest.mark.parametrize("beta", sorted(CARD_100x3_HIGH))
+@pytest.mark.validation
 def test_the_planner_reproduces_card_et_al_high_variance_100_by_3(beta):
     """Their simulation (paired Likert ratings, item and worker random slopes) and analysis (lmer ML, Wald
     t > 1.96) on the planner's simulator and ``lmm``: within 2.5 SE of the difference of two estimates
@@ -53,6 +54,7 @@ def test_the_planner_reproduces_card_et_al_high_variance_100_by_3(beta):
     assert abs(power - published) < 2.5 * se, (power, published)
 
 
+@pytest.mark.validation
 def test_in_card_et_als_design_power_is_at_the_nominal_level_and_invalid_tests_are_never_chosen():
     """Issue 30: for Card et al.'s high-variance design the plan reported the t-test calibrated under the
     assumed components (power 0.35 at 100 x 3, critical z 7.3) beside the mixed model, while the t-test a user
@@ -226,6 +228,7 @@ def test_a_preset_is_refused_with_a_pilot(tmp_path, capsys):
     assert "--preset and --response are stated assumptions" in capsys.readouterr().err
 
 
+@pytest.mark.validation
 def test_with_a_prompt_effect_the_sign_test_on_independent_votes_is_invalid():
     """The sign test counts the 10 votes of a prompt as 10 independent votes: with a prompt effect its
     nominal test detects a difference that is not there far more often than 5%, so it is invalid there; the

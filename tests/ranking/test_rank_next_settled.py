@@ -7,20 +7,22 @@ import numpy as np
 import pandas as pd
 
 from lib.formats import VOTE_COLUMNS, Judgments
+from lib.ranking.active import NEGLIGIBLE
 from lib.ranking.run import annotate_next
 
 
-def posterior(skills: list[float], sd: float = 0.1, draws: int = 1000):
-    """Skill draws N(skills, sd) of systems x, y, z and the votes likelihood's prompt parameters (2 prompts)."""
+def posterior(skills: list[float], sd: float = 0.1, draws: int = 1000, alpha=(1.0, 1.0)):
+    """Skill draws N(skills, sd) of systems x, y, z and the votes likelihood's prompt parameters (a prompt
+    per value of ``alpha``, its discrimination)."""
     import arviz as az
 
     rng = np.random.default_rng(0)
     draws_ = rng.normal(skills, sd, (draws, len(skills)))
-    coords = {"system": ["x", "y", "z"], "prompt": ["q0", "q1"], "threshold": [1, 2]}
+    coords = {"system": ["x", "y", "z"], "prompt": [f"q{j}" for j in range(len(alpha))], "threshold": [1, 2]}
     return az.from_dict(
         posterior={
             "skill": draws_[None],
-            "alpha": np.ones((1, draws, 2)),
+            "alpha": np.broadcast_to(alpha, (1, draws, len(alpha))),
             "b": np.broadcast_to([-0.5, 0.5], (1, draws, 2)),
         },
         coords=coords,
@@ -57,6 +59,7 @@ def test_next_batch_rows_carry_the_prompt_and_both_responses():
         "system_b",
         "prompt_id",
         "score",
+        "relative_score",
         "prompt_text",
         "response_a",
         "response_b",
@@ -66,4 +69,23 @@ def test_next_batch_rows_carry_the_prompt_and_both_responses():
         assert row.response_a == f"{row.system_a}'s summary of {row.prompt_id}"
         assert row.response_b == f"{row.system_b}'s summary of {row.prompt_id}"
     without, _ = annotate_next(posterior([0.0, 0.1, 0.15]), 4)  # no texts: the columns the file always had
-    assert list(without.columns) == ["system_a", "system_b", "prompt_id", "score"]
+    assert list(without.columns) == ["system_a", "system_b", "prompt_id", "score", "relative_score"]
+
+
+def test_scores_that_span_orders_of_magnitude_rank_and_the_negligible_rows_are_said():
+    # issue 29, item 3: a pilot's batch read 0.185, 0.026 and then zeros (1e-6 to 1e-15 in the file).
+    # One undecided pair (x, y) and prompt q0 fifty times as discriminating as the others:
+    # every later row's expected gain is a sliver of the first's.
+    batch, notes = annotate_next(posterior([0.0, 0.05, 2.0], alpha=(5.0, *[0.1] * 5)), 6)
+    relative = batch["relative_score"].to_numpy()
+    assert relative[0] == 1.0 and (relative > 0).all()
+    np.testing.assert_allclose(relative, batch["score"] / batch["score"].iloc[0])
+    negligible = relative < NEGLIGIBLE
+    assert negligible[1:].all()  # the case of the pilot: only the first row matters
+    said = [n for n in notes if "matter little" in n]
+    assert len(said) == 1 and "Rows 2 to 6" in said[0] and f"{NEGLIGIBLE:.0%}" in said[0]
+
+
+def test_a_batch_whose_rows_all_count_says_nothing_of_negligible_rows():
+    batch, notes = annotate_next(posterior([0.0, 0.1, 0.15]), 4)
+    assert (batch["relative_score"] >= NEGLIGIBLE).all() and not [n for n in notes if "matter little" in n]

@@ -89,6 +89,7 @@ def styled(tmp_path_factory):
     return path, truth, rank_systems(data, RankSettings(style_control=True))
 
 
+@pytest.mark.validation
 def test_style_control_removes_the_verbose_systems_lead_and_its_coefficient_holds_the_truth(styled):
     _, truth, result = styled
     before, after = result.uncontrolled.set_index("system"), result.leaderboard.set_index("system")
@@ -133,6 +134,7 @@ def test_style_control_without_texts_or_columns_says_what_it_needs(tmp_path, cap
         RankSettings(likelihood="cells", style_control=True).validate()
 
 
+@pytest.mark.validation
 def test_controlled_bradley_terry_equals_arena_rank_contextual_bradley_terry_on_the_same_file():
     # data/bt_reference: arena-rank 0.1.1's ContextualBradleyTerry (reg = 0, not reweighted) on these votes,
     # written by bench/bench_style_control.py --write-reference

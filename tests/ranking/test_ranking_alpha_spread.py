@@ -35,6 +35,7 @@ def test_the_spread_is_learnt_from_prompts_that_compare_several_pairs_only(arena
     assert not learns_alpha_spread(observations(ranking_data(bundled_input("pandalm_pairwise"), "cells")))
 
 
+@pytest.mark.validation
 def test_an_arenas_alpha_spread_and_skill_scale_are_recovered(arena):
     votes, truth = simulate_arena(30, 3000, 60_000, log_alpha_sd=LOG_ALPHA_SD, seed=0)
     fit = fit_ranking(arena(votes), RankSettings(sampler="laplace", draws=1000, seed=0))

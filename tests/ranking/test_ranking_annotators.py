@@ -83,7 +83,7 @@ def fits(confounded, tmp_path_factory):
                 settings = (
                     RankSettings(sampler="numpyro", chains=2, draws=300, tune=300, annotator_effect=True)
                     if flag
-                    else RankSettings(sampler=LAPLACE, draws=1000)
+                    else RankSettings(sampler=LAPLACE, draws=1000, annotator_effect=False)
                 )
                 done[flag] = fit_ranking(rd, settings)
         return done[flag]
@@ -95,6 +95,7 @@ def rms_error(fit, truth):
     return np.sqrt(np.mean((fit.skill_draws().mean(axis=0) - truth["skill"]) ** 2))
 
 
+@pytest.mark.validation
 def test_without_severity_the_confounded_design_biases_the_skills(confounded, fits):
     _, scores, truth = confounded
     # A system's skill absorbs minus the mean severity of those who rated it: the bias the design plants.
@@ -108,6 +109,7 @@ def test_without_severity_the_confounded_design_biases_the_skills(confounded, fi
     assert annotator_severity(fits(False).idata) is None
 
 
+@pytest.mark.validation
 def test_with_severity_the_skills_and_severities_are_recovered(confounded, fits):
     data, scores, truth = confounded
     fit = fits(True)

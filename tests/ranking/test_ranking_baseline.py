@@ -24,6 +24,7 @@ def _pandalm_votes() -> pd.DataFrame:
     )
 
 
+@pytest.mark.validation
 def test_reproduces_arena_rank_on_pandalm():
     ref = pd.read_csv(DATA / "bt_reference" / "pandalm_arena_rank_bt.csv").set_index("competitors")
     got = bradley_terry(_pandalm_votes()).set_index("system")

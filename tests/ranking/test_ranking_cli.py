@@ -63,7 +63,7 @@ def test_rank_writes_exactly_the_documented_files_and_columns(tmp_path, capsys):
     assert list(wins.columns) == ["system_a", "system_b", "p_b_better"]
     assert len(wins) == 5 * 4 // 2 and wins["p_b_better"].between(0, 1).all()
     nxt = pd.read_csv(out / "next_batch.csv")
-    assert list(nxt.columns) == ["system_a", "system_b", "prompt_id", "score"] and len(nxt) == 5
+    assert list(nxt.columns) == ["system_a", "system_b", "prompt_id", "score", "relative_score"] and len(nxt) == 5
     diag = json.loads((out / "diagnostics.json").read_text())
     assert diag["sampler"] == "laplace"
     assert "wrote" in capsys.readouterr().out
@@ -79,7 +79,9 @@ def test_rank_on_ratings_leaves_bradley_terry_empty_and_says_so(tmp_path, capsys
     assert "Bradley–Terry baseline needs pairwise votes" in said.out
     assert "Null calibration of the ratings likelihood" in said.out  # (issue 16), said with every fit
     assert "warning: One score a (prompt, system) cell" in said.err  # HANNA's means: alpha_j = 1
-    assert not (out / "annotators.csv").exists()  # only with --annotator-effect
+    # HANNA's means name no annotator: the severities are not modelled by default, and the command says why
+    assert "note: Annotator severity is not modelled: the scores name no annotator" in said.out
+    assert not (out / "annotators.csv").exists()
 
 
 def test_rank_refuses_a_non_empty_out_before_computing(tmp_path, capsys):

@@ -28,6 +28,7 @@ def interval(draws, level):
     return np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
 
 
+@pytest.mark.validation
 def test_thirty_systems_recovered_with_calibrated_intervals_and_position_bias(arena):
     gamma = 0.4
     votes, truth = simulate_arena(30, 300, 6000, position_bias=gamma, seed=11)
@@ -43,6 +44,7 @@ def test_thirty_systems_recovered_with_calibrated_intervals_and_position_bias(ar
     assert fit.diagnostics.sampler == "laplace" and "approximation" in fit.diagnostics.warnings[0]
 
 
+@pytest.mark.validation
 def test_votes_without_ties_and_alpha_one_are_bradley_terry(arena):
     votes, _ = simulate_arena(8, 50, 2000, tie_rate=0.0, log_alpha_sd=0.0, seed=12)
     rd = arena(votes)
@@ -63,6 +65,7 @@ def test_votes_without_ties_and_alpha_one_are_bradley_terry(arena):
     np.testing.assert_allclose(fit.mode["skill"], bt - bt.mean(), atol=1e-3)
 
 
+@pytest.mark.validation
 def test_intransitivity_finds_a_planted_pair_and_tau_near_zero_without_one(arena):
     settings = RankSettings(sampler="numpyro", intransitivity=True, chains=2, draws=150, tune=150, seed=1)
     found = {}

@@ -25,6 +25,7 @@ def cache(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("max_obs", [ranking_fit.MARGINAL_MAX_OBS, 1000], ids=["marginal curvature", "schur"])
+@pytest.mark.validation
 def test_gamma_of_an_arena_with_few_votes_per_prompt_is_recovered(arena, monkeypatch, max_obs):
     monkeypatch.setattr(ranking_fit, "MARGINAL_MAX_OBS", max_obs)
     gamma = 1.0

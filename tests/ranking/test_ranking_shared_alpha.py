@@ -1,9 +1,11 @@
 """Ratings with one score a (prompt, system) cell share one discrimination (issue 16, the ratings null
 calibration): a prompt's own alpha_j rests on the prompt's two scores there and overstates the gap
-between two equal systems."""
+between two equal systems. The raters have no severity here and the model none (``annotator_effect=False``:
+the default would model the severities, by NUTS)."""
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy import stats
 
 from lib.formats import DEFAULT_CRITERION
@@ -44,11 +46,14 @@ def test_one_score_a_cell_is_told_from_several_and_from_paired_judgments():
     assert not one_score_a_cell(observations(ranking_data(data, "votes")))
 
 
+@pytest.mark.validation
 def test_a_null_study_with_one_score_a_cell_shares_alpha_and_declares_no_difference():
     scores = null_study(1, NULL_STUDY)
     means = scores.pivot_table(index="prompt_id", columns="system", values="score")
     assert stats.ttest_1samp(means.iloc[:, 1] - means.iloc[:, 0], 0.0).pvalue > 0.05  # no difference shown
-    fit = fit_ranking(ratings(scores), RankSettings(draws=2000, seed=NULL_STUDY), use_cache=False)
+    fit = fit_ranking(
+        ratings(scores), RankSettings(draws=2000, seed=NULL_STUDY, annotator_effect=False), use_cache=False
+    )
     assert (fit.idata.posterior["alpha"].to_numpy() == 1.0).all()
     assert SHARED_ALPHA_NOTE in fit.diagnostics.warnings
     skill = fit.skill_draws()
@@ -57,6 +62,8 @@ def test_a_null_study_with_one_score_a_cell_shares_alpha_and_declares_no_differe
 
 
 def test_several_scores_a_cell_keep_each_prompts_alpha():
-    fit = fit_ranking(ratings(null_study(3, 1, prompts=12)), RankSettings(draws=200, seed=1), use_cache=False)
+    fit = fit_ranking(
+        ratings(null_study(3, 1, prompts=12)), RankSettings(draws=200, seed=1, annotator_effect=False), use_cache=False
+    )
     assert fit.idata.posterior["alpha"].std("prompt").mean() > 0.01  # alpha_j differ between prompts
     assert SHARED_ALPHA_NOTE not in fit.diagnostics.warnings

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
 from lib.revision.client import DraftTask, EditProposer, LLMSettings, results_to_tables
 from lib.revision.prompts import REFERENCE_BASED, REFERENCE_FREE
 from tests.fake_openai import FAST_RETRY, chat, delete_word, edits, error, html
+from tests.timing import slowdown
 
 DRAFT = "The cat sat on the mat. It was very very happy."
 EDIT = {
@@ -225,11 +227,15 @@ def test_a_server_answering_html_is_named_with_status_and_body(fake_openai, tmp_
 
 
 def test_a_server_that_does_not_answer_in_time_fails_the_draft_quickly(fake_openai, tmp_path):
-    import time
-
-    url = fake_openai(lambda request: html(delay=3)).url
-    start = time.perf_counter()
+    """The client hangs up at its 1 s timeout, once. Timed with the client's own work (building the client and
+    the request) scaled by the machine's slowdown: the whole call took 3.5 s at a load average of 24 on 2 cores."""
+    server = fake_openai(lambda request: html(delay=3))
+    url = server.url
     p = EditProposer(LLMSettings(model="m", base_url=url, timeout=1, max_retries=0), REFERENCE_FREE, cache=tmp_path)
+    factor = slowdown()
+    start = time.perf_counter()
     result = p.propose(DraftTask("t1", "A", DRAFT))
-    assert time.perf_counter() - start < 2.5
+    waited = time.perf_counter() - start
     assert result.edits is None and result.error == f"no answer from the server at {url}/ within 1 s (1 attempts)"
+    assert len(server.bodies()) == 1  # one attempt: no retry
+    assert waited < 1.0 + 1.5 * factor, (waited, factor)  # the timeout, and 1.5 s of the client's work when idle

@@ -100,6 +100,7 @@ def paper():
     return simulate_grm(20, 200, seed=11)
 
 
+@pytest.mark.validation
 def test_informed_strategies_reach_random_se_at_50_with_half_the_prompts(paper):
     cal = FastCalibration(paper.codes, 7)
     strategies = ["random", "top_alpha", "max_info", "cat_info", "cat_epv"]
@@ -116,6 +117,7 @@ def test_informed_strategies_reach_random_se_at_50_with_half_the_prompts(paper):
     assert 0.6 < np.sqrt((est["theta_sd"] ** 2).mean()) / rmse < 1.5
 
 
+@pytest.mark.validation
 def test_full_mode_se_matches_the_actual_error_within_25_percent(paper, tmp_path, monkeypatch, codes_to_matrix):
     """Full mode: the mean posterior variance of the held-out ability must match its squared error
     against the true theta (calibration). Pooled over 20 comparisons, 4 k values and 2 strategies
