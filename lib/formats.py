@@ -275,6 +275,10 @@ class Judgments:
         Name of the file the votes came from.
     notes : tuple of str
         What the reader assumed that the user should know (e.g. votes without an annotator column).
+    rows : ndarray (n_votes,) of int64, or None
+        The file's 1-based data row (header not counted) of each vote, in ``votes``' order, where one row
+        is one vote (pairwise); None where a vote comes from several rows (best-worst, ranking). Filters
+        and left-out rows do not renumber them: they name the rows of the user's file.
     """
 
     votes: pd.DataFrame
@@ -282,6 +286,7 @@ class Judgments:
     responses: pd.DataFrame
     source: str
     notes: tuple[str, ...] = ()
+    rows: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------------------- columns
@@ -634,7 +639,8 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
         (sb, values[r]) for r in ("response_b",) if r in values
     ]
     prompt_texts, responses = _texts(values["prompt"], values.get("prompt_text"), pairs)
-    return Judgments(votes, prompt_texts, responses, file, (NO_ANNOTATOR_NOTE,) if anonymous else ())
+    notes = (NO_ANNOTATOR_NOTE,) if anonymous else ()
+    return Judgments(votes, prompt_texts, responses, file, notes, values[_ROW].astype(np.int64))
 
 
 ANONYMOUS_ANNOTATOR = "anonymous (row {row})"

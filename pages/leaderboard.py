@@ -44,6 +44,7 @@ from lib.ranking.run import diagnostics_text, rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
 from lib.ranking.style import has_style
 from ui.common import cached_bundled, current_input
+from ui.robustness import with_robustness
 from ui.tables import show_table
 from ui.text import escape_markdown
 from ui.timings import show_timings, stopped_words
@@ -306,7 +307,11 @@ def show(result, data) -> None:
     for w in d.warnings:
         st.warning(escape_markdown(w))
     show_timings(d.timings)
-    show_table(board, key="lb_table", column_config={"p_best": st.column_config.Column(help=P_BEST_HELP)})
+    show_table(
+        with_robustness(result, data, board),
+        key="lb_table",
+        column_config={"p_best": st.column_config.Column(help=P_BEST_HELP)},
+    )
     order = list(board["system"])
     tabs = st.tabs(["Skills", "Ranks", "Win probabilities", "IRT vs Bradley–Terry"])
     tabs[0].plotly_chart(skill_forest(board), key="lb_forest")

@@ -32,6 +32,7 @@ OUTPUTS = (
     "judge_quality.csv",
     "annotator_quality.csv",
     "leaderboard_by_category.csv",
+    "robustness.csv",
 )
 
 
@@ -42,6 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from lib.ranking.budget import MAX_MEMORY_GB, MAX_MINUTES, WIN_MATRIX_TOP
     from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
     from lib.ranking.data import LIKELIHOODS
+    from lib.ranking.robustness import ROBUSTNESS_TOP
 
     samplers = samplers_for("ranking")
     p = sub.add_parser(
@@ -50,8 +52,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Fit one skill per system (structured IRT: theta of a pair = s_B - s_A, with the "
         "prompts' discriminations) and write leaderboard.csv, win_matrix.csv, diagnostics.json, "
         "with --next N next_batch.csv, with annotator severity (ratings) annotators.csv, with --annotator-weights "
-        "annotator_quality.csv, with --by category leaderboard_by_category.csv and with --judge judge_quality.csv "
-        "to --out.",
+        "annotator_quality.csv, with --by category leaderboard_by_category.csv, with --judge judge_quality.csv "
+        "and with --robustness robustness.csv to --out.",
         epilog=EXIT_CODES,
     )
     add_input_options(p, "CSV of judgments or ratings")
@@ -175,6 +177,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="M",
         help=f"refuse, before computing, a fit estimated to take longer (default {MAX_MINUTES:g} minutes)",
     )
+    p.add_argument(
+        "--robustness",
+        action="store_true",
+        help="write robustness.csv: for each adjacent pair of the top systems (the top pair first), the fewest votes "
+        "whose removal swaps them, found by their influence on the fit and confirmed by refitting without them, with "
+        "the input file's rows of those votes (pairwise votes, MAP + Laplace; each pair takes one refit or a few)",
+    )
+    p.add_argument(
+        "--robustness-top",
+        type=count,
+        default=None,
+        metavar="K",
+        help=f"--robustness for the adjacent pairs of the top K systems (default {ROBUSTNESS_TOP}: "
+        f"{ROBUSTNESS_TOP - 1} pairs)",
+    )
     p.add_argument("--chains", type=count, help="NUTS chains (default 4)")
     p.add_argument(
         "--draws",
@@ -222,8 +239,10 @@ def run(args: argparse.Namespace) -> int:
     Raises
     ------
     lib.errors.SettingsError
-        An option that does not fit the format (``--position-column``, ``--annotator-effect``), a
-        negative ``--next``, or ``--target-ess`` for a fit whose sampler does not sample to one.
+        An option that does not fit the format (``--position-column``, ``--annotator-effect``,
+        ``--robustness``: :func:`lib.ranking.robustness.check_robustness`), a negative ``--next``,
+        ``--robustness-top`` without ``--robustness``, or ``--target-ess`` for a fit whose sampler does not
+        sample to one.
     """
     import time
 
@@ -235,15 +254,7 @@ def run(args: argparse.Namespace) -> int:
     from lib.ranking.run import rank_systems, withhold_estimates
 
     started = time.perf_counter()
-
-    if args.next < 0:
-        raise SettingsError(f"--next must be 0 or more (got {args.next})")
-    if args.position_column and args.format != "pairwise":
-        raise SettingsError(f"--position-column needs pairwise votes (one pair shown per row), not {args.format}")
-    if args.annotator_effect and args.format != "ratings":
-        raise SettingsError(
-            f"--annotator-effect needs scores of the ratings format (one system per score), not {args.format}"
-        )
+    _check_options(args)
     style = args.style_control or bool(args.style_columns)
     if args.position_column:  # the pairwise format's optional role "position"
         args.columns = ",".join(filter(None, [args.columns, f"position={args.position_column}"]))
@@ -276,6 +287,10 @@ def run(args: argparse.Namespace) -> int:
     # annotator_effect stays None (rank_systems decides it again and says so); the sizes follow the decision
     settings = settings_for(annotator_design_of(data, args.likelihood))
     judged = _judge(args.judge, data) if args.judge else None  # its errors come before the long fit
+    if args.robustness:
+        from lib.ranking.robustness import check_robustness
+
+        check_robustness(data, settings)
     result = rank_systems(
         data,
         settings,
@@ -288,10 +303,14 @@ def run(args: argparse.Namespace) -> int:
     PhaseTimer(result.fit.diagnostics.timings).add("read", read_s)  # diagnostics.json's timings
     if unconverged := result.fit.diagnostics.converged is False:
         result = withhold_estimates(result)
-    written = _write_outputs(result, out, judged)
+    # no robustness of estimates withheld: its refits would start from chains that did not converge
+    robustness = _robustness(data, result, args.robustness_top) if args.robustness and not unconverged else None
+    written = _write_outputs(result, out, judged, robustness)
     if judged is not None:
         _print_judged(judged)
     _print_result(result, default_sampler=args.sampler is None)
+    if robustness is not None:
+        _print_robustness(robustness)
     if args.verbose:
         print_timings(result.fit.diagnostics.timings, started)
     print(f"wrote {out}/{', '.join(written)}")
@@ -299,6 +318,20 @@ def run(args: argparse.Namespace) -> int:
         print(NOT_CONVERGED_ERROR, file=sys.stderr)
         return EXIT_NOT_CONVERGED
     return 0
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Raise SettingsError for options that do not fit the format or each other (before anything is read)."""
+    if args.next < 0:
+        raise SettingsError(f"--next must be 0 or more (got {args.next})")
+    if args.position_column and args.format != "pairwise":
+        raise SettingsError(f"--position-column needs pairwise votes (one pair shown per row), not {args.format}")
+    if args.annotator_effect and args.format != "ratings":
+        raise SettingsError(
+            f"--annotator-effect needs scores of the ratings format (one system per score), not {args.format}"
+        )
+    if args.robustness_top is not None and not args.robustness:
+        raise SettingsError("--robustness-top K needs --robustness")
 
 
 def _judge(path: str, data):
@@ -331,7 +364,25 @@ def _print_judged(judged) -> None:
     )
 
 
-def _write_outputs(result, out: Path, judged=None) -> list[str]:
+def _robustness(data, result, top: int | None):
+    """``robustness.csv``'s table (:func:`lib.ranking.robustness.vote_robustness`), its time estimated first."""
+    from lib.cli import progress_printer
+    from lib.ranking.robustness import ROBUSTNESS_TOP, estimate_text, vote_robustness
+
+    top = top or ROBUSTNESS_TOP
+    print(f"{estimate_text(result, top)}", flush=True)
+    return vote_robustness(data, result, top=top, progress=progress_printer())
+
+
+def _print_robustness(table) -> None:
+    """How many votes hold each adjacent pair: the count and share, or the note where no flip is confirmed."""
+    print("how many votes hold the order (robustness.csv):")
+    for r in table.itertuples():
+        held = f"flips if {r.votes_to_flip:,} votes ({r.share_of_votes:.3%}) are dropped" if r.confirmed else r.note
+        print(f"  {r.system_a} above {r.system_b} (gap {r.gap:.3f}): {held} [{r.refits} refits]")
+
+
+def _write_outputs(result, out: Path, judged=None, robustness=None) -> list[str]:
     """Write the result's tables to ``out`` (staged, so no partial outputs); returns the names written."""
     from lib.export import csv_text
     from lib.ranking.run import diagnostics_text
@@ -358,6 +409,8 @@ def _write_outputs(result, out: Path, judged=None) -> list[str]:
         texts["annotator_quality.csv"] = csv_text(result.annotator_quality)
     if result.by_category is not None:
         texts["leaderboard_by_category.csv"] = csv_text(result.by_category)
+    if robustness is not None:
+        texts["robustness.csv"] = csv_text(robustness)
     # Staged in a temporary folder inside --out and moved in at the end: no partial outputs.
     with tempfile.TemporaryDirectory(dir=out, prefix=".rank-") as staging:
         for name, text in texts.items():

@@ -395,6 +395,71 @@ def laplace(
     SettingsError
         The Hessian at the mode is not positive definite (no Gaussian approximation exists there).
     """
+    import jax
+
+    lay, _, outputs, to_params, x, blocks = _fitted_mode(
+        model, names, tracker, local, unit, marginal_curvature, scales, memo
+    )
+    tracker.stage(0.8, "drawing from the Gaussian")
+    with tracker.timer.phase("draws"):
+        params = _kept(memo, "params", lambda: jax.jit(jax.vmap(lambda flat: to_params(*lay.split(flat)))))
+        return _gaussian_draws(model, lay, outputs, params, x, blocks, settings, mode)
+
+
+@dataclass
+class LaplaceMode:
+    """The mode a Laplace fit draws from and the Hessian there: what the first-order effect of a change of
+    the data (:mod:`lib.inference.influence`) needs.
+
+    Attributes
+    ----------
+    model : pymc.Model
+    layout : _Layout
+        Where each free variable sits in the flat unconstrained vector.
+    x : ndarray (n,)
+        The mode (flat, unconstrained): the globals' marginal mode and the local variables' conditional mode
+        there (:func:`marginal_mode`), or the joint mode of a model without local variables.
+    blocks : _Blocks
+        The negative log posterior's Hessian at ``x`` by blocks, the globals' precision as the fit's
+        (:func:`block_hessian`); ``blocks.solve(r)`` is H^-1 r.
+    """
+
+    model: Any
+    layout: _Layout
+    x: np.ndarray
+    blocks: _Blocks
+
+
+def laplace_mode(problem: Problem, tracker: Tracker) -> LaplaceMode:
+    """The mode and Hessian blocks of the Laplace fit of ``problem``: those kept in memory (:data:`KEPT_MODELS`)
+    when this process fitted the same model and data (``problem.key``), else found as :func:`sample_laplace`
+    finds them (the same programs, the same result).
+
+    Raises
+    ------
+    SettingsError
+        The Hessian at the mode is not positive definite.
+    """
+    memo = _memo(problem.key)
+    model, names = _kept(memo, "model", lambda: problem.model(tracker))
+    lay, _, _, _, x, blocks = _fitted_mode(
+        model, names, tracker, problem.local, problem.unit, problem.marginal_curvature, problem.scales, memo
+    )
+    return LaplaceMode(model, lay, x, blocks)
+
+
+def _fitted_mode(
+    model,
+    names: list[str],
+    tracker: Tracker,
+    local: tuple[str, ...],
+    unit: str,
+    marginal_curvature: bool,
+    scales: tuple[str, ...],
+    memo: dict | None,
+):
+    """The model's programs in JAX (``lay, f, outputs, to_params``: :func:`_jaxified`), its mode and the Hessian
+    blocks there (:func:`laplace`), kept in ``memo``."""
     # Global variables cost one Hessian-vector product each (the leaderboard's skills, thresholds, gamma,
     # sigma_eta): fine for hundreds; its pair deviations (K^2 / 2 of them) are never fitted so.
     import jax
@@ -411,16 +476,12 @@ def laplace(
                 jax.jit(jax.vmap(lambda x, v: jax.jvp(jax.grad(f), (x,), (v,))[1], in_axes=(None, 0))),
             ),
         )
-
     x, blocks = _kept(
         memo,
         ("mode", marginal_curvature),  # the mode and its curvature depend on the model and data only
         lambda: _mode(value_and_grad, hvp, f, lay, unit, tracker, marginal_curvature, memo),
     )
-    tracker.stage(0.8, "drawing from the Gaussian")
-    with timer.phase("draws"):
-        params = _kept(memo, "params", lambda: jax.jit(jax.vmap(lambda flat: to_params(*lay.split(flat)))))
-        return _gaussian_draws(model, lay, outputs, params, x, blocks, settings, mode)
+    return lay, f, outputs, to_params, x, blocks
 
 
 def lbfgs(value_and_grad: Callable, x0: np.ndarray):

@@ -60,6 +60,9 @@ class RankingData:
     category : ndarray (N,) of str or None
         The category of each vote (rows as ``votes``) when ranked by category (:mod:`lib.ranking.categories`);
         None otherwise.
+    rows : ndarray (len(votes),) of int64, or None
+        The input file's 1-based data row of each of ``votes`` (``lib.formats.Judgments.rows``): None
+        where a vote is not one row of the file (best-worst, ranking), and for ratings.
     """
 
     systems: list[str]
@@ -71,6 +74,7 @@ class RankingData:
     component: pd.Series | None = None
     style: StyleFeatures | None = None
     category: np.ndarray | None = None
+    rows: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         """Without ``component``, every system is in component 1."""
@@ -319,9 +323,9 @@ def ranking_data(data, likelihood: str | None = None, *, style: bool = False, by
         equal, no pair judged on a prompt for ``cells``).
     """
     likelihood = _likelihood(data, likelihood)
-    votes = ratings = matrix = None
+    votes = ratings = matrix = rows = None
     if data.judgments is not None:
-        votes, systems, counts = _votes(data, likelihood)
+        votes, rows, systems, counts = _votes(data, likelihood)
     else:
         ratings, systems, counts = _ratings(data, likelihood)
     if len(systems) < 2:
@@ -361,7 +365,9 @@ def ranking_data(data, likelihood: str | None = None, *, style: bool = False, by
             raise SettingsError(f"ranking by category needs the votes likelihood, not {likelihood}")
         assert votes is not None  # the votes likelihood has votes
         category = vote_categories(votes)
-    return RankingData(systems, likelihood, votes, matrix, ratings, n_votes, component, features, category)
+    return RankingData(
+        systems, likelihood, votes, matrix, ratings, n_votes, component, features, category=category, rows=rows
+    )
 
 
 def _likelihood(data, likelihood: str | None) -> str:
@@ -382,8 +388,9 @@ def _likelihood(data, likelihood: str | None) -> str:
     return likelihood
 
 
-def _votes(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]:
-    """The votes of the chosen criterion, their systems (sorted) and votes per system.
+def _votes(data, likelihood: str) -> tuple[pd.DataFrame, np.ndarray | None, list[str], pd.Series]:
+    """The votes of the chosen criterion, their file rows (``Judgments.rows``: None where votes are not
+    rows), their systems (sorted) and votes per system.
 
     Raises
     ------
@@ -392,15 +399,16 @@ def _votes(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]:
     """
     import pandas as pd
 
-    votes = data.judgments.votes
+    votes, rows = data.judgments.votes, data.judgments.rows
     if data.criterion is not None:
-        votes = votes[votes["criterion"] == data.criterion]
+        chosen = (votes["criterion"] == data.criterion).to_numpy()
+        votes, rows = votes[chosen], None if rows is None else rows[chosen]
     votes = votes.reset_index(drop=True)
     counts = pd.concat([votes["system_a"], votes["system_b"]]).value_counts()
     systems = sorted(counts.index.tolist())  # every system once (not a Python set of every vote's)
     if likelihood == "votes" and (votes["winner"] == "tie").all():
         raise DesignError("every vote is a tie: the votes cannot tell any system apart")
-    return votes, systems, counts
+    return votes, rows, systems, counts
 
 
 def _ratings(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]:

@@ -25,7 +25,8 @@ import numpy as np
 
 from lib.errors import SettingsError
 from lib.inference.diagnostics import Diagnostics, diagnose
-from lib.inference.progress import FitProgress, monotone, run_reporting
+from lib.inference.laplace import LaplaceMode, laplace_mode
+from lib.inference.progress import FitProgress, Tracker, monotone, run_reporting
 from lib.inference.samplers import Problem, runner
 from lib.inference.settings import NutsSettings, check_known, samplers_for, sampling_sizes
 from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of, try_cache_write
@@ -421,7 +422,7 @@ def fit_ranking(
     With ``settings.target_ess`` a numpyro fit samples to the target; ``diagnostics.target_ess``
     and ``diagnostics.stopped`` say which it reached.
     """
-    from lib.ranking.model import LOCAL, SCALES, build_ranking, one_score_a_cell, posterior_names
+    from lib.ranking.model import one_score_a_cell
 
     start = time.perf_counter()
     timer = timer or PhaseTimer()
@@ -441,36 +442,10 @@ def fit_ranking(
         if hit is not None:
             report(1.0, "loaded from cache")
             return hit
-    # Ratings always take the marginal's curvature: their Schur complement need not be positive
-    # definite at the marginal mode (the scale sigma_eta), and they have few globals.
-    curvature = len(obs.code) <= MARGINAL_MAX_OBS or not obs.paired
     reason = nuts_reason(settings)
     sampler = fitted_sampler(settings)
-
-    def build():
-        model = build_ranking(
-            obs,
-            baseline=settings.baseline,
-            intransitivity=settings.intransitivity,
-            position_bias=settings.position_bias,
-            fixed_alpha=fixed_alpha,
-            annotator_effect=bool(settings.annotator_effect),  # decided by _decided
-        )
-        return model, posterior_names(model)
-
-    problem = Problem(
-        build=build,
-        local=LOCAL,
-        unit="prompt",
-        marginal_curvature=curvature,
-        scales=SCALES,
-        target_accept=TARGET_ACCEPT_BY_CATEGORY if obs.category is not None else 0.8,
-        key=digest_of(  # the model and its data, under which its compiled programs are kept
-            obs,
-            [settings.baseline, settings.intransitivity, settings.position_bias, settings.annotator_effect],
-            [fixed_alpha, curvature],
-        ),
-    )
+    problem = _problem(obs, settings, fixed_alpha)
+    curvature = problem.marginal_curvature
     run = runner(sampler)
     idata = run_reporting(
         lambda tracker: run(problem, settings, tracker),
@@ -500,3 +475,66 @@ def fit_ranking(
             try_cache_write(lambda: STORE.save(request, idata, diag, extra), diag.warnings)
     report(1.0, f"done in {diag.wall_s:.1f} s")
     return fit
+
+
+def _problem(obs: Observations, settings: RankSettings, fixed_alpha: bool) -> Problem:
+    """What the sampler fits: the ranking model of ``obs`` (:func:`lib.ranking.model.build_ranking`), its prompt
+    variables local, keyed by the model and its data (under which a Laplace fit keeps its compiled programs and
+    mode, :func:`lib.inference.laplace.laplace_mode`)."""
+    from lib.ranking.model import LOCAL, SCALES, build_ranking, posterior_names
+
+    # Ratings always take the marginal's curvature: their Schur complement need not be positive
+    # definite at the marginal mode (the scale sigma_eta), and they have few globals.
+    curvature = len(obs.code) <= MARGINAL_MAX_OBS or not obs.paired
+
+    def build():
+        model = build_ranking(
+            obs,
+            baseline=settings.baseline,
+            intransitivity=settings.intransitivity,
+            position_bias=settings.position_bias,
+            fixed_alpha=fixed_alpha,
+            annotator_effect=bool(settings.annotator_effect),  # decided by _decided
+        )
+        return model, posterior_names(model)
+
+    return Problem(
+        build=build,
+        local=LOCAL,
+        unit="prompt",
+        marginal_curvature=curvature,
+        scales=SCALES,
+        target_accept=TARGET_ACCEPT_BY_CATEGORY if obs.category is not None else 0.8,
+        key=digest_of(  # the model and its data, under which its compiled programs are kept
+            obs,
+            [settings.baseline, settings.intransitivity, settings.position_bias, settings.annotator_effect],
+            [fixed_alpha, curvature],
+        ),
+    )
+
+
+def laplace_state(fit: RankingFit, *, fixed_alpha: bool = False) -> LaplaceMode:
+    """The mode and Hessian blocks a MAP + Laplace ranking fit drew from (:func:`lib.inference.laplace.laplace_mode`):
+    kept in memory when this process just made the fit, else found again as the fit found them.
+
+    Parameters
+    ----------
+    fit : RankingFit
+        A fit of :func:`fit_ranking` by the Laplace sampler (its own or one read from the cache).
+    fixed_alpha : bool
+        As given to :func:`fit_ranking` (False for the leaderboard's fits, :func:`lib.ranking.run.rank_systems`).
+
+    Raises
+    ------
+    SettingsError
+        The fit was not made by MAP + Laplace; its Hessian is not positive definite.
+    """
+    from lib.ranking.model import one_score_a_cell
+
+    if fitted_sampler(fit.settings) != LAPLACE:
+        raise SettingsError(
+            f"the mode and Hessian of a MAP + Laplace fit are asked for, not of {fit.diagnostics.sampler}"
+        )
+    obs = _observations(fit.data, fit.settings)
+    problem = _problem(obs, fit.settings, fixed_alpha or one_score_a_cell(obs))
+    return laplace_mode(problem, Tracker(1, time.perf_counter()))

@@ -63,6 +63,10 @@ variables, which the Laplace fit's block Hessian uses."""
 SCALES = ("sigma_alpha", "sigma_eta")
 """Global variables that scale the prompt variables' prior (:attr:`lib.inference.samplers.Problem.scales`)."""
 
+LOGLIK_TERMS = "loglik_terms"
+"""Name of the (N,) log-likelihood of each observation that the potential ``loglik`` sums: the influence of
+each vote is read from it (:func:`lib.inference.influence.drop_influence`, :mod:`lib.ranking.robustness`)."""
+
 _VOTE_CODES = {"a": 0, "tie": 1, "b": 2}
 
 
@@ -286,7 +290,8 @@ def build_ranking(
         and as asked ``tau``, ``delta`` (pair),
         ``gamma``, ``sigma_eta``, ``eta`` (prompt), ``sigma_zeta``, ``zeta`` (annotator), and ``style``
         (feature) when ``obs`` has style covariates, ``sigma_category`` and ``category_skill`` (category, system)
-        when it has categories (:mod:`lib.ranking.categories`). The log-likelihood is the potential ``loglik``.
+        when it has categories (:mod:`lib.ranking.categories`). The log-likelihood is the potential ``loglik``,
+        the sum of the observations' :data:`LOGLIK_TERMS` (each multiplied by its weight, ``obs.weight``).
 
     Raises
     ------
@@ -340,8 +345,11 @@ def build_ranking(
             )
         else:
             location, cut, rows = _ratings_terms(obs, skill, prompt, annotator_effect=annotator_effect)
-        loglik = ordinal_logp(alpha[prompt], location, cut, rows, code)
-        pm.Potential("loglik", pt.sum(loglik if obs.weight is None else loglik * pt.as_tensor(obs.weight)))
+        terms = ordinal_logp(alpha[prompt], location, cut, rows, code)
+        if obs.weight is not None:
+            terms = terms * pt.as_tensor(obs.weight)
+        terms.name = LOGLIK_TERMS
+        pm.Potential("loglik", pt.sum(terms))
     return model
 
 

@@ -28,6 +28,7 @@ def simulate_arena(
     position_bias: float = 0.0,
     intransitive: tuple[int, int, float] | None = None,
     prompt_system_sd: float = 0.0,
+    skills: Sequence[float] | None = None,
     seed: int = 0,
 ) -> tuple[pd.DataFrame, dict]:
     """Simulate votes of an arena: each vote is a random pair of systems on a random prompt.
@@ -55,6 +56,8 @@ def simulate_arena(
     prompt_system_sd : float
         SD (logits) of a prompt x system effect u_jk added to each skill on prompt j: votes on one
         prompt are then dependent (clustered), as the model does not assume.
+    skills : sequence of float, optional
+        The skills (logits) of the ``n_systems`` systems, as given (not centred); default: drawn with SD ``skill_sd``.
     seed : int
 
     Returns
@@ -73,6 +76,8 @@ def simulate_arena(
     prompts = [f"p{j:05d}" for j in range(n_prompts)]
     skill = rng.normal(0.0, skill_sd, n_systems)
     skill -= skill.mean()
+    if skills is not None:  # after the draw: the rest of the simulation is the same for a given seed
+        skill = np.asarray(skills, dtype=float)
     alpha = np.exp(rng.normal(0.0, log_alpha_sd, n_prompts))
     a = rng.integers(0, n_systems, n_votes)
     b = (a + rng.integers(1, n_systems, n_votes)) % n_systems  # any other system, uniformly
