@@ -21,25 +21,14 @@ import numpy as np
 import pandas as pd
 
 from lib.errors import SettingsError
+from lib.ranking.leaderboard import SKILL_COLUMNS
 
 COLUMN = "category"
 """The votes' column (the pairwise format's ``category`` role) that ``rank --by category`` reads."""
 SPREAD_PRIOR_SD = 0.5
 """Prior scale (logits) of sigma_category: deviations of a system from its overall skill of about half a logit
 (a win probability of 0.5 moved to 0.62), as tau's of the pair deviations."""
-BY_CATEGORY_COLUMNS = [
-    "category",
-    "system",
-    "skill_mean",
-    "skill_sd",
-    "skill_low",
-    "skill_high",
-    "rank_mean",
-    "rank_low",
-    "rank_high",
-    "p_best",
-    "n_votes",
-]
+BY_CATEGORY_COLUMNS = ["category", *SKILL_COLUMNS]
 """Columns of ``leaderboard_by_category.csv``: per category (sorted) its systems, best first; ``n_votes`` counts
 the category's votes a system took part in (0: its skill there is its overall skill and the learnt spread)."""
 BY_CATEGORY_DATA = ("category", "system", "n_votes")

@@ -15,6 +15,20 @@ from scipy.stats import rankdata
 
 from lib.errors import SettingsError
 
+SKILL_COLUMNS = [
+    "system",
+    "skill_mean",
+    "skill_sd",
+    "skill_low",
+    "skill_high",
+    "rank_mean",
+    "rank_low",
+    "rank_high",
+    "p_best",
+    "n_votes",
+]
+"""The read-outs of a leaderboard's skills, in this order: ``leaderboard.csv``'s first columns and, per category,
+``leaderboard_by_category.csv``'s."""
 INTRANSITIVE_NOTE = "the data say {a} beats {b} directly more than their skills imply"
 P_BEST_HELP = (
     "P(best): the share of posterior draws in which this system ranks first, given the model and all these "

@@ -38,6 +38,7 @@ from lib.ranking.clusters import clustering_note
 from lib.ranking.data import annotator_design, ranking_data
 from lib.ranking.fit import RankingFit, RankSettings, fit_ranking, fitted_sampler, resolve_annotator_effect
 from lib.ranking.leaderboard import (
+    SKILL_COLUMNS,
     annotator_severity,
     centre_components,
     intransitive_pairs,
@@ -47,21 +48,7 @@ from lib.ranking.leaderboard import (
     win_matrix,
 )
 
-LEADERBOARD_COLUMNS = [
-    "system",
-    "skill_mean",
-    "skill_sd",
-    "skill_low",
-    "skill_high",
-    "rank_mean",
-    "rank_low",
-    "rank_high",
-    "p_best",
-    "n_votes",
-    "bt_rating",
-    "bt_low",
-    "bt_high",
-]
+LEADERBOARD_COLUMNS = [*SKILL_COLUMNS, "bt_rating", "bt_low", "bt_high"]
 """Columns of ``leaderboard.csv`` in this order (``p_top_k`` and ``component`` follow them)."""
 UNCONTROLLED_COLUMNS = ["skill_uncontrolled", "rank_change", "bt_rating_uncontrolled"]
 """Added to ``leaderboard.csv`` by style control: the skill without it, the change of the system's place in the
