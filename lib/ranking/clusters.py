@@ -259,6 +259,8 @@ def prompt_clustering(
     d = vote_scores(mean, obs, means)
     if not np.isfinite(d).all():  # means outside the model's range
         return nothing
+    if getattr(obs, "weight", None) is not None:  # a weighted likelihood's score (annotator weights)
+        d = d * obs.weight
     g = _cluster_sums(obs.system_b, obs.system_a, d, obs.prompt, k)
     factor = n_prompts / max(n_prompts - 1, 1)
     # Sigma only through the draws (no (K, K) array unless the draws are moved): an arena of 10,000 systems
@@ -269,7 +271,9 @@ def prompt_clustering(
     if transform:
         sigma = np.atleast_2d(np.cov(skill, rowvar=False))
         adjusted = sigma @ sigma / prior_sd**2 + spread @ spread.T
-        draws = mean + centred @ _transform(sigma, adjusted) * t_mixing(n_prompts, len(skill))[:, None]
+        moved = centred @ _transform(sigma, adjusted) * t_mixing(n_prompts, len(skill))[:, None]
+        # the sandwich widens the intervals; the estimate stays the model's (the t factors' draws re-centred)
+        draws = mean + moved - moved.mean(axis=0)
     if n_prompts < MIN_PROMPTS:
         return Clustering(float("nan"), float("nan"), n_prompts, several, False, draws, most)
     varies = var > 1e-12 * var.max()

@@ -297,11 +297,24 @@ def test_a_small_pilot_withholds_the_design_effect_and_ranks_the_next_batch_read
     warned = " ".join(w.value for w in at.warning)
     assert "cannot be told from 10 prompts" in warned and f"at least {MIN_PROMPTS}" in warned
     assert "times what independent votes give" not in warned
-    nxt = next(d.value for d in at.dataframe if "prompt_id" in d.value.columns)
-    assert (nxt["score"] > 0).all()  # not rounded away
-    assert nxt["relative_score"].iloc[0] == 1.0 and (nxt["relative_score"] > 0).all()
-    first = int(np.flatnonzero(nxt["relative_score"] >= NEGLIGIBLE)[-1]) + 2  # rows from here matter little
-    assert first <= len(nxt)  # the pilot's batch ends in such rows (one vote on a sharp prompt settles much)
+
+    def shown_batch() -> tuple[pd.DataFrame, int]:
+        """The next batch as shown, and the first of its rows that matter little (len + 1: none)."""
+        nxt = next(d.value for d in at.dataframe if "prompt_id" in d.value.columns)
+        assert (nxt["score"] > 0).all()  # not rounded away
+        assert nxt["relative_score"].iloc[0] == 1.0 and (nxt["relative_score"] > 0).all()
+        assert (np.diff(nxt["relative_score"]) <= 0).all()  # ranked
+        return nxt, int(np.flatnonzero(nxt["relative_score"] >= NEGLIGIBLE)[-1]) + 2
+
+    # The Studies export names the side each system was shown on: the default fit estimates the position bias,
+    # and every row of this batch matters (no note)
+    assert at.checkbox(key="lb_position").value
+    nxt, first = shown_batch()
+    assert first == len(nxt) + 1 and not any("of the next batch are each expected" in i.value for i in at.info)
+    # Without it the batch ends in rows that matter little (one vote on a sharp prompt settles much): said
+    at.checkbox(key="lb_position").uncheck().run()
+    nxt, first = shown_batch()
+    assert first <= len(nxt)
     assert any(f"Rows {first} to {len(nxt)} of the next batch" in i.value for i in at.info)
 
 
