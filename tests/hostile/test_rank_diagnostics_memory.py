@@ -80,8 +80,13 @@ def test_the_check_is_the_dense_sandwich():
     adjusted = sigma @ sigma + sigma @ g_cluster @ sigma  # prior SD 1
     expected = np.mean(np.diag(adjusted) / np.diag(sigma))
     assert got.design_effect == pytest.approx(expected, rel=1e-9) and plain.design_effect == got.design_effect
-    # the moved draws: covariance V once their Student-t mixing is undone
-    moved = (got.skill_draws - skill.mean(0)) / clusters.t_mixing(n_prompts, draws)[:, None]
+    # the moved draws keep the posterior mean, and have covariance V once their Student-t mixing is undone:
+    # draws = mean + y t - c with y = centred draws times T (mean 0) and c = mean(y t), so u = (draws - mean) / t
+    # = y - c / t, and mean(y) = 0 gives c = -mean(u) / mean(1 / t)
+    np.testing.assert_allclose(got.skill_draws.mean(0), skill.mean(0), atol=1e-12)
+    inverse = 1 / clusters.t_mixing(n_prompts, draws)
+    u = (got.skill_draws - skill.mean(0)) * inverse[:, None]
+    moved = u - np.outer(inverse, u.mean(0) / inverse.mean())
     np.testing.assert_allclose(np.cov(moved, rowvar=False), adjusted, rtol=1e-7, atol=1e-10)
 
 
