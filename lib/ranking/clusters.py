@@ -259,7 +259,7 @@ def prompt_clustering(
     d = vote_scores(mean, obs, means)
     if not np.isfinite(d).all():  # means outside the model's range
         return nothing
-    if getattr(obs, "weight", None) is not None:  # a weighted likelihood's score (annotator weights)
+    if obs.weight is not None:  # a weighted likelihood's score (annotator weights)
         d = d * obs.weight
     g = _cluster_sums(obs.system_b, obs.system_a, d, obs.prompt, k)
     factor = n_prompts / max(n_prompts - 1, 1)

@@ -36,7 +36,7 @@ def observations(k: int, n: int, n_prompts: int, seed: int = 0) -> SimpleNamespa
     b = (a + rng.integers(1, k, n)) % k
     return SimpleNamespace(
         system_a=a, system_b=b, prompt=rng.integers(0, n_prompts, n), code=rng.integers(0, 3, n),
-        side=np.zeros(n), pair=np.zeros(n, int),
+        side=np.zeros(n), pair=np.zeros(n, int), weight=None,
     )
 
 

@@ -86,7 +86,9 @@ def gaussian_study(sd: float, seed: int, n_prompts: int = 30, per_prompt: int = 
     ia, ib = (votes[c].map(systems.index).to_numpy() for c in ("system_a", "system_b"))
     code = (votes["winner"] == "b").to_numpy().astype(int)
     prompt = votes["prompt_id"].factorize()[0]
-    obs = SimpleNamespace(system_a=ia, system_b=ib, prompt=prompt, code=code, side=np.zeros(len(ia)), pair=ia)
+    obs = SimpleNamespace(
+        system_a=ia, system_b=ib, prompt=prompt, code=code, side=np.zeros(len(ia)), pair=ia, weight=None
+    )
     basis = np.linalg.svd(np.eye(n_systems) - 1 / n_systems)[0][:, : n_systems - 1]  # sum-to-zero subspace
     x = (np.eye(n_systems)[ib] - np.eye(n_systems)[ia]) @ basis
     beta = np.zeros(n_systems - 1)
@@ -208,7 +210,13 @@ def test_one_vote_a_prompt_has_nothing_to_cluster():
     n = 200
     a = rng.integers(0, 3, n)
     obs = SimpleNamespace(
-        system_a=a, system_b=a + 1, prompt=np.arange(n), code=rng.integers(0, 2, n), side=np.zeros(n), pair=a
+        system_a=a,
+        system_b=a + 1,
+        prompt=np.arange(n),
+        code=rng.integers(0, 2, n),
+        side=np.zeros(n),
+        pair=a,
+        weight=None,
     )
     means = {"alpha": np.ones(n), "b": np.zeros(1)}
     result = prompt_clustering(rng.normal(0, 0.1, (500, 4)), obs, means, prior_sd=1.0)
@@ -236,7 +244,13 @@ def test_a_sandwich_beyond_what_dependent_votes_can_give_is_no_design_effect():
     n = 90
     a = rng.integers(0, 2, n)
     obs = SimpleNamespace(
-        system_a=a, system_b=a + 1, prompt=np.arange(n) // 3, code=rng.integers(0, 2, n), side=np.zeros(n), pair=a
+        system_a=a,
+        system_b=a + 1,
+        prompt=np.arange(n) // 3,
+        code=rng.integers(0, 2, n),
+        side=np.zeros(n),
+        pair=a,
+        weight=None,
     )
     skill = rng.normal(0, 2, (1, 500, 3))
     idata = az.from_dict(
