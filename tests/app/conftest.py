@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from lib.paths import ROOT
+from lib.study import db as study_db
+from lib.study.access import SECRET_ENV
 
 APP = str(ROOT / "app.py")
 
@@ -24,3 +26,15 @@ def new_session(monkeypatch, tmp_path) -> Callable[[], AppTest]:
 def at(new_session) -> AppTest:
     """A session of the app, run once (the Data page on the default data set)."""
     return new_session().run()
+
+
+@pytest.fixture
+def db(monkeypatch, tmp_path) -> Iterator[str]:
+    """A fresh SQLite study database for the page tests (its URL, also in ``EVAL_DATABASE_URL``; the root
+    conftest's ``db`` runs every backend), with a fresh fit cache and no study secret from the environment."""
+    url = f"sqlite:///{tmp_path / 'studies.sqlite'}"
+    monkeypatch.setenv(study_db.DATABASE_ENV, url)
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    yield url
+    study_db.dispose(url)

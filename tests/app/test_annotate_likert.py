@@ -4,12 +4,9 @@ page, the answers stored as given and exported by label order."""
 
 from __future__ import annotations
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from lib.paths import ROOT
-from lib.study import db as study_db
-from lib.study.access import SECRET_ENV
 from lib.study.create import create_study
 from lib.study.export import export_judgments
 from lib.study.items import ItemSpec
@@ -17,16 +14,6 @@ from lib.study.tasks import Scale
 from ui.text import escape_markdown
 
 APP = str(ROOT / "app.py")
-
-
-@pytest.fixture
-def db(monkeypatch, tmp_path):
-    url = f"sqlite:///{tmp_path / 'studies.sqlite'}"
-    monkeypatch.setenv(study_db.DATABASE_ENV, url)
-    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv(SECRET_ENV, raising=False)
-    yield url
-    study_db.dispose(url)
 
 
 def test_an_annotator_rates_every_passage_on_the_labelled_scale(db):

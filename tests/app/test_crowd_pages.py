@@ -9,29 +9,16 @@ import re
 import types
 
 import pandas as pd
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from lib.paths import ROOT
 from lib.ranking.active import NEXT_COLUMNS
-from lib.study import db as study_db
-from lib.study.access import SECRET_ENV
 from lib.study.annotate import open_page, submit
 from lib.study.create import create_study
 from lib.study.demo import DEMO_NAME, demo_items, demo_texts
 from lib.study.items import ItemSpec
 
 APP = str(ROOT / "app.py")
-
-
-@pytest.fixture
-def db(monkeypatch, tmp_path):
-    url = f"sqlite:///{tmp_path / 'studies.sqlite'}"
-    monkeypatch.setenv(study_db.DATABASE_ENV, url)
-    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv(SECRET_ENV, raising=False)
-    yield url
-    study_db.dispose(url)
 
 
 def researcher() -> AppTest:

@@ -7,27 +7,15 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from lib.paths import ROOT
-from lib.study import db as study_db
 from lib.study.access import SECRET_ENV
 from lib.study.create import create_study
 from lib.study.items import ItemSpec
 
 APP = str(ROOT / "app.py")
 HOSTILE = "<script>alert(1)</script> ![x](http://evil.example/x.png) [click](javascript:alert(1)) :red[big] $x$"
-
-
-@pytest.fixture
-def db(monkeypatch, tmp_path):
-    url = f"sqlite:///{tmp_path / 'studies.sqlite'}"
-    monkeypatch.setenv(study_db.DATABASE_ENV, url)
-    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv(SECRET_ENV, raising=False)
-    yield url
-    study_db.dispose(url)
 
 
 def researcher() -> AppTest:
