@@ -372,6 +372,7 @@ def show(result, data) -> None:
         st.download_button(
             "next_batch.csv", csv_text(result.next_batch), "next_batch.csv", mime="text/csv", key="lb_dl_next"
         )
+    show_reliability(result.annotator_quality)
 
 
 def show_reliability(quality) -> None:
@@ -518,7 +519,6 @@ if kept is not None and kept[0] == key:
         st.error(kept[1])
     else:
         show(kept[1], data)
-        show_reliability(kept[1].annotator_quality)
 else:
     why = nuts_reason(decided)
     st.info(
