@@ -383,3 +383,26 @@ def test_by_category_shows_a_chosen_categorys_leaderboard_and_the_heatmap(at):
     n = pd.concat([maths["system_a"], maths["system_b"]]).value_counts()
     assert shown.set_index("system")["n_votes"].astype(int).to_dict() == n.to_dict()  # the chosen category's rows
     assert len(at.get("plotly_chart")) == 5  # forest, ranks, win heatmap, Bradley–Terry and systems x categories
+
+
+def test_weighting_annotators_by_reliability_shows_their_quality_and_the_true_order(at):
+    """Issue 33: votes that name their annotators (a crowd study's export), two of them spammers who always pick
+    the first system: the switch weights each vote by its annotator's reliability, and the page shows the
+    reliabilities and the leaderboard in its true order (unweighted, the spammers invert it)."""
+    from tests.ranking.test_annotator_weights import TRUE_ORDER, spammed_votes
+
+    upload = spammed_votes().rename(columns={"prompt_id": "prompt", "annotator_id": "annotator", "winner": "choice"})
+    at.session_state["view_dataset"] = "upload"
+    at.session_state["analysis_input"] = analysis_input(
+        upload.drop(columns="criterion"), "pairwise", file="crowd.csv", merge_redundant=False
+    )
+    at.run()
+    assert not at.exception and not at.error
+    assert not at.checkbox(key="lb_weights").disabled and not at.checkbox(key="lb_weights").value
+    assert table(at)["system"].tolist() != TRUE_ORDER
+    at.checkbox(key="lb_weights").check().run()
+    assert not at.exception and not at.error
+    assert table(at)["system"].tolist() == TRUE_ORDER
+    quality = next(d.value for d in at.dataframe if "reliability" in d.value.columns).set_index("annotator")
+    assert quality.loc[["spammer-0", "spammer-1"], "reliability"].max() < 0.05
+    assert quality.loc[["careful-0", "careful-1", "careful-2"], "reliability"].min() > 0.4
