@@ -2,9 +2,10 @@
 
 Each subcommand lives in ``lib/commands/<name>.py`` with ``add_parser(subparsers)``; heavy imports
 (pandas, scipy, pymc, openai) happen inside the command's ``run``, so ``--help`` and argument errors
-answer without them (``tests/test_cli_light.py`` lists the modules a parser imports). Input errors
-exit with status 2 (:data:`EXIT_INPUT`) and the same message the app shows; a fit that did not converge
-with status 3 (:data:`EXIT_NOT_CONVERGED`).
+answer without them (``tests/test_cli_light.py`` lists the modules a parser imports). A command's
+``run(args)`` returns the exit status, 0 when done (its docstring says when it is another). Input errors
+(:class:`lib.errors.InputError`, raised by ``run``) exit with status 2 (:data:`EXIT_INPUT`) and the same
+message the app shows; a fit that did not converge with status 3 (:data:`EXIT_NOT_CONVERGED`).
 """
 
 from __future__ import annotations

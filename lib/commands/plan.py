@@ -228,11 +228,6 @@ def run(args: argparse.Namespace) -> int:
     """Simulate the candidate designs on the Dask engine and write ``power.csv`` and the other
     ``OWN_FILES`` to ``--out``.
 
-    Returns
-    -------
-    int
-        0.
-
     Raises
     ------
     lib.errors.SettingsError

@@ -94,11 +94,6 @@ def run(args: argparse.Namespace) -> int:
     """Calibrate the prompts of ``--input``, write the leave-one-out SE curve and the prompts needed
     per strategy (``OWN_FILES``) to ``--out``.
 
-    Returns
-    -------
-    int
-        0.
-
     Raises
     ------
     lib.errors.SettingsError
