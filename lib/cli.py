@@ -225,30 +225,27 @@ def read_input(args: argparse.Namespace, *, matrix: bool = True):
     return data
 
 
-def add_out_option(parser: argparse.ArgumentParser) -> None:
-    """``--out DIR`` and ``--overwrite``, checked by :func:`lib.export.prepare_out` before computing."""
+def finish_parser(
+    parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int], *, columns: bool = False
+) -> None:
+    """End a command's parser with the options every command that writes a folder takes, and bind its ``run``:
+    ``--columns`` when ``columns`` (a command whose file options are not :func:`add_input_options`, which has
+    it), then ``--out DIR`` and ``--overwrite`` (checked by :func:`lib.export.prepare_out` before computing)."""
+    if columns:
+        add_columns_option(parser)
     parser.add_argument("--out", required=True, help="output folder (created; must be empty unless --overwrite)")
     parser.add_argument(
         "--overwrite",
         action="store_true",
         help="write into a folder that is not empty, removing this command's earlier files first",
     )
-
-
-def finish_parser(
-    parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int], *, columns: bool = False
-) -> None:
-    """End a command's parser with the options every command that writes a folder takes, and bind its ``run``:
-    ``--columns`` when ``columns`` (a command whose file options are not :func:`add_input_options`, which has
-    it), then ``--out DIR`` and ``--overwrite`` (:func:`add_out_option`)."""
-    if columns:
-        add_columns_option(parser)
-    add_out_option(parser)
     parser.set_defaults(run=run)
 
 
-def add_llm_server_options(parser: argparse.ArgumentParser) -> None:
-    """``--base-url`` and ``--api-key-env`` of the commands that ask an LLM; read by :func:`llm_server`."""
+def add_llm_options(parser: argparse.ArgumentParser, unit: str) -> None:
+    """The options of the commands that ask an LLM: ``--base-url`` and ``--api-key-env`` (read by
+    :func:`llm_server`), ``--concurrency``, ``--timeout`` and ``--max-retries`` (``unit``: what is in flight,
+    e.g. "drafts"); :func:`llm_settings` reads them all."""
     parser.add_argument("--base-url", default=None, help="server URL (default $OPENAI_BASE_URL or OpenAI)")
     parser.add_argument(
         "--api-key-env",
@@ -256,6 +253,19 @@ def add_llm_server_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="environment variable holding the key for --base-url ($OPENAI_API_KEY is only sent to "
         "$OPENAI_BASE_URL, the configured server)",
+    )
+    parser.add_argument("--concurrency", type=count, default=4, help=f"{unit} in flight at once (default 4)")
+    parser.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=60.0,
+        help="seconds one request may wait for the LLM's answer (default 60)",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=non_negative_int,
+        default=3,
+        help="retries of a request that timed out, was rate-limited or hit a server error (default 3)",
     )
 
 
@@ -278,27 +288,9 @@ def llm_server(args: argparse.Namespace) -> tuple[str, str]:
     return choose_key(args.base_url or "", typed_key, os.environ)
 
 
-def add_llm_request_options(parser: argparse.ArgumentParser, unit: str) -> None:
-    """``--concurrency``, ``--timeout`` and ``--max-retries`` of the commands that ask an LLM
-    (``unit``: what is in flight, e.g. "drafts"); read into :class:`lib.revision.client.LLMSettings`."""
-    parser.add_argument("--concurrency", type=count, default=4, help=f"{unit} in flight at once (default 4)")
-    parser.add_argument(
-        "--timeout",
-        type=positive_float,
-        default=60.0,
-        help="seconds one request may wait for the LLM's answer (default 60)",
-    )
-    parser.add_argument(
-        "--max-retries",
-        type=non_negative_int,
-        default=3,
-        help="retries of a request that timed out, was rate-limited or hit a server error (default 3)",
-    )
-
-
 def llm_settings(args: argparse.Namespace, model: str):
     """The :class:`lib.revision.client.LLMSettings` of a command that asks an LLM: ``model`` on the server and
-    with the key of :func:`llm_server`, with the options of :func:`add_llm_request_options`.
+    with the key of :func:`llm_server`, with the options of :func:`add_llm_options`.
 
     Raises
     ------

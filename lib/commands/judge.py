@@ -19,7 +19,7 @@ OUTPUTS = ("judge_votes.csv", "usage.json")
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """The ``judge`` subcommand and its options (light imports only)."""
-    from lib.cli import add_llm_request_options, add_llm_server_options, finish_parser
+    from lib.cli import add_llm_options, finish_parser
 
     parser = subparsers.add_parser(
         "judge",
@@ -30,8 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--input", required=True, help="CSV of pairs: prompt, system_a, system_b, prompt_text, response_a, response_b"
     )
     parser.add_argument("--model", required=True, help="the judge model's name")
-    add_llm_server_options(parser)
-    add_llm_request_options(parser, "requests")
+    add_llm_options(parser, "requests")
     finish_parser(parser, run, columns=True)
 
 

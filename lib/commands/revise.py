@@ -19,7 +19,7 @@ OUTPUTS = ("edits.jsonl", "revision_distance.csv", "failures.csv")
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """The ``revise`` subcommand and its options."""
-    from lib.cli import add_llm_request_options, add_llm_server_options, finish_parser
+    from lib.cli import add_llm_options, finish_parser
 
     parser = subparsers.add_parser(
         "revise",
@@ -36,9 +36,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         choices=("openai", "diff"),
         help="openai: an OpenAI-compatible LLM proposes edits; diff: word-level diff against the reference (no LLM)",
     )
-    add_llm_server_options(parser)
     parser.add_argument("--model", default=None, help="model name (default $OPENAI_MODEL)")
-    add_llm_request_options(parser, "drafts")
+    add_llm_options(parser, "drafts")
     finish_parser(parser, run, columns=True)
 
 
