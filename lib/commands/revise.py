@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             raise SettingsError("--timeout must be more than 0 seconds")
         if args.max_retries < 0:
             raise SettingsError("--max-retries must be 0 or more")
-        settings = llm_settings(args, model)  # the configured key goes to the configured server only
+        settings = llm_settings(args, model)
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)  # before any reading or LLM call
     columns = parse_columns(args.columns)
     if args.reference_column:
