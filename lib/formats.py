@@ -61,7 +61,9 @@ class FormatSpec:
         dropped by :func:`drop_incomplete` when the user asks for it.
     read : callable
         ``read(table, columns=None, *, file)``: a :class:`Judgments` when ``votes``, else the
-        table ``matrix`` takes.
+        table ``matrix`` takes. ``table`` is the user's (:func:`lib.tables.read_csv`), ``columns``
+        maps roles onto its columns over the guesses (``{role: column}``), ``file`` names it in
+        error messages.
     votes : bool
         Whether ``read`` yields pairwise votes (their net ratings are the rating matrix).
     matrix : callable, optional
@@ -450,6 +452,36 @@ def _rows(values: dict[str, np.ndarray], which: np.ndarray) -> list[int]:
     return [int(r) for r in values[_ROW][which]]
 
 
+def _refuse(values: dict[str, np.ndarray], bad: np.ndarray, message: str, column: str, file: str) -> None:
+    """Raise a FormatError with ``message`` naming the file rows where the boolean mask ``bad`` holds, if any.
+
+    Raises
+    ------
+    FormatError
+        Some row is ``bad``.
+    """
+    if bad.any():
+        raise FormatError(message, file=file, rows=_rows(values, bad), column=column)
+
+
+def _refuse_unknown(
+    values: dict[str, np.ndarray], raw: np.ndarray, unknown: np.ndarray, what: str, allowed: str, column: str, file: str
+) -> None:
+    """Refuse the rows whose ``what`` value (``raw``) is ``unknown`` (a mask), naming up to five such values and the
+    ``allowed`` ones.
+
+    Raises
+    ------
+    FormatError
+        Some value is unknown.
+    """
+    if unknown.any():
+        import pandas as pd
+
+        shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
+        _refuse(values, unknown, f"unknown {what} value {shown}; allowed: {allowed}", column, file)
+
+
 def _cells(
     df: pd.DataFrame,
     fmt: str,
@@ -468,14 +500,7 @@ def _cells(
         check_names(values[role], values[_ROW], what=role, column=mapping[role], file=file)
     for role in format_spec(fmt).not_blank:
         if role in values:
-            blank = values[role] == ""
-            if blank.any():
-                raise FormatError(
-                    f"missing value for role '{role}'",
-                    file=file,
-                    rows=_rows(values, blank),
-                    column=mapping[role],
-                )
+            _refuse(values, values[role] == "", f"missing value for role '{role}'", mapping[role], file)
     return values, mapping
 
 
@@ -576,14 +601,7 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     values, mapping = _cells(df, "pairwise", columns, file)
     sa, sb = values["system_a"], values["system_b"]
     _at_least_two_systems(np.concatenate([sa, sb]), mapping["system_b"], file)
-    same = sa == sb
-    if same.any():
-        raise FormatError(
-            "a system is compared with itself (system_a = system_b)",
-            file=file,
-            rows=_rows(values, same),
-            column=mapping["system_b"],
-        )
+    _refuse(values, sa == sb, "a system is compared with itself (system_a = system_b)", mapping["system_b"], file)
 
     raw = values["choice"]
     seen, distinct = pd.factorize(raw)  # a handful of distinct choices: each looked up once
@@ -593,15 +611,7 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
             rest = np.flatnonzero(winner == "")
             by_name = np.array([fold(raw[i]) == fold(names[i]) for i in rest], dtype=bool)
             winner[rest[by_name]] = code
-    unknown = winner == ""
-    if unknown.any():
-        shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
-        raise FormatError(
-            f"unknown choice value {shown}; allowed: {_CHOICE_ALLOWED}",
-            file=file,
-            rows=_rows(values, unknown),
-            column=mapping["choice"],
-        )
+    _refuse_unknown(values, raw, winner == "", "choice", _CHOICE_ALLOWED, mapping["choice"], file)
 
     criterion = _criteria(values, len(sa))
     anonymous = "annotator" not in values
@@ -609,15 +619,14 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
         values["annotator"] = np.array([ANONYMOUS_ANNOTATOR.format(row=r) for r in values[_ROW]], dtype=object)
     low, high = np.minimum(sa, sb), np.maximum(sa, sb)
     key = pd.DataFrame({"p": values["prompt"], "l": low, "h": high, "r": values["annotator"], "c": criterion})
-    dup = key.duplicated(keep=False).to_numpy()
-    if dup.any():
-        raise FormatError(
-            "duplicated votes: the same annotator judged the same system pair on the same prompt and criterion "
-            "more than once",
-            file=file,
-            rows=_rows(values, dup),
-            column=mapping["annotator"],
-        )
+    _refuse(
+        values,
+        key.duplicated(keep=False).to_numpy(),
+        "duplicated votes: the same annotator judged the same system pair on the same prompt and criterion "
+        "more than once",
+        mapping["annotator"],
+        file,
+    )
     votes = pd.DataFrame(
         {
             "prompt_id": values["prompt"],
@@ -659,8 +668,6 @@ _POSITION_ALLOWED = (
 
 def _first_shown(values: dict[str, np.ndarray], sa: np.ndarray, sb: np.ndarray, column: str, file: str) -> np.ndarray:
     """The system shown first (on the left) per vote, "" where the cell is blank (issue 11, position bias)."""
-    import pandas as pd
-
     raw = values["position"]
     code = np.char.lower(raw.astype(str))
     first = np.where(
@@ -668,15 +675,7 @@ def _first_shown(values: dict[str, np.ndarray], sa: np.ndarray, sb: np.ndarray, 
         sa,
         np.where(np.isin(code, ["b", "right", "second", "2"]) | (raw == sb), sb, ""),
     )
-    unknown = (first == "") & (raw != "")
-    if unknown.any():
-        shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
-        raise FormatError(
-            f"unknown position value {shown}; allowed: {_POSITION_ALLOWED}",
-            file=file,
-            rows=_rows(values, unknown),
-            column=column,
-        )
+    _refuse_unknown(values, raw, (first == "") & (raw != ""), "position", _POSITION_ALLOWED, column, file)
     return first.astype(str)
 
 
@@ -692,21 +691,11 @@ def read_bestworst(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
         Missing columns or values, a single system overall, unknown judgment values, a trial with
         one system, a system listed twice in a trial, a trial without exactly one MOST and one LEAST.
     """
-    import pandas as pd
-
     values, mapping = _cells(df, "bestworst", columns, file)
     _at_least_two_systems(values["system"], mapping["system"], file)
     raw = values["judgment"]
     code = np.array([_JUDGMENT_CODES.get(v.lower(), "") for v in raw], dtype=object)
-    unknown = code == ""
-    if unknown.any():
-        shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
-        raise FormatError(
-            f"unknown judgment value {shown}; allowed: {_JUDGMENT_ALLOWED}",
-            file=file,
-            rows=_rows(values, unknown),
-            column=mapping["judgment"],
-        )
+    _refuse_unknown(values, raw, code == "", "judgment", _JUDGMENT_ALLOWED, mapping["judgment"], file)
     # Score most = 1, middle = 0, least = -1: pairs of two middle systems are unknown.
     score = np.select([code == "most", code == "least"], [1, -1], 0)
 
@@ -834,16 +823,9 @@ def _trials(
 
 
 def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> pd.DataFrame:
-    """Read classic item-response data (one row per person and item).
+    """Read classic item-response data (one row per person and item; roles ``person, item, score``).
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The user's table with roles ``person, item, score``.
-    columns : dict, optional
-        ``{role: column}`` over the guesses.
-    file : str
-        File name for error messages.
+    A :attr:`FormatSpec.read` reader: its parameters are described there.
 
     Returns
     -------
@@ -861,23 +843,11 @@ def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
     values, mapping = _cells(df, "responses", columns, file)
     score = _numbers(values, "score", mapping["score"], file)
     fractional = score != np.round(score)
-    if fractional.any():
-        raise FormatError(
-            "score must be an ordered integer category (0, 1, 2, ...)",
-            file=file,
-            rows=_rows(values, fractional),
-            column=mapping["score"],
-        )
+    _refuse(values, fractional, "score must be an ordered integer category (0, 1, 2, ...)", mapping["score"], file)
     out = pd.DataFrame({"person": values["person"], "item": values["item"], "score": score.astype("int64")})
     out = out.astype({"person": str, "item": str})
     dup = out.duplicated(["person", "item"], keep=False).to_numpy()
-    if dup.any():
-        raise FormatError(
-            "the same person has more than one score for the same item",
-            file=file,
-            rows=_rows(values, dup),
-            column=mapping["item"],
-        )
+    _refuse(values, dup, "the same person has more than one score for the same item", mapping["item"], file)
     if out.score.nunique() < 2:
         raise FormatError(
             f"every score is {out.score.iloc[0]}; item-response models need at least two categories",
@@ -890,15 +860,8 @@ def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
 def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> pd.DataFrame:
     """Read absolute ratings of several systems on the same prompts (issue 3, "Ratings as input").
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The user's table with roles ``prompt, system, score`` and optionally ``annotator``,
-        ``criterion``.
-    columns : dict, optional
-        ``{role: column}`` over the guesses.
-    file : str
-        File name for error messages.
+    Roles ``prompt, system, score`` and optionally ``annotator``, ``criterion``. A :attr:`FormatSpec.read`
+    reader: its parameters are described there.
 
     Returns
     -------
@@ -932,14 +895,13 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
         }
     ).astype({"prompt_id": str, "system": str, "criterion": str, "annotator_id": str, "score": "float64"})
     if "annotator" in values:
-        dup = table.duplicated(["prompt_id", "system", "criterion", "annotator_id"], keep=False).to_numpy()
-        if dup.any():
-            raise FormatError(
-                "the same annotator scored the same system on the same prompt and criterion more than once",
-                file=file,
-                rows=_rows(values, dup),
-                column=mapping["annotator"],
-            )
+        _refuse(
+            values,
+            table.duplicated(["prompt_id", "system", "criterion", "annotator_id"], keep=False).to_numpy(),
+            "the same annotator scored the same system on the same prompt and criterion more than once",
+            mapping["annotator"],
+            file,
+        )
     return table.sort_values(["criterion", "prompt_id", "system", "annotator_id"], kind="stable", ignore_index=True)
 
 

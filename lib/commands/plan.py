@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from lib.cli import (
     add_input_options,
-    add_out_option,
     count,
+    finish_parser,
     non_negative_float,
     non_negative_int,
     probability,
@@ -183,8 +183,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=MAX_MINUTES,
         help="refuse a plan estimated to take longer on one core (default %(default)s)",
     )
-    add_out_option(p)
-    p.set_defaults(run=run)
+    finish_parser(p, run)
 
 
 def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...] | None:
@@ -227,11 +226,6 @@ def parse_names(text: str, known, option: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Simulate the candidate designs on the Dask engine and write ``power.csv`` and the other
     ``OWN_FILES`` to ``--out``.
-
-    Returns
-    -------
-    int
-        0.
 
     Raises
     ------

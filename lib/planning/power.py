@@ -596,19 +596,11 @@ def plan_key(assumptions: Assumptions, designs: list[Design], **settings) -> str
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def plan(
-    assumptions: Assumptions,
-    designs: list[Design],
-    *,
-    replicates: int = PLAN_DEFAULTS.replicates,
-    seed: int = PLAN_DEFAULTS.seed,
-    engine: Engine | None = None,
-    progress: TaskProgress | None = None,
-    seconds_per_judgment: float = PLAN_DEFAULTS.seconds_per_judgment,
-    cost_per_hour: float = PLAN_DEFAULTS.cost_per_hour,
-    max_minutes: float = MAX_MINUTES,
-) -> pd.DataFrame:
+def plan(assumptions: Assumptions, designs: list[Design], **options) -> pd.DataFrame:
     """Estimate power, interval width, ranking accuracy and cost of every design.
+
+    ``options`` are :func:`iter_plan`'s keywords, described here; its signature holds their types and
+    defaults (from :data:`lib.planning.grid.PLAN_DEFAULTS`).
 
     Parameters
     ----------
@@ -657,17 +649,7 @@ def plan(
     PlanStopped
         The engine failed midway (:func:`iter_plan`).
     """
-    return plan_with_pairs(
-        assumptions,
-        designs,
-        replicates=replicates,
-        seed=seed,
-        engine=engine,
-        progress=progress,
-        seconds_per_judgment=seconds_per_judgment,
-        cost_per_hour=cost_per_hour,
-        max_minutes=max_minutes,
-    )[0]
+    return plan_with_pairs(assumptions, designs, **options)[0]
 
 
 def plan_with_pairs(assumptions: Assumptions, designs: list[Design], **options) -> tuple[pd.DataFrame, pd.DataFrame]:
