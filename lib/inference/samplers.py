@@ -328,7 +328,7 @@ class _Nuts:
         """A chain's start (``NUTS.init``: the same key split, the same settings)."""
         import jax
 
-        _, key = jax.random.split(key)
+        key, _ = jax.random.split(key)
         return self._init(
             params, tune, target_accept_prob=self.target_accept, trajectory_length=None, model_args=(data,), rng_key=key
         )
