@@ -3,8 +3,8 @@ or ``fit --sampler numpyro`` with a fixed number of draws) with JAX's persistent
 (empty folder) and warm (the folder a previous process filled), and with the cache off
 (``EVAL_JAX_CACHE=0``) for reference; with ``--new-file``, also warm on a new file of the same sizes (the
 data set with each trial's or prompt's scores shuffled: the same systems, prompts and cells, other values),
-which should load every program the cold run compiled (issue 35 item 2: the data are arguments of the
-programs, :mod:`lib.inference.jax_data`; ``entries`` then stays the cold run's). Figures, not a test.
+which loads every program the cold run compiled only if the data are arguments of the programs, not
+constants in them (issue 35 item 2; ``entries`` then stays the cold run's). Figures, not a test.
 
 Every run is a new ``python -m lib rank|fit`` process on a bundled data set with its own
 ``EVAL_CACHE_DIR``; a warm run gets a copy of the JAX folder a cold run wrote and nothing else (the
