@@ -13,7 +13,7 @@ import numpy as np
 
 from lib.study.agreement import FLEISS_KAPPA
 from lib.study.errors import AnswerError
-from lib.study.tasks.spec import Scale, TaskSpec, gold_picks, pick
+from lib.study.tasks.spec import Scale, TaskSpec, export_columns, gold_picks, pick
 
 
 def check(
@@ -65,18 +65,7 @@ SPEC = TaskSpec(
     gold=gold,
     gold_help="most, least or blank (one MOST and one LEAST per prompt)",
     asked=asked,
-    columns=(
-        "annotator",
-        "page",
-        "prompt_id",
-        "prompt_text",
-        "criterion",
-        "system",
-        "response",
-        "judgment",
-        "position",
-        "seconds",
-    ),
+    columns=export_columns("system", "response", "judgment", "position"),
     rows=rows,
     roles={
         "prompt": "prompt_id",

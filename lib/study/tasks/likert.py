@@ -14,7 +14,7 @@ import numpy as np
 
 from lib.study.agreement import KRIPPENDORFF_ALPHA
 from lib.study.errors import AnswerError, StudyError
-from lib.study.tasks.spec import Scale, TaskSpec
+from lib.study.tasks.spec import Scale, TaskSpec, export_columns
 
 
 def check(
@@ -73,18 +73,7 @@ SPEC = TaskSpec(
     gold=gold,
     gold_help="a rating from 1 to the scale's points on the systems whose rating is known, or blank",
     asked=asked,
-    columns=(
-        "annotator",
-        "page",
-        "prompt_id",
-        "prompt_text",
-        "criterion",
-        "system",
-        "response",
-        "score",
-        "shown_position",
-        "seconds",
-    ),
+    columns=export_columns("system", "response", "score", "shown_position"),
     rows=rows,
     roles={
         "prompt": "prompt_id",

@@ -14,7 +14,7 @@ import numpy as np
 
 from lib.study.agreement import FLEISS_KAPPA
 from lib.study.errors import AnswerError
-from lib.study.tasks.spec import GOLD_PICKS, TIE, Scale, TaskSpec, gold_picks, pick
+from lib.study.tasks.spec import GOLD_PICKS, TIE, Scale, TaskSpec, export_columns, gold_picks, pick
 
 
 def check(
@@ -71,20 +71,7 @@ SPEC = TaskSpec(
     gold=gold,
     gold_help="most on the better system, tie on both, or blank",
     asked=asked,
-    columns=(
-        "annotator",
-        "page",
-        "prompt_id",
-        "prompt_text",
-        "criterion",
-        "system_a",
-        "system_b",
-        "response_a",
-        "response_b",
-        "choice",
-        "position",
-        "seconds",
-    ),
+    columns=export_columns("system_a", "system_b", "response_a", "response_b", "choice", "position"),
     rows=rows,
     roles={
         "prompt": "prompt_id",

@@ -179,6 +179,12 @@ class TaskSpec:
         return n_systems if self.rated else 1
 
 
+def export_columns(*own: str) -> tuple[str, ...]:
+    """A task's export columns: the ones every row has (who, which page, prompt and criterion; the page's
+    seconds last, :mod:`lib.study.export`) around the task's ``own``."""
+    return ("annotator", "page", "prompt_id", "prompt_text", "criterion", *own, "seconds")
+
+
 def pick(choice: Mapping[str, object], key: str, allowed: Sequence[str], criterion: str) -> str:
     """The system a choice names for ``key`` (MOST, LEAST, the winner), or AnswerError: none, or one not shown."""
     value = choice.get(key)
