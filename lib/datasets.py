@@ -34,6 +34,9 @@ class Dataset:
         ``responses`` data).
     licence, citation : str
         Licence of the upstream data and the source to cite.
+    judges : Path, optional
+        A judge file of the same items (:mod:`lib.judges.read`): LLM-judge verdicts the Judges page and the
+        Study planner offer beside the human votes.
     """
 
     key: str
@@ -45,6 +48,7 @@ class Dataset:
     description: str
     licence: str
     citation: str
+    judges: Path | None = None
 
 
 DATASETS: dict[str, Dataset] = {
@@ -126,6 +130,7 @@ DATASETS: dict[str, Dataset] = {
                 "Wang et al. (2024), PandaLM: An automatic evaluation benchmark for LLM instruction tuning "
                 "optimization. WeOpenML/PandaLM @ 3871806e72b4832f815ecafd24d3503c73403f48, data/testset-v1.json"
             ),
+            judges=DATA_DIR / "pandalm_pairwise" / "judge_votes_long.csv",
         ),
         Dataset(
             key="hanna_means",
@@ -190,6 +195,12 @@ def dataset(key: str) -> Dataset:
     if key not in DATASETS:
         raise SettingsError(f"unknown data set '{key}'; bundled data sets are {', '.join(DATASETS)}")
     return DATASETS[key]
+
+
+def bundled_judges(key: str) -> Path | None:
+    """The judge file bundled with data set ``key`` (:attr:`Dataset.judges`); None for a data set without one
+    or a key that is not a bundled data set (an upload)."""
+    return DATASETS[key].judges if key in DATASETS else None
 
 
 def _file_name(ds: Dataset) -> str:

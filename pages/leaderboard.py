@@ -22,7 +22,6 @@ from lib.ranking.budget import WIN_MATRIX_TOP
 from lib.ranking.categories import COLUMN as CATEGORY_COLUMN
 from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
 from lib.ranking.data import (
-    LIKELIHOODS,
     AnnotatorDesign,
     annotator_design_of,
     names_annotators,
@@ -40,6 +39,7 @@ from lib.ranking.fit import (
     resolve_annotator_effect,
 )
 from lib.ranking.leaderboard import P_BEST_HELP
+from lib.ranking.likelihoods import LIKELIHOODS, default_likelihood
 from lib.ranking.run import diagnostics_text, rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
 from lib.ranking.style import has_style
@@ -120,7 +120,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             key="lb_likelihood",
             on_change=_fit_sizes,
             args=(data,),
-            help="  \n".join(f"**{k}**: {escape_markdown(v)}" for k, v in LIKELIHOODS.items()),
+            help="  \n".join(f"**{k}**: {escape_markdown(spec.help)}" for k, spec in LIKELIHOODS.items()),
         )
         sampler = c[1].selectbox(
             "Sampler",
@@ -151,7 +151,9 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             help="Needs pairwise votes with a column saying which system was shown first "
             "(map it to the role 'position' on the Data page).",
         )
-        weighable = names_vote_annotators(data) and likelihood in (OWN_LIKELIHOOD, "votes")
+        own = likelihood == OWN_LIKELIHOOD
+        spec = default_likelihood(data.judgments is not None) if own else LIKELIHOODS[likelihood]
+        weighable = names_vote_annotators(data) and spec.per_vote
         weights = st.checkbox(
             "Weight annotators by reliability (Dawid–Skene)",
             disabled=not weighable,
@@ -160,7 +162,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             "against the Dawid–Skene estimate of the truth (1 = always the truth, 0 = a spammer, whatever "
             "their strategy). Needs votes whose annotators are named (at least two) and the votes likelihood.",
         )
-        paired = likelihood in ("cells", "votes") or (likelihood == OWN_LIKELIHOOD and data.judgments is not None)
+        paired = spec.paired
         cluster = st.selectbox(
             "Prompt-clustered intervals",
             list(CLUSTER_MODES),
@@ -201,7 +203,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             and categorised
         )
         severity = None  # RankSettings' default: decided by the scores (off for paired judgments)
-        if likelihood == "ratings" or (likelihood == OWN_LIKELIHOOD and data.judgments is None):
+        if spec.severity:
             named = names_annotators(data)
             auto = "on" if design.identified else "off"
             choice = st.radio(

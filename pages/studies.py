@@ -19,7 +19,7 @@ from lib.study.demo import DEMO_CRITERIA, DEMO_LABELS, DEMO_NAME, DEMO_TASK, dem
 from lib.study.errors import StudyError
 from lib.study.export import export_study
 from lib.study.items import ItemSpec, read_items
-from lib.study.summary import AGREEMENT, SPEEDER_RULE, crowd_table, list_studies, study_links, summarize
+from lib.study.summary import SPEEDER_RULE, crowd_table, list_studies, study_links, summarize
 from lib.study.tasks import TASKS, Scale
 from lib.tables import read_csv
 from ui.annotate import preview
@@ -402,7 +402,7 @@ def show_study(study_id: int, task: str) -> None:
     )
     st.subheader("Agreement so far")
     show_table(s.agreement, key="studies_agreement")
-    st.caption(AGREEMENT[task].help)
+    st.caption(TASKS[task].agreement.help)
     with st.expander("Per item"):
         show_table(s.items, key="studies_items_table")
     keep = st.checkbox("Keep annotators who failed the attention checks", key="studies_keep_failed")

@@ -239,7 +239,7 @@ def _picks(ask: _Ask, spec: TaskSpec) -> dict[str, object]:
     return {
         key: column.radio(
             escape_markdown(question(key, ask.label)),
-            ask.passages if key != "winner" else [*ask.passages, TIE],
+            [*ask.passages, TIE] if spec.tie else ask.passages,
             index=None,
             horizontal=True,
             key=f"choice_{ask.key}_{key}",

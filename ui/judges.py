@@ -13,10 +13,11 @@ from typing import NamedTuple
 import pandas as pd
 import streamlit as st
 
+from lib.datasets import bundled_judges
 from lib.errors import InputError
 from lib.inputs import AnalysisInput
 from lib.judges.budget import plan_for_items, worth_for_items
-from lib.judges.read import BUNDLED_JUDGES, read_judge_file
+from lib.judges.read import read_judge_file
 from lib.judges.run import JudgeResult, judge_leaderboard, keep_share
 from lib.ratings import select_criterion
 from lib.tables import read_csv
@@ -54,7 +55,7 @@ def judge_file(data: AnalysisInput) -> JudgeFile | None:
     kept = st.session_state.get(JUDGE_FILE)
     if kept is not None and kept[0] == data.source:
         return JudgeFile(kept[1], kept[2], bundled=False)
-    bundled = BUNDLED_JUDGES.get(st.session_state["view_dataset"])
+    bundled = bundled_judges(st.session_state["view_dataset"])
     return JudgeFile(bundled.name, bundled.read_bytes(), bundled=True) if bundled is not None else None
 
 
@@ -129,7 +130,7 @@ def planner_section() -> None:
     a judge file (given there, or the bundled one of the data set)."""
     init_state()
     data = st.session_state.get("analysis_input")
-    if data is None and st.session_state["view_dataset"] in BUNDLED_JUDGES:
+    if data is None and bundled_judges(st.session_state["view_dataset"]) is not None:
         data = current_input()  # a bundled data set opened by URL: read it as the Data page would
     if data is None or data.judgments is None or (chosen := judge_file(data)) is None:
         return

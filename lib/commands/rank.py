@@ -41,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from lib.inference.settings import samplers_for
     from lib.ranking.budget import MAX_MEMORY_GB, MAX_MINUTES, WIN_MATRIX_TOP
     from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
-    from lib.ranking.data import LIKELIHOODS
+    from lib.ranking.likelihoods import LIKELIHOODS
     from lib.ranking.robustness import ROBUSTNESS_TOP
 
     samplers = samplers_for("ranking")
@@ -68,7 +68,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--likelihood",
         choices=list(LIKELIHOODS),
         default=None,
-        help="default: the data's own; " + "; ".join(f"{k}: {v}" for k, v in LIKELIHOODS.items()),
+        help="default: the data's own; " + "; ".join(f"{k}: {spec.help}" for k, spec in LIKELIHOODS.items()),
     )
     p.add_argument(
         "--sampler",
@@ -226,6 +226,7 @@ def run(args: argparse.Namespace) -> int:
     from lib.inference.timings import PhaseTimer
     from lib.ranking.data import AnnotatorDesign, annotator_design_of
     from lib.ranking.fit import RankSettings, rank_settings
+    from lib.ranking.likelihoods import LIKELIHOODS
     from lib.ranking.run import rank_systems, withhold_estimates
 
     started = time.perf_counter()
@@ -255,9 +256,9 @@ def run(args: argparse.Namespace) -> int:
     # counted as on for a ratings file (its NUTS takes --target-ess) until the file is read.
     settings_for(AnnotatorDesign(args.format == "ratings", ""))
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
-    # Votes are ranked from the votes: the pairs x prompts matrix is built only for the cells likelihood.
+    # Votes are ranked from the votes: the pairs x prompts matrix is built only for a likelihood that reads it.
     reading = time.perf_counter()
-    data = read_input(args, matrix=args.likelihood == "cells")
+    data = read_input(args, matrix=args.likelihood is not None and LIKELIHOODS[args.likelihood].matrix)
     read_s = time.perf_counter() - reading
     # annotator_effect stays None (rank_systems decides it again and says so); the sizes follow the decision
     settings = settings_for(annotator_design_of(data, args.likelihood))

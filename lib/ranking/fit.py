@@ -33,6 +33,7 @@ from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json,
 from lib.inference.timings import PhaseTimer
 from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING
 from lib.ranking.data import AnnotatorDesign, RankingData, annotator_design
+from lib.ranking.likelihoods import asked
 
 if TYPE_CHECKING:  # the model module imports pymc: loaded when a fit runs
     from lib.ranking.model import Observations
@@ -92,7 +93,7 @@ class RankSettings(NutsSettings, RankChoices):
     Attributes
     ----------
     likelihood : str, optional
-        Key of :data:`lib.ranking.data.LIKELIHOODS` (None: the data's own, see ``RankingData``).
+        Key of :data:`lib.ranking.likelihoods.LIKELIHOODS` (None: the data's own, see ``RankingData``).
     sampler : str
         A sampler of :data:`SAMPLERS` (default:
         :data:`DEFAULT_SAMPLER`; Laplace falls back to NUTS where it is not trustworthy, :func:`nuts_reason`).
@@ -135,27 +136,28 @@ class RankSettings(NutsSettings, RankChoices):
         check_known("prompt clustering", self.cluster_prompts, CLUSTER_MODES)
         if not SAMPLERS[self.sampler].posterior:
             raise SettingsError(f"a leaderboard needs posterior draws: the {self.sampler} sampler gives a point")
-        if self.cluster_prompts == "on" and self.likelihood == "ratings":
+        spec = asked(self.likelihood)
+        if self.cluster_prompts == "on" and spec is not None and not spec.paired:
             raise SettingsError(
                 "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
                 "likelihood has its own prompt effect eta"
             )
-        if self.annotator_weights and self.likelihood in ("cells", "ratings"):
+        if self.annotator_weights and spec is not None and not spec.per_vote:
             raise SettingsError(
                 f"annotator weights weigh single votes: the votes likelihood, not {self.likelihood} (a net "
                 "rating or a score has no vote to weigh)"
             )
-        if self.style_control and self.likelihood in ("cells", "ratings"):
+        if self.style_control and spec is not None and not spec.per_vote:
             raise SettingsError(
                 f"style control is a covariate of each vote: it needs the votes likelihood, not {self.likelihood}"
             )
-        if self.by_category and self.likelihood in ("cells", "ratings"):
+        if self.by_category and spec is not None and not spec.per_vote:
             raise SettingsError(f"ranking by category needs the votes likelihood, not {self.likelihood}")
         if self.by_category and self.cluster_prompts == "on":
             raise SettingsError(
                 "prompt-clustered intervals widen the overall skills only: they are not offered by category"
             )
-        if self.annotator_effect and self.likelihood in ("cells", "votes"):
+        if self.annotator_effect and spec is not None and not spec.severity:
             raise SettingsError(
                 f"annotator severity is part of the ratings likelihood, not {self.likelihood}: "
                 "paired judgments compare systems within an annotator"
@@ -354,7 +356,7 @@ def _refuse(obs: Observations, settings: RankSettings) -> None:
 def _decided(settings: RankSettings, rd: RankingData) -> RankSettings:
     """``settings`` validated, with the annotator effect decided for these data (:func:`resolve_annotator_effect`)."""
     settings.validate()
-    return resolve_annotator_effect(settings, annotator_design(rd.ratings if rd.likelihood == "ratings" else None))
+    return resolve_annotator_effect(settings, annotator_design(rd.ratings if rd.spec.severity else None))
 
 
 def _check_clustering(idata, obs: Observations, settings: RankSettings, run: bool, warnings: list[str]) -> None:

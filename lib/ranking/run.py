@@ -72,13 +72,6 @@ NO_PAIRS_NOTE = (
 )
 SHOWN_GROUPS = 5
 """At most this many groups of systems are named in the warning."""
-RATINGS_CALIBRATION_NOTE = (
-    "Null calibration of the ratings likelihood: with two equal systems on 40 prompts it declared one better "
-    "(P(best) above 0.975) in about 6% of simulated studies, with one score a (prompt, system) cell or three, "
-    "against 5% nominal; the maximum-likelihood fit of the simulating model does the same at 40 prompts, and "
-    "both come closer to 5% with more prompts (bench/bench_null_calibration_rank.py, docs/leaderboard.md)."
-)
-"""Said with every ratings-likelihood leaderboard: its measured null calibration (issue 16)."""
 WIN_TOP_NOTE = (
     "The win matrix holds the pairs of the top {k} of the {n} systems (--win-matrix-top K, or the "
     "page's setting, for more): every pair would be {n} x {n}."
@@ -222,7 +215,7 @@ def rank_systems(
     _check_sizes(n_next, win_top, max_memory_gb, max_minutes)
     rd = ranking_data(data, settings.likelihood, style=settings.style_control, by_category=settings.by_category)
     said: list[str] = []
-    if settings.annotator_effect is None and rd.likelihood == "ratings":  # the default: decided here, said
+    if settings.annotator_effect is None and rd.spec.severity:  # the default: decided here, said
         design = annotator_design(rd.ratings)
         settings = resolve_annotator_effect(settings, design)
         said.append(design.note)
@@ -268,8 +261,9 @@ def rank_systems(
         )
     ) is not None:
         result.severity_scale, result.severity = severity
-    if rd.likelihood == "ratings":
-        notes += [RATINGS_CALIBRATION_NOTE, *([NO_PAIRS_NOTE] if n_next else [])]
+    notes += rd.spec.notes
+    if not rd.spec.paired:
+        notes += [NO_PAIRS_NOTE] if n_next else []
     elif n_next:
         result.next_batch, said = annotate_next(fit.idata, n_next, component=component, judgments=data.judgments)
         notes += said
@@ -296,7 +290,7 @@ def weigh_annotators(rd) -> pd.DataFrame:
     """
     from lib.annotator_quality import vote_weights
 
-    if rd.likelihood != "votes":
+    if not rd.spec.per_vote:
         raise SettingsError(f"annotator weights weigh single votes: the votes likelihood, not {rd.likelihood}")
     weights, quality = vote_weights(rd.votes)
     rd.votes = rd.votes.assign(weight=weights)
@@ -472,13 +466,7 @@ def ranking_cost(
     """:func:`lib.ranking.budget.estimate_cost` for the data of one likelihood and the fit settings (with the
     prompt-clustering check of paired judgments unless ``cluster_check`` is False; twice the time with style
     control, which fits with and without)."""
-    if rd.likelihood == "votes":
-        n_obs, n_prompts, local = len(rd.votes), rd.votes["prompt_id"].nunique(), 1
-    elif rd.likelihood == "cells":
-        n_obs, n_prompts = int((rd.matrix.n_votes > 0).sum()), rd.matrix.u.shape[1]
-        local = 1 + (len(rd.matrix.categories) - 1) // 2
-    else:
-        n_obs, n_prompts, local = len(rd.ratings), rd.ratings["prompt_id"].nunique(), 2
+    n_obs, n_prompts, local = rd.spec.size(rd)
     cost = estimate_cost(
         len(rd.systems),
         n_prompts,
@@ -494,7 +482,7 @@ def ranking_cost(
         n_next=n_next,
         win_top=win_top,
         # by category the check is not run (lib.ranking.fit.NO_CLUSTER_CHECK_BY_CATEGORY)
-        cluster_prompts=n_prompts if rd.likelihood != "ratings" and cluster_check and not settings.by_category else 0,
+        cluster_prompts=n_prompts if rd.spec.paired and cluster_check and not settings.by_category else 0,
         clustered_draws=settings.cluster_prompts != "off" and not settings.by_category,
     )
     # style control fits twice, with and without: a second fit's time as its own phase, the memory of one fit

@@ -330,7 +330,7 @@ def test_the_leaderboards_position_bias_runs_on_the_study_export(db, task):
     from lib.ranking.data import shows_position
     from lib.ranking.fit import RankSettings
     from lib.ranking.run import rank_systems
-    from lib.study.summary import EXPORT_ROLES
+    from lib.study.tasks import TASKS
     from lib.tables import read_csv
 
     created = _study(db, n=8, task=task, annotators=3, per_item=3, labels=None)
@@ -342,7 +342,7 @@ def test_the_leaderboards_position_bias_runs_on_the_study_export(db, task):
     data = analysis_input(
         read_csv(table.to_csv(index=False).encode(), "study.csv"),
         "pairwise" if task == "pairwise" else "bestworst",
-        EXPORT_ROLES[task],
+        TASKS[task].roles,
         file="study.csv",
         criterion="fluency",
     )

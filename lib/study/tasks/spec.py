@@ -1,4 +1,7 @@
-"""The task types a study can ask for: a registry of what a page asks and how an answer is checked.
+"""What every study task type is: :class:`TaskSpec` (what a page asks, how an answer is checked, what the
+export holds and how agreement is measured), the Likert :class:`Scale`, and the conventions all types share.
+
+The types themselves are modules beside this one, registered in :data:`lib.study.tasks.TASKS`:
 
 - ``bestworst`` (best-worst scaling over the k systems of a page, as in seed 001's "Counterfactual AI
   Writing Study"): per criterion the MOST and the LEAST system, MOST != LEAST;
@@ -20,10 +23,15 @@ label defaults to the criterion's name). The form answers with the labels shown 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from lib.study.errors import AnswerError, StudyError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from lib.study.agreement import Agreement
 
 TIE = "tie"
 """The form's tie option, a gold cell's tie, and the key of a stored pairwise tie (``{"tie": true}``)."""
@@ -112,6 +120,19 @@ class TaskSpec:
         (``{system: text}``, lower case), None when all are blank, or AnswerError.
     gold_help : str
         The gold cells allowed (for messages).
+    asked : callable
+        ``asked(systems, rng, scale)``: the answer an instructed attention check asks for on one criterion
+        (:func:`lib.study.checks.make_checks`), drawn with the numpy Generator ``rng``.
+    columns : tuple of str
+        The export's columns (:mod:`lib.study.export`; the Data page guesses every role from these names).
+    rows : callable
+        ``rows(base, choice, responses, order)``: the export's rows of one criterion of one answered page,
+        ``base`` (annotator, page, prompt_id, prompt_text, criterion, seconds) completed from the choice, the
+        texts ``{system: response}`` and the systems in the order shown.
+    roles : dict
+        The :mod:`lib.formats` roles of the export's columns (the Data page guesses the same).
+    agreement : Agreement
+        How agreement so far is measured (:mod:`lib.study.agreement`).
     """
 
     name: str
@@ -125,6 +146,11 @@ class TaskSpec:
     check: Callable[[Mapping[str, object], Sequence[str], str, Scale | None], dict[str, object]]
     gold: Callable[[Mapping[str, str], Sequence[str], Scale | None], dict[str, object] | None]
     gold_help: str
+    asked: Callable[[Sequence[str], np.random.Generator, Scale | None], dict[str, object]]
+    columns: tuple[str, ...]
+    rows: Callable[[dict, dict, dict, list[str]], list[dict]]
+    roles: dict[str, str] = field(hash=False)
+    agreement: Agreement
 
     def relabel(self, choice: Mapping[str, object], systems: Mapping[str, str], criterion: str) -> dict[str, object]:
         """One criterion's choice with the form's labels (A, B, ...) replaced by ``systems[label]``:
@@ -153,7 +179,14 @@ class TaskSpec:
         return n_systems if self.rated else 1
 
 
-def _pick(choice: Mapping[str, object], key: str, allowed: Sequence[str], criterion: str) -> str:
+def export_columns(*own: str) -> tuple[str, ...]:
+    """A task's export columns: the ones every row has (who, which page, prompt and criterion; the page's
+    seconds last, :mod:`lib.study.export`) around the task's ``own``."""
+    return ("annotator", "page", "prompt_id", "prompt_text", "criterion", *own, "seconds")
+
+
+def pick(choice: Mapping[str, object], key: str, allowed: Sequence[str], criterion: str) -> str:
+    """The system a choice names for ``key`` (MOST, LEAST, the winner), or AnswerError: none, or one not shown."""
     value = choice.get(key)
     if not isinstance(value, str) or value == "":
         raise AnswerError(f"{criterion}: choose the {key.upper()} passage")
@@ -162,183 +195,11 @@ def _pick(choice: Mapping[str, object], key: str, allowed: Sequence[str], criter
     return value
 
 
-def _check_bestworst(
-    choice: Mapping[str, object], systems: Sequence[str], criterion: str, scale: Scale | None
-) -> dict[str, object]:
-    most, least = _pick(choice, "most", systems, criterion), _pick(choice, "least", systems, criterion)
-    if most == least:
-        raise AnswerError(f"{criterion}: the MOST and the LEAST passage must differ")
-    return {"most": most, "least": least}
-
-
-def _check_pairwise(
-    choice: Mapping[str, object], systems: Sequence[str], criterion: str, scale: Scale | None
-) -> dict[str, object]:
-    if choice.get(TIE) is True:
-        if len(choice) > 1:
-            raise AnswerError(f"{criterion}: choose the better passage or a tie, not both")
-        return {TIE: True}
-    return {"winner": _pick(choice, "winner", systems, criterion)}
-
-
-def _check_likert(
-    choice: Mapping[str, object], systems: Sequence[str], criterion: str, scale: Scale | None
-) -> dict[str, object]:
-    if scale is None:
-        raise StudyError("a Likert study needs its scale")
-    if set(choice) - set(systems):
-        raise AnswerError(f"{criterion}: rate only the passages shown")
-    missing = [s for s in systems if choice.get(s) is None]
-    if missing:
-        raise AnswerError(f"{criterion}: rate every passage ({len(missing)} not rated)")
-    return {s: scale.rating(choice[s], criterion) for s in systems}
-
-
-def _gold_bestworst(cells: Mapping[str, str], systems: Sequence[str], scale: Scale | None) -> dict[str, object] | None:
+def gold_picks(cells: Mapping[str, str], systems: Sequence[str]) -> bool:
+    """Whether a pick task's gold cells of one criterion give an answer (False: all blank), or AnswerError for a
+    cell outside :data:`GOLD_PICKS`."""
     if not any(cells[s] for s in systems):
-        return None
+        return False
     if any(cells[s] not in GOLD_PICKS for s in systems):
         raise AnswerError("unknown gold value")
-    most = [s for s in systems if cells[s] == "most"]
-    least = [s for s in systems if cells[s] == "least"]
-    if len(most) != 1 or len(least) != 1:
-        raise AnswerError(f"the gold answer needs one MOST and one LEAST, found {len(most)} and {len(least)}")
-    return {"most": most[0], "least": least[0]}
-
-
-def _gold_pairwise(cells: Mapping[str, str], systems: Sequence[str], scale: Scale | None) -> dict[str, object] | None:
-    if not any(cells[s] for s in systems):
-        return None
-    if any(cells[s] not in GOLD_PICKS for s in systems):
-        raise AnswerError("unknown gold value")
-    a, b = (GOLD_PICKS[cells[s]] for s in systems)
-    return {"winner": systems[0] if a > b else systems[1]} if a != b else {TIE: True}
-
-
-def _gold_likert(cells: Mapping[str, str], systems: Sequence[str], scale: Scale | None) -> dict[str, object] | None:
-    scale = scale or Scale()
-    gold: dict[str, object] = {}
-    for s in systems:
-        if cells[s]:
-            if not (cells[s].isascii() and cells[s].isdigit()):  # "²".isdigit() and "٣".isdigit() hold too
-                raise AnswerError(
-                    f"gold rating: a rating is a whole number from 1 to {scale.points} in the digits 0-9, "
-                    f"not {cells[s]!r}"
-                )
-            gold[s] = scale.rating(int(cells[s]), "gold rating")
-    return gold or None
-
-
-TASKS: dict[str, TaskSpec] = {
-    t.name: t
-    for t in (
-        TaskSpec(
-            "bestworst",
-            "MOST and LEAST of the passages shown, per criterion",
-            format="bestworst",
-            min_systems=3,
-            max_systems=0,
-            keys=("most", "least"),
-            tie=False,
-            rated=False,
-            check=_check_bestworst,
-            gold=_gold_bestworst,
-            gold_help="most, least or blank (one MOST and one LEAST per prompt)",
-        ),
-        TaskSpec(
-            "pairwise",
-            "the better of two passages (or a tie), per criterion",
-            format="pairwise",
-            min_systems=2,
-            max_systems=2,
-            keys=("winner",),
-            tie=True,
-            rated=False,
-            check=_check_pairwise,
-            gold=_gold_pairwise,
-            gold_help="most on the better system, tie on both, or blank",
-        ),
-        TaskSpec(
-            "likert",
-            "a rating of each passage shown (1 to the scale's points), per criterion",
-            format="ratings",
-            min_systems=1,
-            max_systems=0,
-            keys=(),
-            tie=False,
-            rated=True,
-            check=_check_likert,
-            gold=_gold_likert,
-            gold_help="a rating from 1 to the scale's points on the systems whose rating is known, or blank",
-        ),
-    )
-}
-"""The registry of task types, in the order they are offered."""
-
-
-def task_spec(task: str) -> TaskSpec:
-    """``TASKS[task]``, or StudyError naming the task types."""
-    if task not in TASKS:
-        raise StudyError(f"unknown task '{task}'; choose one of {', '.join(TASKS)}")
-    return TASKS[task]
-
-
-def check_choices(
-    task: str,
-    choices: Mapping[str, object],
-    systems: Sequence[str],
-    criteria: Sequence[str],
-    scale: Scale | None = None,
-) -> dict[str, dict[str, object]]:
-    """An answer's choices checked against its page.
-
-    Parameters
-    ----------
-    task : str
-        A key of :data:`TASKS`.
-    choices : mapping
-        ``{criterion: {key: system}}`` (a pick; a pairwise tie ``{"tie": True}``) or ``{criterion: {system:
-        rating}}`` (a rated task).
-    systems : sequence of str
-        The systems shown on the page.
-    criteria : sequence of str
-        The study's criteria: each needs a choice, and no other may be given.
-    scale : Scale, optional
-        The study's scale (a rated task).
-
-    Returns
-    -------
-    dict
-        The choices normalised (only the task's keys, criteria in the study's order).
-
-    Raises
-    ------
-    AnswerError
-        A criterion missing or unknown, a choice missing or not among the systems shown, MOST = LEAST,
-        a passage not rated, a rating that is not a whole number on the scale: every criterion that fails
-        is named, joined by "; ".
-    """
-    spec = task_spec(task)
-    if not isinstance(choices, Mapping):
-        raise AnswerError("the answer must give a choice per criterion")
-    unknown = [str(c) for c in choices if c not in criteria]
-    if unknown:
-        raise AnswerError(f"unknown criterion {', '.join(unknown)}; the study asks for {', '.join(criteria)}")
-    out, problems = {}, []
-    for criterion in criteria:  # every criterion that fails is named, not only the first
-        choice = choices.get(criterion)
-        try:
-            if not isinstance(choice, Mapping):
-                raise AnswerError(f"{criterion}: no choice given")
-            out[criterion] = spec.check(choice, systems, criterion, scale)
-        except AnswerError as err:
-            problems.append(str(err))
-    if problems:
-        raise AnswerError("; ".join(problems))
-    return out
-
-
-def gold_correct(gold: Mapping[str, Mapping[str, object]], choices: Mapping[str, Mapping[str, object]]) -> list[bool]:
-    """Per criterion with a gold answer, whether the choices match it on every key the gold answer
-    gives (MOST and LEAST; the winner; each gold rating exactly)."""
-    return [all(choices.get(c, {}).get(k) == v for k, v in g.items()) for c, g in gold.items()]
+    return True
