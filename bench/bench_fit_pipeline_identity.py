@@ -1,28 +1,29 @@
 """Before and after one fit pipeline (issue 32 item 1): the outputs of ``python -m lib fit`` and ``python -m lib
 rank`` on the bundled data sets, written by one checkout and compared with another's, to the digit.
 
-``--write DIR`` (run with the checkout to snapshot first on ``PYTHONPATH``) runs, each in a fresh cache:
-``rank`` with its defaults (MAP + Laplace) on every bundled data set with systems;
+``python bench/bench_fit_pipeline_identity.py DIR`` (run from the checkout to snapshot, on its ``PYTHONPATH``)
+runs, each in a fresh cache: ``rank`` with its defaults (MAP + Laplace) on every bundled data set with systems;
 ``fit --sampler map`` on every bundled data set (the first two criteria of each); ``fit`` with numpyro NUTS
 (2 chains x 150 draws, seed 3) on LAMP, and ``rank --sampler numpyro`` (2 x 150, seed 3) on ROME's consistency.
 Each command runs twice in the same cache: the second answer is read from the cache (``cached/``), so the
 cache's path is compared too.
 ``diagnostics.json`` is kept without its seconds; ``posterior.nc`` as a CSV of every draw (``posterior.csv``).
 
-``--compare BEFORE AFTER`` compares two such folders file by file, byte for byte, and exits 1 on any difference.
+``python scripts/cli_snapshot.py compare BEFORE AFTER`` compares two such folders file by file, byte for byte
+(exit 1 on any difference).
 
 Usage::
 
     git worktree add --detach /tmp/pipeline-before main
-    PYTHONPATH=/tmp/pipeline-before python bench/bench_fit_pipeline_identity.py --write /tmp/pipeline-id/before
-    PYTHONPATH=$PWD python bench/bench_fit_pipeline_identity.py --write /tmp/pipeline-id/after
-    python bench/bench_fit_pipeline_identity.py --compare /tmp/pipeline-id/before /tmp/pipeline-id/after
+    cp bench/bench_fit_pipeline_identity.py /tmp/identity.py
+    cd /tmp/pipeline-before && PYTHONPATH=$PWD python /tmp/identity.py /tmp/pipeline-id/before
+    cd - && PYTHONPATH=$PWD python bench/bench_fit_pipeline_identity.py /tmp/pipeline-id/after
+    python scripts/cli_snapshot.py compare /tmp/pipeline-id/before /tmp/pipeline-id/after
 """
 
 from __future__ import annotations
 
 import argparse
-import filecmp
 import json
 import os
 import subprocess
@@ -93,30 +94,10 @@ def _normalise(folder: Path) -> None:
         nc.unlink()
 
 
-def compare(before: Path, after: Path) -> bool:
-    """Print each file as same or DIFFERENT; True when every file of either folder is in the other, byte for byte."""
-    ok = True
-    names = sorted({p.relative_to(before) for p in before.rglob("*") if p.is_file()})
-    names += sorted({p.relative_to(after) for p in after.rglob("*") if p.is_file()} - set(names))
-    for name in names:
-        a, b = before / name, after / name
-        same = a.exists() and b.exists() and filecmp.cmp(a, b, shallow=False)
-        ok &= same
-        print(f"{'same' if same else 'DIFFERENT':9} {name}")
-    print(f"{len(names)} files: {'all the same' if ok else 'DIFFERENCES'}")
-    return ok
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", type=Path, metavar="DIR")
-    group.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"))
-    args = parser.parse_args()
-    if args.write:
-        write(args.write)
-    elif not compare(*args.compare):
-        raise SystemExit(1)
+    parser.add_argument("out", type=Path, help="the folder to write (compare two with scripts/cli_snapshot.py compare)")
+    write(parser.parse_args().out)
 
 
 if __name__ == "__main__":
