@@ -463,19 +463,14 @@ def _fitted_mode(model, names: list[str], tracker: Tracker, options: LaplaceSett
     return lay, f, outputs, to_params, x, blocks
 
 
-LBFGS_OPTIONS = {"maxiter": 20000, "maxcor": 20, "ftol": 1e-8, "gtol": 1e-5}
-"""scipy's L-BFGS-B options of the search for the joint mode."""
+def lbfgs(value_and_grad: Callable, x0: np.ndarray):
+    """Minimise a negative log posterior of a flat unconstrained vector by L-BFGS (scipy).
 
-
-def lbfgs(value_and_grad: Callable, x0: np.ndarray, options: dict | None = None):
-    """Minimise a negative log posterior of a flat unconstrained vector by L-BFGS (scipy): the engine's one
-    optimiser (Laplace's mode; the ``map`` sampler, :mod:`lib.inference.map`).
-
-    ``value_and_grad(x)`` gives the value and gradient (JAX or numpy) at ``x`` (n,); ``options`` are scipy's
-    (default :data:`LBFGS_OPTIONS`); returns scipy's ``OptimizeResult`` (``x``, ``nit``, ...)."""
+    ``value_and_grad(x)`` gives the value and gradient (JAX or numpy) at ``x`` (n,); returns scipy's
+    ``OptimizeResult`` (``x``, ``nit``, ...)."""
     from scipy.optimize import minimize
 
-    options = LBFGS_OPTIONS if options is None else options
+    options = {"maxiter": 20000, "maxcor": 20, "ftol": 1e-8, "gtol": 1e-5}
     return minimize(
         _cost(value_and_grad), np.asarray(x0, dtype=np.float64), jac=True, method="L-BFGS-B", options=options
     )
