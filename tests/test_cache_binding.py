@@ -24,6 +24,7 @@ import pytest
 import lib.cache
 import lib.inference.laplace
 from lib.cache import digest, netcdf_bytes
+from lib.inference.samplers import Draws
 from lib.irt.fit import fit_grm, load_cached
 from lib.irt.settings import FitSettings
 from lib.paths import ROOT
@@ -102,7 +103,7 @@ def laplace_draws(monkeypatch):
     """Laplace fits replaced by normal draws, different for every fit (these tests are about the cache)."""
     calls = []
 
-    def fake(model, names, settings, tracker, **options):
+    def fake(model, names, settings, tracker, options=None, **kept):
         calls.append(1)
         rng = np.random.default_rng(len(calls))
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
@@ -111,10 +112,10 @@ def laplace_draws(monkeypatch):
         }
         values.update({n: np.exp(0.3 * v) for n, v in values.items() if n == "alpha"})  # a model's own ranges
         values.update({n: np.sort(v, axis=-1) for n, v in values.items() if n == "b"})
-        options["mode"].update({n: v[0, 0] for n, v in values.items()})
-        return az.from_dict(
+        idata = az.from_dict(
             posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds}, dims=dims
         )
+        return Draws(idata, {n: v[0, 0] for n, v in values.items()})
 
     monkeypatch.setattr(lib.inference.laplace, "laplace", fake)
     return calls

@@ -2,8 +2,9 @@
 
 Runners (:data:`lib.inference.settings.SAMPLERS`): ``numpyro`` (NUTS in JAX on the model's log
 density, about 3x the effective samples per second of PyMC's own sampler on the GRM,
-``bench/bench_samplers.py``), ``pymc``, ``nutpie`` and ``map`` (the model's own MAP point, one draw);
-``laplace`` is in :mod:`lib.inference.laplace`.
+``bench/bench_samplers.py``), ``pymc`` and ``nutpie``; ``map`` (the MAP point, one draw) is in
+:mod:`lib.inference.map`, ``laplace`` in :mod:`lib.inference.laplace`. A runner returns the posterior, or
+:class:`Draws` (the posterior and the mode).
 
 ``XLA_FLAGS``: the first numpyro fit of a process, if JAX is not imported yet, adds
 ``--xla_force_host_platform_device_count=8`` to ``XLA_FLAGS`` so that chains run in parallel
@@ -24,14 +25,16 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lib.errors import SettingsError
 from lib.inference import compile_cache
 from lib.inference.progress import Tracker
-from lib.inference.settings import SAMPLERS, TARGET_CHUNK, NutsSettings
+from lib.inference.settings import SAMPLERS, TARGET_CHUNK, LaplaceSettings, NutsSettings
+
+if TYPE_CHECKING:  # the MAP solver imports pymc
+    from lib.inference.map import MapSpec
 
 MAX_PARALLEL_CHAINS = 8
 """numpyro runs chains in parallel only across JAX devices, and the CPU is one device unless XLA
@@ -62,30 +65,18 @@ concurrent compilation in two sessions raised AssertionErrors inside pytensor.""
 
 @dataclass
 class Problem:
-    """What a sampler fits.
+    """What a sampler fits: a model of some data, and how each sampler should treat it.
 
     Attributes
     ----------
     build : callable
         ``build()`` returns ``(model, names)``: the ``pymc.Model`` and the variables (free or
         deterministic) the posterior keeps, with the model's dims. Called in the sampler's thread.
-    point : callable, optional
-        ``point(tracker)``: the model's own MAP point as an ``arviz.InferenceData`` of one draw (the
-        ``map`` sampler); None where the model has none.
-    local : tuple of str
-        Laplace (:mod:`lib.inference.laplace`): free variables with one row per unit of the
-        ``unit`` dim, coupled only through the other (global) variables.
-    unit : str
-        The dim whose units own the ``local`` rows (e.g. ``"prompt"``).
-    marginal_curvature : bool
-        Laplace: the globals' precision is the curvature of their marginal (True) or the Schur
-        complement of the joint Hessian at the marginal mode (False; cheaper on large data).
-    scales : tuple of str
-        Laplace: global variables that scale the ``local`` variables' prior (e.g. ``sigma_alpha``): their
-        rows of the precision are the marginal's curvature even with the Schur complement (which leaves
-        out the local variables' log-determinant, most of a scale's curvature).
-    mode : dict
-        Laplace writes the posterior mode of the kept variables here (name -> ndarray).
+    map : MapSpec, optional
+        The model as the ``map`` sampler fits it (:class:`lib.inference.map.MapSpec`: one compiled solver per
+        data shape); None where the model has no MAP point.
+    laplace : LaplaceSettings
+        How the ``laplace`` sampler treats the model (:class:`lib.inference.settings.LaplaceSettings`).
     key : str, optional
         Names the model and its data (not the sampler's sizes or seed): a runner may keep the model and
         its compiled programs under it for the next fit of the same model (Laplace,
@@ -96,12 +87,8 @@ class Problem:
     """
 
     build: Callable[[], tuple[Any, list[str]]]
-    point: Callable[[Tracker], Any] | None = None
-    local: tuple[str, ...] = ()
-    unit: str = "prompt"
-    marginal_curvature: bool = True
-    scales: tuple[str, ...] = ()
-    mode: dict[str, np.ndarray] = field(default_factory=dict)
+    map: MapSpec | None = None
+    laplace: LaplaceSettings = field(default_factory=LaplaceSettings)
     key: str | None = None
     target_accept: float = 0.8
 
@@ -110,6 +97,20 @@ class Problem:
         tracker.stage(0.01, "building the model")
         with tracker.timer.phase("model build"):
             return self.build()
+
+
+@dataclass
+class Draws:
+    """What a run gives: the posterior (``arviz.InferenceData``) and, from a sampler that finds it (Laplace),
+    the posterior mode of the kept variables (name -> ndarray; None otherwise)."""
+
+    idata: Any
+    mode: dict[str, np.ndarray] | None = None
+
+
+def as_draws(result: Any) -> Draws:
+    """A runner's result as :class:`Draws`: runners that find no mode may return the ``InferenceData`` alone."""
+    return result if isinstance(result, Draws) else Draws(result)
 
 
 def runner(sampler: str) -> Callable[[Problem, NutsSettings, Tracker], Any]:
@@ -138,19 +139,6 @@ def split_host_cpu() -> None:
         os.environ["XLA_FLAGS"] = (
             os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={MAX_PARALLEL_CHAINS}"
         ).strip()
-
-
-def sample_map(problem: Problem, settings: NutsSettings, tracker: Tracker) -> Any:
-    """The ``map`` sampler: the model's own MAP point (``problem.point``) as a posterior of one draw.
-
-    Raises
-    ------
-    SettingsError
-        The model has no MAP point.
-    """
-    if problem.point is None:
-        raise SettingsError("this model has no MAP point: fit it with a sampler that gives a posterior")
-    return problem.point(tracker)  # it times its own phases
 
 
 def pm_sample(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -180,9 +180,12 @@ class FitStore:
         """The cache folder (read from the environment on each use)."""
         return cache_dir(self.kind)
 
-    def request(self, data: str, settings: Any, **options: Any) -> dict:
-        """What a fit answers: the digest of its data, its settings (a dataclass) and other options."""
-        return _normal({"model": self.model_version, "data": data, "settings": asdict(settings), "options": options})
+    def request(self, data: Sequence[Any], settings: Any, **options: Any) -> dict:
+        """What a fit answers, every fit's one cache key (named by :meth:`key`): the digest of its data
+        (:func:`digest_of` of the values ``data`` lists), its settings (a dataclass) and other options."""
+        return _normal(
+            {"model": self.model_version, "data": digest_of(*data), "settings": asdict(settings), "options": options}
+        )
 
     def key(self, request: dict) -> str:
         """The entry's name: SHA-256 of the store format, the kind and the request (64 hex digits)."""

@@ -1,4 +1,5 @@
-"""Fitting the ranking model (:mod:`lib.ranking.model`) through the one engine (:mod:`lib.inference`).
+"""Fitting the ranking model (:mod:`lib.ranking.model`) through the one fit pipeline
+(:func:`lib.inference.pipeline.run_fit`): this module holds the ranking's part of a fit.
 
 Samplers: the registry's made for the leaderboard (:func:`lib.inference.settings.samplers_for`,
 ``"ranking"``): NUTS (numpyro, pymc, nutpie) or MAP + Laplace (:mod:`lib.inference.laplace`, the
@@ -26,10 +27,11 @@ import numpy as np
 from lib.errors import SettingsError
 from lib.inference.diagnostics import Diagnostics, diagnose
 from lib.inference.laplace import LaplaceMode, laplace_mode
-from lib.inference.progress import FitProgress, Tracker, monotone, run_reporting
-from lib.inference.samplers import Problem, runner
-from lib.inference.settings import NutsSettings, check_known, samplers_for, sampling_sizes
-from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of, try_cache_write
+from lib.inference.pipeline import FitPlan, run_fit
+from lib.inference.progress import FitProgress, Tracker
+from lib.inference.samplers import Draws, Problem
+from lib.inference.settings import LaplaceSettings, NutsSettings, check_known, samplers_for, sampling_sizes
+from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of
 from lib.inference.timings import PhaseTimer
 from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING
 from lib.ranking.data import AnnotatorDesign, RankingData, annotator_design
@@ -292,34 +294,30 @@ def _request(obs, settings: RankSettings, fixed_alpha: bool, cluster_check: bool
     keep their keys)."""
     run = not obs.paired or cluster_check or settings.cluster_prompts == "on"
     left_out = {} if run else {"cluster_check": False}
-    return STORE.request(digest_of(obs), settings, fixed_alpha=fixed_alpha, **left_out)
+    return STORE.request([obs], settings, fixed_alpha=fixed_alpha, **left_out)
 
 
-def _load(rd: RankingData, request: dict, settings: RankSettings) -> RankingFit | None:
-    """The cached fit, or None (:meth:`lib.inference.store.FitStore.load`: an entry of other systems, or
-    whose mode is not finite, is a miss too, and is removed)."""
-
-    def read(stored: Stored) -> RankingFit:
-        post = stored.idata["posterior"]
-        if post["system"].to_numpy().astype(str).tolist() != [str(s) for s in rd.systems] or not {
-            "skill",
-            "alpha",
-            "b",
-        } <= set(post.data_vars):
-            raise LookupError("the posterior does not fit this data")
-        mode = None if stored.extra["mode"] is None else arrays_from_json(stored.extra["mode"])
-        return RankingFit(
-            stored.idata,
-            stored.diagnostics,
-            rd,
-            settings,
-            list(stored.extra["categories"]),
-            mode,
-            STORE.key(request),
-            from_cache=True,
-        )
-
-    return STORE.load(request, read)
+def _read(stored: Stored, rd: RankingData, request: dict, settings: RankSettings) -> RankingFit:
+    """The fit of a cache entry (:meth:`lib.inference.store.FitStore.load`): LookupError for an entry of other
+    systems, ValueError for one whose mode is not finite (a miss, removed)."""
+    post = stored.idata["posterior"]
+    if post["system"].to_numpy().astype(str).tolist() != [str(s) for s in rd.systems] or not {
+        "skill",
+        "alpha",
+        "b",
+    } <= set(post.data_vars):
+        raise LookupError("the posterior does not fit this data")
+    mode = None if stored.extra["mode"] is None else arrays_from_json(stored.extra["mode"])
+    return RankingFit(
+        stored.idata,
+        stored.diagnostics,
+        rd,
+        settings,
+        list(stored.extra["categories"]),
+        mode,
+        STORE.key(request),
+        from_cache=True,
+    )
 
 
 def _observations(rd: RankingData, settings: RankSettings) -> Observations:
@@ -424,59 +422,61 @@ def fit_ranking(
     With ``settings.target_ess`` a numpyro fit samples to the target; ``diagnostics.target_ess``
     and ``diagnostics.stopped`` say which it reached.
     """
+
+    def prepare() -> FitPlan[RankingFit]:
+        return _plan(rd, settings or RankSettings(), fixed_alpha, cluster_check)
+
+    return run_fit(prepare, progress=progress, use_cache=use_cache, timer=timer)
+
+
+def _plan(rd: RankingData, settings: RankSettings, fixed_alpha: bool, cluster_check: bool) -> FitPlan[RankingFit]:
+    """The ranking's part of a fit (:func:`fit_ranking`): its checks, problem, diagnostics, cache entry and result."""
     from lib.ranking.model import one_score_a_cell
 
-    start = time.perf_counter()
-    timer = timer or PhaseTimer()
-    settings = _decided(settings or RankSettings(), rd)
+    settings = _decided(settings, rd)
     if settings.likelihood not in (None, rd.likelihood):
         raise SettingsError(f"the data were prepared for the {rd.likelihood} likelihood, not {settings.likelihood}")
-    report = monotone(progress or (lambda fraction, message: None))
     obs = _observations(rd, settings)
     shared_alpha = one_score_a_cell(obs) and not fixed_alpha
     fixed_alpha = fixed_alpha or shared_alpha
-    use_cache = use_cache and "\x00" not in "".join(map(str, [*obs.systems, *obs.prompts]))
     request = _request(obs, settings, fixed_alpha, cluster_check)
-    timer.add("checks", time.perf_counter() - start)
-    if use_cache:
-        with timer.phase("cache read"):
-            hit = _load(rd, request, settings)
-        if hit is not None:
-            report(1.0, "loaded from cache")
-            return hit
     reason = nuts_reason(settings)
     sampler = fitted_sampler(settings)
     problem = _problem(obs, settings, fixed_alpha)
-    curvature = problem.marginal_curvature
-    run = runner(sampler)
-    idata = run_reporting(
-        lambda tracker: run(problem, settings, tracker),
-        report,
-        start,
-        settings.chains * (settings.tune + settings.draws),
-        timer,
-    )
-    report(0.97, "computing diagnostics")
-    with timer.phase("diagnostics"):
+
+    def diagnose_fit(idata: az.InferenceData) -> Diagnostics:
         # constant by construction: b = 0 of votes without ties, alpha = 1 when fixed; the baseline's skill
         fixed = ["b"] * (obs.paired and len(obs.categories) == 2) + ["alpha"] * fixed_alpha
-        names = [n for n in idata["posterior"].data_vars if n not in fixed]
+        names = [str(n) for n in idata["posterior"].data_vars if n not in fixed]
         drop = {"system": [settings.baseline]} if settings.baseline is not None else None
-        diag = diagnose(idata, sampler, time.perf_counter() - start, names, drop)
+        diag = diagnose(idata, sampler, 0.0, names, drop)
         if reason:
             diag.warnings.insert(0, FALLBACK_NOTE.format(reason=reason, sampler=sampler))
         diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha
-        if sampler == LAPLACE and obs.paired and not fixed_alpha and not curvature:
+        if sampler == LAPLACE and obs.paired and not fixed_alpha and not problem.laplace.marginal_curvature:
             diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
         _check_clustering(idata, obs, settings, cluster_check, diag.warnings)
-    diag.timings = timer.seconds
-    fit = RankingFit(idata, diag, rd, settings, obs.categories, problem.mode or None, STORE.key(request))
-    if use_cache:
-        extra = {"categories": list(fit.categories), "mode": None if fit.mode is None else arrays_json(fit.mode)}
-        with timer.phase("cache write"):
-            try_cache_write(lambda: STORE.save(request, idata, diag, extra), diag.warnings)
-    report(1.0, f"done in {diag.wall_s:.1f} s")
-    return fit
+        return diag
+
+    def result(draws: Draws, diag: Diagnostics, key: str) -> RankingFit:
+        return RankingFit(draws.idata, diag, rd, settings, obs.categories, draws.mode, key)
+
+    return FitPlan(
+        store=STORE,
+        request=request,
+        sampler=sampler,
+        problem=problem,
+        settings=settings,
+        read=lambda stored: _read(stored, rd, request, settings),
+        diagnose=diagnose_fit,
+        result=result,
+        extra=lambda fit: {
+            "categories": list(fit.categories),
+            "mode": None if fit.mode is None else arrays_json(fit.mode),
+        },
+        # netcdf cannot store labels holding NUL characters
+        cacheable="\x00" not in "".join(map(str, [*obs.systems, *obs.prompts])),
+    )
 
 
 def _problem(obs: Observations, settings: RankSettings, fixed_alpha: bool) -> Problem:
@@ -502,10 +502,7 @@ def _problem(obs: Observations, settings: RankSettings, fixed_alpha: bool) -> Pr
 
     return Problem(
         build=build,
-        local=LOCAL,
-        unit="prompt",
-        marginal_curvature=curvature,
-        scales=SCALES,
+        laplace=LaplaceSettings(local=LOCAL, unit="prompt", marginal_curvature=curvature, scales=SCALES),
         target_accept=TARGET_ACCEPT_BY_CATEGORY if obs.category is not None else 0.8,
         key=digest_of(  # the model and its data, under which its compiled programs are kept
             obs,

@@ -62,7 +62,7 @@ LOCAL = ("log_alpha", "log_alpha_z", "b_log_gap", "eta_z")
 """Free variables with one row per prompt: prompts couple only through the other (global)
 variables, which the Laplace fit's block Hessian uses."""
 SCALES = ("sigma_alpha", "sigma_eta")
-"""Global variables that scale the prompt variables' prior (:attr:`lib.inference.samplers.Problem.scales`)."""
+"""Global variables that scale the prompt variables' prior (:attr:`lib.inference.settings.LaplaceSettings.scales`)."""
 
 LOGLIK_TERMS = "loglik_terms"
 """Name of the (N,) log-likelihood of each observation that the potential ``loglik`` sums: the influence of
