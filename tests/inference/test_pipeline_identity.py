@@ -1,5 +1,5 @@
 """The one fit pipeline changes no number (issue 32 item 1): the GRM's MAP fit of LAMP's rankings and the
-leaderboard's default fit (MAP + Laplace) of ROME's best-worst votes give, to the last digit, what they gave
+leaderboard's default fit (MAP + Laplace) of ROME's best-worst votes give what they gave
 before the pipeline (``fit_reference.csv``, written by the code before it: ``PYTHONPATH=<checkout before> python
 tests/inference/test_pipeline_identity.py``). Every output of ``fit`` and ``rank`` on the bundled data sets is
 compared by ``bench/bench_fit_pipeline_identity.py``."""
@@ -47,7 +47,12 @@ def test_the_fits_give_the_numbers_they_gave_before_the_pipeline(tmp_path, monke
     reference = pd.read_csv(REFERENCE, float_precision="round_trip")
     now = fitted_values()
     pd.testing.assert_frame_equal(now[["quantity", "index"]], reference[["quantity", "index"]])
-    different = now[now["value"].to_numpy() != reference["value"].to_numpy()]
+    # To the last digits a thread count leaves alone: under pytest-xdist numpy's BLAS has one thread a process
+    # (tests/conftest.py), which sums in another order than the reference's process did; measured, the skills' SDs
+    # moved by 1.1e-12 relative at most. A change of method moves far more (the MAP with Laplace's L-BFGS options:
+    # theta by 8e-5).
+    close = np.isclose(now["value"].to_numpy(), reference["value"].to_numpy(), rtol=1e-10, atol=1e-13)
+    different = now[~close]
     assert different.empty, different.assign(before=reference["value"])
 
 
