@@ -7,7 +7,7 @@ from lib.study.crowd import CROWD_PARAM
 from ui.access import needs_secret, serve_secret_page
 from ui.annotate import serve_annotator
 from ui.common import UPLOAD, current_fit, init_state, link_problems, sync_url
-from ui.navigation import app_pages
+from ui.navigation import navigation
 from ui.text import escape_markdown
 from ui.timings import mark_run_start
 
@@ -24,7 +24,7 @@ if needs_secret():
     st.stop()
 init_state()
 
-page = st.navigation(app_pages())
+page = navigation()
 for problem in link_problems():
     st.warning(f"The link's settings were not used: {escape_markdown(problem)}")
 

@@ -13,9 +13,12 @@ from lib.irt.settings import CUTPOINTS, DECISION_NOTE, SAMPLERS, FitSettings, fi
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from ui.common import current_fit, current_input
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
 from ui.timings import run_start, server_time_text, show_timings, stopped_words
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 started = run_start()  # the run a click began (app.py's first step)
 

@@ -32,8 +32,11 @@ from ui.common import (
 )
 from ui.judges import judge_upload
 from ui.mapping import column_mapping
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 
 def merge_toggle(disabled: bool) -> bool:

@@ -44,10 +44,13 @@ from lib.ranking.run import diagnostics_text, rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
 from lib.ranking.style import has_style
 from ui.common import cached_bundled, current_input
+from ui.navigation import serve_through_app
 from ui.robustness import with_robustness
 from ui.tables import show_table
 from ui.text import escape_markdown
 from ui.timings import show_timings, stopped_words
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 # With fewer systems than MIN_SYSTEMS (LAMP's 3 conditions, the app's default data) the page opens on
 # HANNA's 11 systems: a leaderboard of three says little.

@@ -41,8 +41,11 @@ from lib.plots.planning import cost_table, highlight_cheapest, power_curve
 from ui.common import current_input, sync_url
 from ui.engine import scheduler_field
 from ui.judges import planner_section
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 PILOT, TYPED = "From the pilot (Data page)", "Typed in"
 # Every plan setting is bound to the URL: a reload (a new session, whose widgets start from their defaults)

@@ -33,8 +33,11 @@ from lib.revision.revised import RULES, editor_counts, first_edited, revised_dra
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
 from lib.tables import guess_roles
 from ui.mapping import column_mapping
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 HUMAN, UPLOAD, DIFF, LLM = (
     "Human writers (LAMP)",

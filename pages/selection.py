@@ -19,8 +19,11 @@ from lib.selection.settings import DEFAULT_RANDOM_DRAWS, DEFAULT_TARGET_SE, MODE
 from lib.selection.strategies import STRATEGIES, check_strategies
 from ui.common import current_input
 from ui.engine import scheduler_field
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

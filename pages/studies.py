@@ -24,8 +24,11 @@ from lib.study.tasks import TASKS, Scale
 from lib.tables import read_csv
 from ui.annotate import preview
 from ui.common import NO_FILTER, UPLOAD
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 DEMO, OWN = "Seed 001 demo: ROME counterfactual passages", "Your items CSV"
 PRIVATE, CROWD = "Private links, one per annotator", "One link for a crowd platform (Prolific, ...)"
