@@ -32,6 +32,7 @@ from lib.revision.prompts import PROMPTS
 from lib.revision.revised import RULES, editor_counts, first_edited, revised_drafts, shared_drafts
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
 from lib.tables import guess_roles
+from ui.keys import REVISION_CANDIDATE, REVISION_CANDIDATES, REVISION_LLM
 from ui.mapping import column_mapping
 from ui.navigation import serve_through_app
 from ui.tables import show_table
@@ -262,13 +263,13 @@ else:
             model=model, base_url=base_url, api_key=api_key, concurrency=concurrency, timeout=float(timeout)
         )
         bar = st.progress(0.0, text="Asking the LLM")
-        st.session_state["revision_llm"] = (
+        st.session_state[REVISION_LLM] = (
             run_key,
             run.llm_revision(
                 todo, settings, template, progress=lambda d, n: bar.progress(d / n, text=f"{d}/{n} drafts")
             ),
         )
-    stored = st.session_state.get("revision_llm")
+    stored = st.session_state.get(REVISION_LLM)
     if not model:
         st.info("Set a model (and base URL, API key) in the sidebar to ask an LLM for edits.")
         st.stop()
@@ -395,9 +396,9 @@ with tab_agree:
         candidates = [e for e in combined["editor"].unique() if e not in WRITERS] + list(WRITERS)
         # Other edits (another source): start at their own editor, set through session state so that the
         # browser shows the editor whose numbers the table holds (issue 16, item 16).
-        if st.session_state.get("revision_candidates") != candidates:
-            st.session_state["revision_candidates"] = candidates
-            st.session_state["revision_candidate"] = candidates[0]
+        if st.session_state.get(REVISION_CANDIDATES) != candidates:
+            st.session_state[REVISION_CANDIDATES] = candidates
+            st.session_state[REVISION_CANDIDATE] = candidates[0]
         candidate = st.selectbox("Edits to compare with the writers", candidates, key="revision_candidate")
         st.caption(
             "Span overlap: a candidate edit is correct when it overlaps a writer's edit (precision); a "
