@@ -28,7 +28,8 @@ JUDGE_COLUMN = "judge"
 """Name of the column that names the judge model (any case); else the annotator column does."""
 
 BUNDLED_JUDGES = {"pandalm_pairwise": DATA_DIR / "pandalm_pairwise" / "judge_votes_long.csv"}
-"""Bundled data set (a key of ``lib.datasets.DATASETS``) -> the judge file of its items (the Judges page offers it)."""
+"""Bundled data set (a key of ``lib.datasets.DATASETS``) -> the judge file of its items (the Judges page
+offers it)."""
 
 ITEM_KEY = ["prompt_id", "system_low", "system_high"]
 """An item: a prompt and an unordered system pair, written in sorted order (low < high)."""
