@@ -108,8 +108,8 @@ class RankSettings(NutsSettings, RankChoices):
         the page and ``rank``): on where the scores identify them, off otherwise
         (:func:`lib.ranking.data.annotator_design`; :func:`resolve_annotator_effect`).
     annotator_weights : bool
-        Weigh each vote by its annotator's Dawid-Skene reliability (:func:`lib.annotator_quality.vote_weights`;
-        the votes likelihood only; off by default).
+        Weigh each vote by its annotator's Dawid-Skene reliability
+        (:func:`lib.annotator_quality.vote_weights`; the votes likelihood only; off by default).
     cluster_prompts : str
         Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`),
         a key of :data:`lib.ranking.clusters.CLUSTER_MODES` (default:
