@@ -22,7 +22,7 @@ are not checked.
 
 Usage: ``python bench/bench_arena_rank.py [--quick] [--systems K --prompts J --votes N] [--venv DIR]``
 (``--quick``: 30 systems x 2,000 prompts x 50,000 votes). The virtual environment is made once under
-the project's cache folder (``lib.paths.cache_dir("bench")``) and reused; it needs PyPI the first time.
+the project's cache folder (``lib.io.paths.cache_dir("bench")``) and reused; it needs PyPI the first time.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def load() -> str:
 
 
 def main() -> None:
-    from lib.paths import cache_dir
+    from lib.io.paths import cache_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--systems", type=int, default=100)

@@ -33,9 +33,9 @@ import numpy as np
 import pandas as pd
 
 from lib.cli import EXIT_NOT_CONVERGED
-from lib.datasets import DATASETS
 from lib.inference.compile_cache import ENV, KIND
-from lib.paths import ROOT
+from lib.io.paths import ROOT
+from lib.judgments.datasets import DATASETS
 
 COMMANDS: dict[str, tuple[str, list[str], str]] = {
     "rank-laplace": ("rank", ["--sampler", "laplace"], "pandalm_pairwise"),

@@ -39,7 +39,7 @@ NUTS = ["--chains", "2", "--draws", "150", "--tune", "150", "--seed", "3"]
 
 def _runs() -> list[tuple[str, list[str]]]:
     """(folder name, command arguments after ``python -m lib``) of every run."""
-    from lib.datasets import DATASETS
+    from lib.judgments.datasets import DATASETS
 
     runs = []
     for key, ds in DATASETS.items():

@@ -33,12 +33,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lib.convergence import RHAT_MAX
-from lib.datasets import DATASETS
+from lib.inference.convergence import RHAT_MAX
 from lib.inference.settings import TARGET_ESS
 from lib.inference.timings import timings_text
+from lib.io.paths import DATA_DIR, ROOT
 from lib.irt.simulate import simulate_grm
-from lib.paths import DATA_DIR, ROOT
+from lib.judgments.datasets import DATASETS
 
 N_COMPARISONS, N_PROMPTS, N_VOTES = 20, 200, 3
 OLD, OLD_1000, NEW = (

@@ -122,7 +122,7 @@ def probability(text: str) -> float:
 
 def parse_columns(text: str | None) -> dict[str, str]:
     """Parse ``--columns ROLE=NAME,...`` into ``{role: file_column}``; ``ROLE=A+B`` maps the role onto
-    columns A and B combined (:func:`lib.tables.combine_columns`, e.g. ``prompt=story+test``).
+    columns A and B combined (:func:`lib.io.tables.combine_columns`, e.g. ``prompt=story+test``).
 
     Raises
     ------
@@ -153,10 +153,10 @@ def add_columns_option(parser: argparse.ArgumentParser) -> None:
 def add_input_options(parser, what: str, *, required: bool = True) -> None:
     """The judgment-file options ``fit``, ``rank``, ``select`` and ``plan`` share (the Data page's choices).
 
-    ``--format`` offers the formats registered in ``lib.formats.FORMATS`` when the parser is built.
+    ``--format`` offers the formats registered in ``lib.judgments.formats.FORMATS`` when the parser is built.
     ``parser`` may be an argument group; ``required=False`` for a command where the file is optional.
     """
-    from lib.formats import FORMATS
+    from lib.judgments.formats import FORMATS
 
     parser.add_argument("--input", required=required, default=None, help=what)
     parser.add_argument(
@@ -191,8 +191,8 @@ def read_input(args: argparse.Namespace, *, matrix: bool = True):
         Bad file, mapping, filter or criterion.
     """
     from lib.inputs import analysis_input
-    from lib.ratings import merge_lines, merge_warning
-    from lib.tables import read_csv
+    from lib.io.tables import read_csv
+    from lib.judgments.ratings import merge_lines, merge_warning
 
     filters = None
     if args.filter:
@@ -230,7 +230,7 @@ def finish_parser(
 ) -> None:
     """End a command's parser with the options every command that writes a folder takes, and bind its ``run``:
     ``--columns`` when ``columns`` (a command whose file options are not :func:`add_input_options`, which has
-    it), then ``--out DIR`` and ``--overwrite`` (checked by :func:`lib.export.prepare_out` before computing)."""
+    it), then ``--out DIR`` and ``--overwrite`` (checked by :func:`lib.io.export.prepare_out` before computing)."""
     if columns:
         add_columns_option(parser)
     parser.add_argument("--out", required=True, help="output folder (created; must be empty unless --overwrite)")

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from lib.data_checks import auto_cutpoints
 from lib.errors import InputError
-from lib.export import csv_text
 from lib.inference.diagnostics import NOT_CONVERGED, diagnostics_json
 from lib.inference.settings import TARGET_CHUNK, gives_posterior
+from lib.io.export import csv_text
 from lib.irt.contraction import UNINFORMED_BELOW
+from lib.irt.data_checks import auto_cutpoints
 from lib.irt.fit import fit_grm, netcdf_bytes
 from lib.irt.settings import CUTPOINTS, DECISION_NOTE, SAMPLERS, FitSettings, fit_settings
 from lib.irt.summary import ability_table

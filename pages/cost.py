@@ -21,11 +21,11 @@ from lib.cost.schema import (
 )
 from lib.cost.study import Study
 from lib.errors import InputError
-from lib.export import csv_text
-from lib.formats import read_csv
-from lib.paths import DATA_DIR
+from lib.io.export import csv_text
+from lib.io.paths import DATA_DIR
+from lib.io.tables import guess_roles
+from lib.judgments.formats import read_csv
 from lib.plots import cost as plots
-from lib.tables import guess_roles
 from ui.mapping import column_mapping
 from ui.navigation import serve_through_app
 from ui.tables import show_table

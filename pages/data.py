@@ -7,13 +7,13 @@ survive other pages; an upload whose mapping or design cannot be used leaves no 
 import pandas as pd
 import streamlit as st
 
-from lib.data_checks import design_report
-from lib.datasets import DATASETS
 from lib.errors import InputError
-from lib.formats import FORMATS, NO_ANNOTATOR_NOTE, guess_format
 from lib.inputs import AnalysisInput
+from lib.irt.data_checks import design_report
+from lib.judgments.datasets import DATASETS
+from lib.judgments.formats import FORMATS, NO_ANNOTATOR_NOTE, guess_format
+from lib.judgments.ratings import fleiss_kappa, merge_warning
 from lib.plots.irt import net_rating_heatmap
-from lib.ratings import fleiss_kappa, merge_warning
 from ui.common import (
     NO_FILTER,
     UPLOAD,

@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from lib.convergence import ESS_MIN, RHAT_MAX
 from lib.errors import SettingsError
+from lib.inference.convergence import ESS_MIN, RHAT_MAX
 from lib.inference.diagnostics import NOT_CONVERGED
 from lib.inference.settings import gives_posterior, posterior_samplers
 from lib.irt.ppc import P_EXTREME, posterior_predictive

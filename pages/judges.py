@@ -5,7 +5,7 @@ import json
 import streamlit as st
 
 from lib.errors import InputError
-from lib.export import csv_text
+from lib.io.export import csv_text
 from lib.judges.run import DEMO_SHARE, JUDGE_COLUMNS
 from lib.plots.judges import judge_preference, three_leaderboards
 from ui.common import current_input

@@ -3,12 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from lib.annotator_quality import names_vote_annotators
-from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import InputError
-from lib.export import csv_text
 from lib.inference.settings import TARGET_CHUNK
+from lib.io.export import csv_text
 from lib.irt.fit import data_key
+from lib.judgments.annotator_quality import names_vote_annotators
+from lib.judgments.datasets import DATASETS, DEFAULT_DATASET
 from lib.plots.ranking import (
     active_vs_uniform,
     category_heatmap,

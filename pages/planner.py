@@ -6,9 +6,9 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from lib.engine import Engine
+from lib.engine.cluster import Engine
 from lib.errors import InputError, PlanStopped
-from lib.export import csv_text
+from lib.io.export import csv_text
 from lib.planning.check import disagreements, simulator_check
 from lib.planning.choice import CHEAPEST_COLUMNS, advice, cheapest, validity_notes
 from lib.planning.design import (

@@ -3,8 +3,8 @@
 import numpy as np
 import streamlit as st
 
-from lib.export import csv_text
 from lib.inference.settings import gives_posterior
+from lib.io.export import csv_text
 from lib.irt.contraction import UNINFORMED_BELOW
 from lib.irt.summary import prompt_table
 from lib.plots.irt import category_curves, expected_rating_band, information_curves

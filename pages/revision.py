@@ -10,7 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from lib.errors import InputError
-from lib.export import csv_text
+from lib.io.export import csv_text
+from lib.io.tables import guess_roles
 from lib.plots.revision import category_figure, revision_distance_figure
 from lib.revision import run
 from lib.revision.client import LLMSettings
@@ -38,7 +39,6 @@ from lib.revision.metrics import (
 from lib.revision.prompts import PROMPTS
 from lib.revision.revised import RULES, editor_counts, first_edited, revised_drafts, shared_drafts
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
-from lib.tables import guess_roles
 from ui.keys import REVISION_CANDIDATE, REVISION_CANDIDATES, REVISION_LLM
 from ui.mapping import column_mapping
 from ui.navigation import serve_through_app

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lib.engine import Engine
+from lib.engine.cluster import Engine
 from lib.errors import DesignError, InputError
-from lib.export import csv_text
+from lib.io.export import csv_text
 from lib.irt.fit import data_key
 from lib.irt.settings import FULL_MODE_SETTINGS, FitSettings, default_cutpoints
 from lib.plots.selection import se_curve, what_if_chart

@@ -7,7 +7,8 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 from lib.errors import InputError
-from lib.export import csv_text
+from lib.io.export import csv_text
+from lib.io.tables import read_csv
 from lib.study.adaptive import Extended, extend
 from lib.study.annotate import LABELS, Page, Progress
 from lib.study.assign import MAX_PER_ITEM, gold_count, most_regular_pages
@@ -21,7 +22,6 @@ from lib.study.export import export_study
 from lib.study.items import ItemSpec, read_items
 from lib.study.summary import SPEEDER_RULE, crowd_table, list_studies, study_links, summarize
 from lib.study.tasks import TASKS, Scale
-from lib.tables import read_csv
 from ui.annotate import preview
 from ui.common import NO_FILTER, UPLOAD, UPLOAD_WIDGETS
 from ui.keys import (

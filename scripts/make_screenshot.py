@@ -18,7 +18,7 @@ from pathlib import Path
 from PIL import Image
 from playwright.sync_api import sync_playwright
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, serve
 
 OUT = ROOT / "docs" / "screenshot.png"

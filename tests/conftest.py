@@ -30,7 +30,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from lib.inference.samplers import split_host_cpu
-from lib.ratings import RatingMatrix
+from lib.judgments.ratings import RatingMatrix
 from tests.fake_openai import FakeOpenAI, Responder
 
 # Property tests draw the same examples in every run, as every other test has a fixed seed: a failure repeats,

@@ -21,13 +21,13 @@ import arviz as az
 import numpy as np
 import pytest
 
-import lib.cache
 import lib.inference.laplace
-from lib.cache import digest, netcdf_bytes
+import lib.io.cache
 from lib.inference.samplers import Draws
+from lib.io.cache import digest, netcdf_bytes
+from lib.io.paths import ROOT
 from lib.irt.fit import fit_grm, load_cached
 from lib.irt.settings import FitSettings
-from lib.paths import ROOT
 from lib.planning.design import Assumptions, Design
 from lib.planning.power import plan
 from lib.ranking.fit import RankSettings, fit_ranking
@@ -135,8 +135,8 @@ def test_a_ranking_posterior_swapped_under_its_metadata_is_a_miss(cache, arena_d
 @pytest.fixture
 def arena_data():
     from lib.inputs import analysis_input
+    from lib.io.tables import read_csv
     from lib.ranking.data import ranking_data
-    from lib.tables import read_csv
 
     columns = {
         "prompt": "prompt_id",
@@ -204,7 +204,7 @@ def test_a_plan_entry_replaced_by_a_folder_or_fifo_is_a_miss(cache, replacement)
 
 def test_too_little_free_space_skips_the_cache_with_a_warning_and_keeps_the_fit(cache, monkeypatch, two_data_sets):
     a, _ = two_data_sets
-    monkeypatch.setattr(lib.cache.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10**9, 10**9, 10**6))
+    monkeypatch.setattr(lib.io.cache.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10**9, 10**9, 10**6))
     with pytest.warns(RuntimeWarning, match="MB free on the disk"):
         fit = fit_grm(a, MAP)
     assert np.isfinite(_theta(fit)).all()

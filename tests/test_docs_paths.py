@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from lib.study.db import LEGACY_PATH
 
 FOLDERS = ("lib", "pages", "tests", "bench", "docs", "data")
@@ -29,8 +29,8 @@ def named_paths(text: str) -> list[str]:
 
 
 def test_paths_are_found_in_prose_and_code():
-    text = "See `lib/cache.py`, data/README.md. Run /usr/lib/postgresql/16/bin/initdb; tests/hostile/test_study_*.py"
-    assert named_paths(text) == ["data/README.md", "lib/cache.py", "tests/hostile/test_study_*.py"]
+    text = "See `lib/io/cache.py`, data/README.md. Run /usr/lib/postgresql/16/bin/initdb; tests/hostile/test_study_*.py"
+    assert named_paths(text) == ["data/README.md", "lib/io/cache.py", "tests/hostile/test_study_*.py"]
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda path: path.name)

@@ -14,15 +14,15 @@ from typing import Protocol
 import pandas as pd
 import streamlit as st
 
-from lib.data_checks import UNPAIRED, design_report
-from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import FormatError, InputError
-from lib.formats import FORMATS, guess_format
 from lib.inputs import AnalysisInput, analysis_input, bundled_input
+from lib.io.tables import combine_columns, guess_roles, read_csv
+from lib.io.uploads import MAX_AGE_DAYS, keep_choices, kept_upload
+from lib.io.uploads import keep_upload as store_upload
+from lib.irt.data_checks import UNPAIRED, design_report
 from lib.irt.settings import fit_settings
-from lib.tables import combine_columns, guess_roles, read_csv
-from lib.uploads import MAX_AGE_DAYS, keep_choices, kept_upload
-from lib.uploads import keep_upload as store_upload
+from lib.judgments.datasets import DATASETS, DEFAULT_DATASET
+from lib.judgments.formats import FORMATS, guess_format
 from ui.keys import (
     ANALYSIS_INPUT,
     FIT,
@@ -70,11 +70,11 @@ CACHE_ENTRIES, CACHE_TTL_S = 8, 3600
 """Bounds of the cached readings, so uploads do not pile up in memory."""
 
 DEFAULTS = {
-    VIEW_DATASET: DEFAULT_DATASET,  # a key of lib.datasets.DATASETS, or UPLOAD
+    VIEW_DATASET: DEFAULT_DATASET,  # a key of lib.judgments.datasets.DATASETS, or UPLOAD
     VIEW_CRITERION: None,  # of the bundled data set; None: its first
     VIEW_MERGE: True,
     UPLOADED: None,  # (file name, bytes) of the last file uploaded
-    UPLOAD_KEY: None,  # its key on disk (lib.uploads), carried in the URL so that a reload finds it; None: not kept
+    UPLOAD_KEY: None,  # its key on disk (lib.io.uploads), carried in the URL so that a reload finds it; None: not kept
     UPLOAD_KEPT: None,  # the reading choices last stored with it
     UPLOAD_FORMAT: None,
     UPLOAD_MAPPING: {},  # format -> {role: column} ("" = unmapped)
@@ -147,7 +147,7 @@ def link_problems() -> list[str]:
 
 def sync_url() -> None:
     """Write the view into the URL, so a reload or a shared link opens the same view; with an upload kept on
-    disk, its key, and its reading choices next to it when they changed (:mod:`lib.uploads`)."""
+    disk, its key, and its reading choices next to it when they changed (:mod:`lib.io.uploads`)."""
     key = st.session_state[VIEW_DATASET]
     kept = st.session_state.get(UPLOAD_KEY) if key == UPLOAD else None
     choices = {k: st.session_state.get(k, DEFAULTS[k]) for k in UPLOAD_CHOICES}
@@ -259,7 +259,7 @@ class UploadedCSV(Protocol):
 
 def keep_upload(file: UploadedCSV | None) -> None:
     """Keep a file given to the Data page's uploader as the session's upload, its choices reset when it is new,
-    and on disk for a reload (:mod:`lib.uploads`; ``upload_key`` None when it could not be stored)."""
+    and on disk for a reload (:mod:`lib.io.uploads`; ``upload_key`` None when it could not be stored)."""
     if file is None or (file.name, file.getvalue()) == st.session_state[UPLOADED]:
         return
     for key in [k for k in st.session_state if str(k).startswith(UPLOAD_WIDGETS)]:

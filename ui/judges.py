@@ -13,14 +13,14 @@ from typing import NamedTuple
 import pandas as pd
 import streamlit as st
 
-from lib.datasets import bundled_judges
 from lib.errors import InputError
 from lib.inputs import AnalysisInput
+from lib.io.tables import read_csv
 from lib.judges.budget import plan_for_items, worth_for_items
 from lib.judges.read import read_judge_file
 from lib.judges.run import JudgeResult, judge_leaderboard, keep_share
-from lib.ratings import select_criterion
-from lib.tables import read_csv
+from lib.judgments.datasets import bundled_judges
+from lib.judgments.ratings import select_criterion
 from ui.common import CACHE_ENTRIES, CACHE_TTL_S, current_input, init_state
 from ui.keys import ANALYSIS_INPUT, JUDGE_FILE, JUDGE_UPLOAD_ROUND, VIEW_DATASET
 from ui.tables import show_table

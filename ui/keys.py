@@ -12,7 +12,7 @@ from __future__ import annotations
 
 # The view and the upload, shared by every page (ui.common.DEFAULTS)
 VIEW_DATASET = "view_dataset"
-"""A key of :data:`lib.datasets.DATASETS`, or ``ui.common.UPLOAD``."""
+"""A key of :data:`lib.judgments.datasets.DATASETS`, or ``ui.common.UPLOAD``."""
 VIEW_CRITERION = "view_criterion"
 VIEW_MERGE = "view_merge"
 UPLOADED = "upload"

@@ -14,7 +14,7 @@ import threading
 
 import streamlit as st
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 
 SECTIONS = {
     "Judgments and IRT": [

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from lib.errors import InputError
-from lib.export import csv_text
+from lib.io.export import csv_text
 from lib.ranking.robustness import (
     HOLDS,
     MAX_SHARE,

@@ -62,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from lib.cost.analysis import FILES, analyse
     from lib.cost.costs import parse_weights
     from lib.cost.schema import parse_covariates, read_study
-    from lib.export import prepare_out, write_csv
-    from lib.formats import read_csv
+    from lib.io.export import prepare_out, write_csv
+    from lib.judgments.formats import read_csv
 
     weights = parse_weights(args.weights)
     out = prepare_out(args.out, list(FILES.values()), overwrite=args.overwrite)

@@ -37,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=list(CUTPOINTS),
         default=None,
         help="; ".join(f"{name}: {text}" for name, text in CUTPOINTS.items())
-        + " (default: chosen from the format and the design, lib.data_checks.auto_cutpoints)",
+        + " (default: chosen from the format and the design, lib.irt.data_checks.auto_cutpoints)",
     )
     p.add_argument(
         "--sampler",
@@ -64,10 +64,10 @@ def run(args: argparse.Namespace) -> int:
     import time
     from dataclasses import replace
 
-    from lib.data_checks import auto_cutpoints
-    from lib.export import csv_text, prepare_out
     from lib.inference.diagnostics import diagnostics_json, withhold
     from lib.inference.timings import PhaseTimer
+    from lib.io.export import csv_text, prepare_out
+    from lib.irt.data_checks import auto_cutpoints
     from lib.irt.fit import fit_grm
     from lib.irt.summary import ABILITY_DATA, PROMPT_DATA, ability_table, prompt_table
 

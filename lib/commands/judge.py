@@ -51,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
         The pairs file lacks a role or has a blank cell.
     """
     from lib.cli import llm_settings, parse_columns, progress_printer
-    from lib.export import prepare_out, write_csv
+    from lib.io.export import prepare_out, write_csv
+    from lib.io.tables import read_csv
     from lib.judges.ask import VerdictAsker, read_pairs, usage, verdict_table
-    from lib.tables import read_csv
 
     settings = llm_settings(args, args.model)
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)  # before any reading or request

@@ -233,9 +233,9 @@ def run(args: argparse.Namespace) -> int:
         Options that do not go together, or a plan stopped by its time limit (the finished designs
         are written first).
     """
-    from lib.engine import Engine
+    from lib.engine.cluster import Engine
     from lib.errors import PlanStopped
-    from lib.export import prepare_out, write_csv
+    from lib.io.export import prepare_out, write_csv
     from lib.planning.design import GRM_ANALYSES
     from lib.planning.power import COLUMNS, check_plan, iter_plan, order_parts
 
@@ -380,7 +380,7 @@ def _assumptions(args: argparse.Namespace, pairs: tuple[tuple[str, str], ...] | 
 def _write_results(args: argparse.Namespace, out, power, power_pairs, nuts, *, with_check: bool) -> None:
     """Write the plan's tables to ``out`` (power, pairs, cheapest, ranking, calibration and NUTS check
     where there is one) and print their summary and the files written."""
-    from lib.export import write_csv
+    from lib.io.export import write_csv
     from lib.planning.choice import advice, cheapest, validity_notes
     from lib.planning.power import CALIBRATION_COLUMNS, COLUMNS, RANKING_COLUMNS
 

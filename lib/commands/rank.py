@@ -222,8 +222,8 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from lib.cli import parse_columns, progress_printer
-    from lib.export import prepare_out
     from lib.inference.timings import PhaseTimer
+    from lib.io.export import prepare_out
     from lib.ranking.data import AnnotatorDesign, annotator_design_of
     from lib.ranking.fit import RankSettings, rank_settings
     from lib.ranking.likelihoods import LIKELIHOODS
@@ -312,9 +312,9 @@ def _judge(path: str, data):
     lib.errors.SettingsError
         The human file yields no pairwise votes.
     """
+    from lib.io.tables import read_csv
     from lib.judges.read import read_judge_file
     from lib.judges.run import judge_leaderboard
-    from lib.tables import read_csv
 
     if data.judgments is None:
         raise SettingsError(f"--judge needs human pairwise votes to compare with, not the {data.fmt} format")
@@ -354,7 +354,7 @@ def _print_robustness(table) -> None:
 
 def _write_outputs(result, out: Path, judged=None, robustness=None) -> list[str]:
     """Write the result's tables to ``out`` (staged, so no partial outputs); returns the names written."""
-    from lib.export import csv_text
+    from lib.io.export import csv_text
     from lib.ranking.run import diagnostics_text
 
     board = result.leaderboard

@@ -3,7 +3,7 @@
 Writes ``edits.jsonl`` (one edit per line: ``text_id, system``, the six schema fields and
 ``located``) and ``revision_distance.csv`` (``text_id, system, revision_distance, unlocated``).
 Drafts the LLM could not revise are left out of both and listed in ``failures.csv`` (exit 1).
-CSV cells that would start a spreadsheet formula are neutralised (:func:`lib.export.write_csv`).
+CSV cells that would start a spreadsheet formula are neutralised (:func:`lib.io.export.write_csv`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from lib.cli import llm_settings, parse_columns
     from lib.errors import SettingsError
-    from lib.export import prepare_out, write_csv
+    from lib.io.export import prepare_out, write_csv
     from lib.revision import run as revision_run
     from lib.revision.io import read_drafts
 

@@ -100,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
     """
     from contextlib import nullcontext
 
-    from lib.engine import Engine
-    from lib.export import prepare_out, write_csv
+    from lib.engine.cluster import Engine
+    from lib.io.export import prepare_out, write_csv
     from lib.selection.analysis import run as run_selection
     from lib.selection.strategies import check_strategies
 

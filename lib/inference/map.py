@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from lib.blas import one_blas_thread
+from lib.engine.blas import one_blas_thread
 from lib.errors import SettingsError
 from lib.inference.progress import Tracker
 from lib.inference.samplers import COMPILE_LOCK, Problem

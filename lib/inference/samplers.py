@@ -468,11 +468,11 @@ def _draw_to_target(
 ) -> Any:
     """Chunks of draws from ``chunks`` (:func:`_kept_chunks`, :data:`lib.inference.settings.TARGET_CHUNK`
     iterations per chain each) until every reported parameter's bulk and tail ESS reach the target and its
-    R-hat is at most :data:`lib.convergence.RHAT_MAX`, or the ceiling (``settings.draws`` per chain) is
+    R-hat is at most :data:`lib.inference.convergence.RHAT_MAX`, or the ceiling (``settings.draws`` per chain) is
     drawn. Between two checks it draws as many chunks as the ESS (growing in proportion to the draws) and
     R-hat (R-hat - 1 shrinking so) say the target needs, at most as many draws as it has (the draws at most
     double between checks)."""
-    from lib.convergence import RHAT_MAX
+    from lib.inference.convergence import RHAT_MAX
 
     target, draws, tune = settings.target_ess, settings.draws, settings.tune
     assert target is not None

@@ -165,7 +165,7 @@ def check_known(kind: str, value: str, known: Mapping) -> None:
 TARGET_ESS = 400
 """The effective sample size a NUTS fit samples to when asked to (``--target-ess``, the Abilities page):
 bulk and tail ESS of every reported parameter; also the convergence check's threshold
-(:data:`lib.convergence.ESS_MIN`, Vehtari et al. 2021: 100 per chain for 4 chains)."""
+(:data:`lib.inference.convergence.ESS_MIN`, Vehtari et al. 2021: 100 per chain for 4 chains)."""
 TARGET_TUNE = 300
 """Warm-up iterations per chain of a fit sampled to a target ESS when none are chosen (from PyMC's jittered
 initial point: ``bench/bench_target_ess.py``)."""

@@ -17,7 +17,6 @@ from typing import Any
 import arviz as az
 import numpy as np
 
-from lib.cache import netcdf_bytes as netcdf_bytes_of
 from lib.errors import FormatError
 from lib.inference.diagnostics import Diagnostics
 from lib.inference.diagnostics import diagnose as diagnose_draws
@@ -27,14 +26,15 @@ from lib.inference.samplers import Problem
 from lib.inference.settings import gives_posterior
 from lib.inference.store import FitStore, Stored, digest_of
 from lib.inference.timings import PhaseTimer
+from lib.io.cache import netcdf_bytes as netcdf_bytes_of
 from lib.irt.contraction import UNINFORMED_BELOW, uninformed
 from lib.irt.map import map_spec
 from lib.irt.model import build_grm
 from lib.irt.settings import FitSettings, check_cutpoints
-from lib.ratings import RatingMatrix
+from lib.judgments.ratings import RatingMatrix
 
 STORE = FitStore("fits", model_version=1)
-"""The GRM's fit cache (``lib.paths.cache_dir("fits")``)."""
+"""The GRM's fit cache (``lib.io.paths.cache_dir("fits")``)."""
 
 NAMES = ["theta", "alpha", "b"]
 """The variables a GRM fit keeps."""
@@ -174,7 +174,7 @@ def fit_grm(
         (numpyro and pymc report every chain in chunks; nutpie reports elapsed time only) and
         "computing diagnostics"; a MAP fit says "compiling (first time only)" when it compiles.
     use_cache : bool
-        Read and write ``lib.paths.cache_dir("fits")``. A fit that cannot be written is still returned, with a
+        Read and write ``lib.io.paths.cache_dir("fits")``. A fit that cannot be written is still returned, with a
         warning in ``diagnostics.warnings``.
     remember : bool
         Make this the fit :func:`load_latest` returns for this data (the user's own fit; internal
@@ -195,11 +195,11 @@ def fit_grm(
     SettingsError
         On invalid settings or data the model cannot take (see :func:`lib.irt.settings.check_cutpoints`).
     DesignError
-        The data cannot support the model (:func:`lib.data_checks.check_design`).
+        The data cannot support the model (:func:`lib.irt.data_checks.check_design`).
     FormatError
         A prompt id or comparison label holds a NUL character.
     """
-    from lib.data_checks import check_design, cutpoints_note
+    from lib.irt.data_checks import check_design, cutpoints_note
 
     def prepare() -> FitPlan[GRMFit]:
         checked = settings or FitSettings()
@@ -284,5 +284,5 @@ def diagnose(idata: az.InferenceData, settings: FitSettings, wall_s: float) -> D
 
 def netcdf_bytes(fit: GRMFit) -> bytes:
     """The posterior as arviz netcdf file contents (for a download), made in memory
-    (:func:`lib.cache.netcdf_bytes`; a cache file could have been replaced since)."""
+    (:func:`lib.io.cache.netcdf_bytes`; a cache file could have been replaced since)."""
     return netcdf_bytes_of(fit.idata)

@@ -27,10 +27,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau, norm
 
-from lib.cache import check_digest, digest, load, prune, store
-from lib.engine import Engine, TaskProgress
+from lib.engine.cluster import Engine, TaskProgress
 from lib.errors import PlanStopped, SettingsError
-from lib.paths import cache_dir
+from lib.io.cache import check_digest, digest, load, prune, store
+from lib.io.paths import cache_dir
 from lib.planning.analyses import ALPHA, LEVEL, analyse
 from lib.planning.design import ANALYSES, MAX_MINUTES, Assumptions, Design
 from lib.planning.grid import PLAN_DEFAULTS
@@ -613,7 +613,7 @@ def plan(assumptions: Assumptions, designs: list[Design], **options) -> pd.DataF
         (:func:`lib.planning.simulate.seeds`): the same plan gives the same numbers in this
         process, an embedded cluster or a remote one.
     engine : Engine, optional
-        Where the studies run (an entered :class:`lib.engine.Engine`); None runs them here, one
+        Where the studies run (an entered :class:`lib.engine.cluster.Engine`); None runs them here, one
         after another.
     progress : callable, optional
         ``progress(done, total)`` in studies.
@@ -675,7 +675,7 @@ PLAN_CACHE_MAX_BYTES = 20 * 2**20
 
 
 def _cached_plan(raw: bytes, key: str, designs: list[Design]) -> pd.DataFrame:
-    """The plan stored in a cache entry (:func:`lib.cache.load` parses with it).
+    """The plan stored in a cache entry (:func:`lib.io.cache.load` parses with it).
 
     Raises
     ------

@@ -17,8 +17,8 @@ from lib.ranking.likelihoods import LIKELIHOODS, Likelihood, default_likelihood,
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lib.judgments.ratings import RatingMatrix
     from lib.ranking.style import StyleFeatures
-    from lib.ratings import RatingMatrix
 
 
 @dataclass
@@ -32,13 +32,13 @@ class RankingData:
     likelihood : str
         A key of :data:`lib.ranking.likelihoods.LIKELIHOODS`.
     votes : DataFrame or None
-        Canonical votes (``lib.formats.VOTE_COLUMNS``, plus ``first``, the system shown first, when
+        Canonical votes (``lib.judgments.formats.VOTE_COLUMNS``, plus ``first``, the system shown first, when
         the file says) of the chosen criterion; set for ``votes`` and ``cells``.
     matrix : RatingMatrix or None
         Net ratings per (pair, prompt), for ``cells``.
     ratings : DataFrame or None
         ``system, prompt_id, annotator_id, score`` (float) for ``ratings``: one row per score an
-        annotator gave (``lib.formats.read_ratings``), not averaged; ``annotator_id`` is "" when
+        annotator gave (``lib.judgments.formats.read_ratings``), not averaged; ``annotator_id`` is "" when
         the file has no annotator column.
     n_votes : Series
         Judgments behind each system's skill (votes it took part in, or scores it received, one
@@ -53,7 +53,7 @@ class RankingData:
         The category of each vote (rows as ``votes``) when ranked by category (:mod:`lib.ranking.categories`);
         None otherwise.
     rows : ndarray (len(votes),) of int64, or None
-        The input file's 1-based data row of each of ``votes`` (``lib.formats.Judgments.rows``): None
+        The input file's 1-based data row of each of ``votes`` (``lib.judgments.formats.Judgments.rows``): None
         where a vote is not one row of the file (best-worst, ranking), and for ratings.
     """
 

@@ -66,7 +66,7 @@ where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and s
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
 STORE = FitStore("rankings", model_version=4, thin_dim="prompt")
-"""Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model or what is
+"""Ranking fits' cache (``lib.io.paths.cache_dir("rankings")``); raise the version when the model or what is
 stored with it changes (4: the prompt clustering and its notes).
 Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
 (:func:`lib.inference.store.thinned`): the read-outs use only the means of alpha and b."""
@@ -109,7 +109,7 @@ class RankSettings(NutsSettings, RankChoices):
         (:func:`lib.ranking.data.annotator_design`; :func:`resolve_annotator_effect`).
     annotator_weights : bool
         Weigh each vote by its annotator's Dawid-Skene reliability
-        (:func:`lib.annotator_quality.vote_weights`; the votes likelihood only; off by default).
+        (:func:`lib.judgments.annotator_quality.vote_weights`; the votes likelihood only; off by default).
     cluster_prompts : str
         Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`),
         a key of :data:`lib.ranking.clusters.CLUSTER_MODES` (default:
@@ -394,7 +394,7 @@ def fit_ranking(
         score a (prompt, system) cell always have it (:func:`lib.ranking.model.one_score_a_cell`; said
         in ``diagnostics.warnings``).
     use_cache : bool
-        Read and write ``lib.paths.cache_dir("rankings")``: a hit returns at once (``from_cache``
+        Read and write ``lib.io.paths.cache_dir("rankings")``: a hit returns at once (``from_cache``
         True, progress "loaded from cache"; ``diagnostics.wall_s`` is the original fit's). A fit
         that cannot be written is still returned, with a warning in ``diagnostics.warnings``; fits
         whose labels hold NUL characters (netcdf cannot store them) are not cached.

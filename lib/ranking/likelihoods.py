@@ -51,7 +51,7 @@ class Likelihood:
     severity : bool
         Its scores can carry each annotator's severity (:func:`lib.ranking.data.annotator_design`).
     matrix : bool
-        It reads the input's net-rating matrix (``lib.ratings.RatingMatrix``): the input is read with it.
+        It reads the input's net-rating matrix (``lib.judgments.ratings.RatingMatrix``): the input is read with it.
     check : callable
         ``check(table)``: DesignError when the judgments read (votes or scores, of the criterion) cannot
         tell any system apart; run before the systems are counted.

@@ -102,7 +102,7 @@ class Observations:
         The distinct annotator ids, sorted ("" alone when the file names none).
     weight : ndarray (N,), float, or None
         Each vote's weight in the log-likelihood (its annotator's reliability,
-        :func:`lib.annotator_quality.vote_weights`); None: every observation counts once.
+        :func:`lib.judgments.annotator_quality.vote_weights`); None: every observation counts once.
     features : ndarray (N, p) or None
         Style covariates of each vote, B's answer against A's (style control); None without.
     feature_names : list of str
@@ -148,7 +148,7 @@ def observations(rd: RankingData) -> Observations:
     """Flatten the data of a likelihood (:class:`lib.ranking.data.RankingData`) to index arrays, by its spec's
     ``observations`` (:data:`lib.ranking.likelihoods.LIKELIHOODS`).
 
-    Votes are oriented so that A is the alphabetically first system (``lib.ratings.orient_votes``);
+    Votes are oriented so that A is the alphabetically first system (``lib.judgments.ratings.orient_votes``);
     outcomes are 0 = A better, 1 = tie, 2 = B better, or 0 = A, 1 = B when no vote is a tie; style covariates
     (a's answer against b's as in the file) change sign with the votes turned round, to B's against A's. Ratings
     keep one observation per annotator's score, the outcome being the score's rank among the
@@ -198,7 +198,7 @@ def cell_observations(rd: RankingData) -> Observations:
 
 def vote_observations(rd: RankingData) -> Observations:
     """The votes likelihood's observations: one per vote, oriented (:func:`observations`)."""
-    from lib.ratings import orient_votes
+    from lib.judgments.ratings import orient_votes
 
     raw = rd.votes
     assert raw is not None  # the votes likelihood has its votes

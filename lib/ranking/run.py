@@ -120,7 +120,7 @@ class RankingResult:
         scores lower than the skills imply) with its 95% interval and number of scores, most severe
         first; None when the option is off.
     annotator_quality : DataFrame or None
-        :data:`lib.annotator_quality.QUALITY_COLUMNS` of the votes' annotators when the votes were weighted
+        :data:`lib.judgments.annotator_quality.QUALITY_COLUMNS` of the votes' annotators when the votes were weighted
         by their reliability (``annotator_weights``), else None.
     severity_scale : DataFrame or None
         The spread of the severities (``parameter, mean, sd, low, high``) when they were estimated
@@ -281,14 +281,14 @@ def rank_systems(
 
 def weigh_annotators(rd) -> pd.DataFrame:
     """Give each vote of ``rd`` its annotator's reliability as ``weight`` (in place) and return every
-    annotator's quality (:func:`lib.annotator_quality.vote_weights`).
+    annotator's quality (:func:`lib.judgments.annotator_quality.vote_weights`).
 
     Raises
     ------
     SettingsError
         Not the votes likelihood, votes without annotators, or a single annotator.
     """
-    from lib.annotator_quality import vote_weights
+    from lib.judgments.annotator_quality import vote_weights
 
     if not rd.spec.per_vote:
         raise SettingsError(f"annotator weights weigh single votes: the votes likelihood, not {rd.likelihood}")
@@ -404,7 +404,7 @@ def annotate_next(idata, n: int, *, component=None, judgments=None) -> tuple[pd.
         Batch size, >= 1.
     component : ndarray (K,) of int, optional
         Component of each system in the comparison graph (no pair across components).
-    judgments : lib.formats.Judgments, optional
+    judgments : lib.judgments.formats.Judgments, optional
         Its prompt texts and responses are added to each row (:data:`NEXT_TEXT_COLUMNS`) when it has any.
 
     Returns

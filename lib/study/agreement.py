@@ -1,7 +1,7 @@
 """Agreement so far of a study's judgments, per criterion: each task type's :class:`Agreement`.
 
 - :data:`FLEISS_KAPPA` (best-worst, pairwise): Fleiss' kappa of the pairwise votes the export implies
-  (:func:`lib.ratings.fleiss_kappa`), as the Data page computes it;
+  (:func:`lib.judgments.ratings.fleiss_kappa`), as the Data page computes it;
 - :data:`KRIPPENDORFF_ALPHA` (Likert): Krippendorff's alpha with the interval metric of the ratings, a unit
   being a (prompt, system).
 
@@ -78,8 +78,8 @@ def _kappa(table: pd.DataFrame, spec: TaskSpec) -> pd.DataFrame:
     """Fleiss' kappa per criterion of the votes the export implies."""
     import pandas as pd
 
-    from lib.formats import read_judgments
-    from lib.ratings import fleiss_kappa
+    from lib.judgments.formats import read_judgments
+    from lib.judgments.ratings import fleiss_kappa
 
     rows = []
     if len(table):

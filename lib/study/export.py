@@ -1,11 +1,11 @@
-"""The collected judgments as the CSV the Data page reads (``lib.formats``' best-worst, pairwise or ratings).
+"""The collected judgments as the CSV the Data page reads (``lib.judgments.formats``' best-worst, pairwise or ratings).
 
 Best-worst: one row per passage shown per criterion, ``annotator, page, prompt_id, prompt_text,
 criterion, system, response, judgment, position, seconds`` (``judgment`` most / least / middle,
 ``position`` 1 = shown first). Pairwise: one row per criterion, ``annotator, page, prompt_id,
 prompt_text, criterion, system_a, system_b, response_a, response_b, choice, position, seconds``
 (``system_a`` the alphabetically first, ``choice`` A / B / tie, ``position`` the system shown first,
-which :mod:`lib.formats` reads for the leaderboard's position bias). Likert (the ratings format): one
+which :mod:`lib.judgments.formats` reads for the leaderboard's position bias). Likert (the ratings format): one
 row per passage shown per criterion, ``annotator, page, prompt_id, prompt_text, criterion, system,
 response, score, shown_position, seconds`` (``score`` the rating, ``shown_position`` 1 = shown first;
 not named ``position``, which the Data page would take for the ranking format's rank). ``seconds`` is

@@ -12,7 +12,7 @@ A judgment is one pick per criterion of a page, or one rating of one passage per
 Annotator quality: the attention checks they passed (:mod:`lib.study.checks`; failing them flags the
 annotator, and the export leaves them out), their agreement with the other annotators on the same items and
 their reliability, Cohen's kappa of their answers against the Dawid-Skene truth
-(:mod:`lib.annotator_quality`), beside their gold accuracy.
+(:mod:`lib.judgments.annotator_quality`), beside their gold accuracy.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class StudySummary:
         speeder`` (NaN where nothing is answered yet; ``seconds_per_judgment`` the median over their pages;
         ``checks`` the attention-check pages answered, ``failed_checks`` True when they failed them,
         :func:`lib.study.checks.failed`; ``agreement`` and ``reliability`` from
-        :func:`lib.annotator_quality.annotator_quality` over the regular and gold items), and for a study
+        :func:`lib.judgments.annotator_quality.annotator_quality` over the regular and gold items), and for a study
         recruited on a crowd platform ``joined`` (whether a participant took the place).
     items : pandas.DataFrame
         Per item: ``prompt_id, systems, gold, annotators, done``.
@@ -238,10 +238,10 @@ def _answers(study: Study) -> list[tuple[object, str, str]]:
 
 
 def _quality(rows: list[tuple[object, str, str]]) -> pd.DataFrame:
-    """Agreement and reliability per annotator label (:func:`lib.annotator_quality.annotator_quality`)."""
+    """Agreement and reliability per annotator label (:func:`lib.judgments.annotator_quality.annotator_quality`)."""
     import pandas as pd
 
-    from lib.annotator_quality import QUALITY_COLUMNS, annotator_quality
+    from lib.judgments.annotator_quality import QUALITY_COLUMNS, annotator_quality
 
     if not rows:
         return pd.DataFrame(columns=QUALITY_COLUMNS).set_index("annotator")

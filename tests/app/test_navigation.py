@@ -11,7 +11,7 @@ import importlib
 import sys
 from unittest import mock
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from ui.navigation import SECTIONS
 
 

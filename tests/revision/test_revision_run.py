@@ -9,8 +9,8 @@ import streamlit as st
 
 import lib.cli as cli
 import lib.revision.run as run
-from lib.export import csv_text
-from lib.paths import ROOT
+from lib.io.export import csv_text
+from lib.io.paths import ROOT
 from lib.revision.client import LLMSettings
 from lib.revision.prompts import REFERENCE_BASED, REFERENCE_FREE
 from lib.revision.schema import DIFF_EDITOR

@@ -13,8 +13,8 @@ from study_helpers import items_table, shown
 
 from lib.cli import main
 from lib.errors import FormatError
-from lib.formats import FORMATS, guess_format, read_ratings
 from lib.inputs import analysis_input
+from lib.judgments.formats import FORMATS, guess_format, read_ratings
 from lib.study.agreement import interval_alpha
 from lib.study.annotate import open_page, submit
 from lib.study.create import create_study, planned_design

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from study_helpers import answer, labels, make_study, shown
 
-from lib.formats import guess_format
 from lib.inputs import analysis_input
+from lib.judgments.formats import guess_format
 from lib.study import db as study_db
 from lib.study.annotate import open_page, submit
 from lib.study.export import export_judgments

@@ -2,7 +2,7 @@
 
 A tie is stored apart from system names (``{"tie": true}``), so a system may be called "tie". The export
 is the pairwise format: one row per criterion, ``system_a`` the alphabetically first, ``choice`` A / B /
-tie, ``position`` the system shown first (which :mod:`lib.formats` reads for the leaderboard's position
+tie, ``position`` the system shown first (which :mod:`lib.judgments.formats` reads for the leaderboard's position
 bias).
 """
 

@@ -103,7 +103,7 @@ class TaskSpec:
     help : str
         What an annotator does on a page.
     format : str
-        The :mod:`lib.formats` format of the study's export (what the Data page reads it as).
+        The :mod:`lib.judgments.formats` format of the study's export (what the Data page reads it as).
     min_systems, max_systems : int
         How many systems a page shows (``max_systems`` 0: all the prompt's systems).
     keys : tuple of str
@@ -130,7 +130,7 @@ class TaskSpec:
         ``base`` (annotator, page, prompt_id, prompt_text, criterion, seconds) completed from the choice, the
         texts ``{system: response}`` and the systems in the order shown.
     roles : dict
-        The :mod:`lib.formats` roles of the export's columns (the Data page guesses the same).
+        The :mod:`lib.judgments.formats` roles of the export's columns (the Data page guesses the same).
     agreement : Agreement
         How agreement so far is measured (:mod:`lib.study.agreement`).
     """

@@ -13,9 +13,9 @@ Each format is one :class:`FormatSpec` in ``FORMATS`` (issue 2, "Judgment format
 - ``ratings``: absolute scores of several systems on the same prompts, averaged over annotators.
 
 Formats that yield votes become one table of pairwise votes (``VOTE_COLUMNS``). Columns of the
-user's file are mapped onto the format's *roles*: :func:`lib.tables.guess_roles` proposes a mapping and
+user's file are mapped onto the format's *roles*: :func:`lib.io.tables.guess_roles` proposes a mapping and
 :func:`resolve_columns` applies the user's choices over it. Files are read by
-:func:`lib.tables.read_csv` (also importable from here). Every problem raises
+:func:`lib.io.tables.read_csv` (also importable from here). Every problem raises
 :class:`lib.errors.FormatError` naming the file, the 1-based data rows (header = row 0), the column
 and what is wrong; no row is ever dropped silently. Adding a format is one :func:`register` call.
 """
@@ -28,16 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lib.columns import resolve_roles
 from lib.errors import FormatError, SettingsError
-from lib.tables import ColumnRoles, check_names, guess_roles, numbers, read_csv, row_numbers, text
+from lib.io.columns import resolve_roles
+from lib.io.tables import ColumnRoles, check_names, guess_roles, numbers, read_csv, row_numbers, text
 
 if TYPE_CHECKING:
     import pandas as pd  # imported on use: the command line's parser reads FORMATS without pandas
 
-    from lib.ratings import RatingMatrix
+    from lib.judgments.ratings import RatingMatrix
 
-__all__ = ["FORMATS", "FormatSpec", "Judgments", "format_spec", "read_csv", "register"]  # read_csv: lib.tables
+__all__ = ["FORMATS", "FormatSpec", "Judgments", "format_spec", "read_csv", "register"]  # read_csv: lib.io.tables
 
 VOTE_COLUMNS = ["prompt_id", "system_a", "system_b", "annotator_id", "winner", "criterion"]
 DEFAULT_CRITERION = "overall"
@@ -61,7 +61,7 @@ class FormatSpec:
         dropped by :func:`drop_incomplete` when the user asks for it.
     read : callable
         ``read(table, columns=None, *, file)``: a :class:`Judgments` when ``votes``, else the
-        table ``matrix`` takes. ``table`` is the user's (:func:`lib.tables.read_csv`), ``columns``
+        table ``matrix`` takes. ``table`` is the user's (:func:`lib.io.tables.read_csv`), ``columns``
         maps roles onto its columns over the guesses (``{role: column}``), ``file`` names it in
         error messages.
     votes : bool
@@ -76,7 +76,7 @@ class FormatSpec:
     labels : tuple of str
         What the rating matrix's rows and columns are (``("comparisons", "prompts")``).
     merge : bool
-        Whether redundant prompts can be averaged (:func:`lib.ratings.redundancy_groups`).
+        Whether redundant prompts can be averaged (:func:`lib.judgments.ratings.redundancy_groups`).
     synonyms : mapping
         ``{role: column names}`` to guess the format's own roles from (besides the shared ones).
     """
@@ -101,7 +101,7 @@ class FormatSpec:
 
     @property
     def column_roles(self) -> ColumnRoles:
-        """Its roles as :func:`lib.tables.guess_roles` guesses them: required roles first, the
+        """Its roles as :func:`lib.io.tables.guess_roles` guesses them: required roles first, the
         shared synonyms (e.g. winner/choice/preference/label; item/prompt_id/case;
         annotator/rater/worker/participant/writer; system/model/condition) and its own, the text
         roles (prompt_text, response, response_a, response_b) and its optional roles."""
@@ -135,7 +135,7 @@ def format_spec(fmt: str) -> FormatSpec:
     return FORMATS[fmt]
 
 
-# Column names each role is guessed from, best first (see lib.tables.guess_roles).
+# Column names each role is guessed from, best first (see lib.io.tables.guess_roles).
 _SYNONYMS: dict[str, tuple[str, ...]] = {
     "prompt": (
         "prompt",
@@ -322,7 +322,7 @@ def guess_format(columns: Sequence[str]) -> str | None:
 def resolve_columns(df: pd.DataFrame, fmt: str, columns: dict[str, str] | None, *, file: str) -> dict[str, str]:
     """The user's ``{role: column}`` mapping over the guesses for ``fmt``, checked against the file.
 
-    See :func:`lib.columns.resolve_roles` (an empty column name unsets a role).
+    See :func:`lib.io.columns.resolve_roles` (an empty column name unsets a role).
 
     Raises
     ------
@@ -490,7 +490,7 @@ def _cells(
 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Text of the format's mapped roles (and, under ``_ROW``, each row's file row), with the mapping.
 
-    Row numbers come from the index that :func:`lib.tables.read_csv` set, so they stay right when
+    Row numbers come from the index that :func:`lib.io.tables.read_csv` set, so they stay right when
     the caller filtered rows (e.g. one criterion). A blank cell in a not-blank role is an error.
     """
     mapping = resolve_columns(df, fmt, columns, file=file)
@@ -553,7 +553,7 @@ def read_judgments(df: pd.DataFrame, fmt: str, columns: dict[str, str] | None = 
     Parameters
     ----------
     df : pandas.DataFrame
-        The user's table (as read by :func:`lib.tables.read_csv`), one row per vote (pairwise) or
+        The user's table (as read by :func:`lib.io.tables.read_csv`), one row per vote (pairwise) or
         per system shown in a trial (best-worst, ranking).
     fmt : str
         A key of ``FORMATS`` whose spec has ``votes`` (pairwise, bestworst, ranking).
@@ -869,7 +869,7 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
         ``prompt_id, system, criterion, annotator_id`` (str) and ``score`` (float64): one row per
         score given, so that a model can tell annotators apart (:mod:`lib.ranking.model`); the
         consumers that need one score per (prompt, system) average over annotators themselves
-        (:func:`lib.ratings.from_absolute_ratings`). ``annotator_id`` is "" when the file has no
+        (:func:`lib.judgments.ratings.from_absolute_ratings`). ``annotator_id`` is "" when the file has no
         annotator column (rows that then repeat a (prompt, system, criterion) are different raters
         and stay separate). Criterion is "overall" when the file has none. Sorted by criterion,
         prompt, system, annotator; repeated cells without annotators keep the file's order.
@@ -906,17 +906,17 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
 
 
 # --------------------------------------------------------------------------------------- matrices
-# lib.ratings imports scipy: imported on use, so that ``python -m lib --help`` stays fast.
+# lib.judgments.ratings imports scipy: imported on use, so that ``python -m lib --help`` stays fast.
 
 
 def _responses_matrix(responses: pd.DataFrame, criterion: str | None, merge_redundant: bool) -> RatingMatrix:
-    from lib.ratings import from_responses
+    from lib.judgments.ratings import from_responses
 
     return from_responses(responses)
 
 
 def _ratings_matrix(ratings: pd.DataFrame, criterion: str | None, merge_redundant: bool) -> RatingMatrix:
-    from lib.ratings import from_absolute_ratings
+    from lib.judgments.ratings import from_absolute_ratings
 
     return from_absolute_ratings(ratings, criterion, merge_redundant=merge_redundant)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 
 from lib.errors import SettingsError
-from lib.formats import Judgments, format_spec, read_judgments
-from lib.paths import DATA_DIR, ROOT
-from lib.tables import read_csv
+from lib.io.paths import DATA_DIR, ROOT
+from lib.io.tables import read_csv
+from lib.judgments.formats import Judgments, format_spec, read_judgments
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Dataset:
     title, description : str
         For the app's data-set chooser.
     fmt : str
-        A key of ``lib.formats.FORMATS``.
+        A key of ``lib.judgments.formats.FORMATS``.
     path : Path
         The long CSV.
     columns : dict
@@ -208,7 +208,7 @@ def _file_name(ds: Dataset) -> str:
 
 
 def load_table(key: str) -> pd.DataFrame:
-    """The bundled long CSV as read by :func:`lib.tables.read_csv` (all columns ``str``).
+    """The bundled long CSV as read by :func:`lib.io.tables.read_csv` (all columns ``str``).
 
     Raises
     ------
@@ -236,7 +236,7 @@ def load_judgments(key: str) -> Judgments:
     ------
     SettingsError
         Unknown key, or a data set whose format yields no votes (read those with ``load_table``
-        and the format's reader, ``lib.formats.FORMATS[fmt].read``, using ``DATASETS[key].columns``).
+        and the format's reader, ``lib.judgments.formats.FORMATS[fmt].read``, using ``DATASETS[key].columns``).
     """
     ds = dataset(key)
     if not format_spec(ds.fmt).votes:
