@@ -618,15 +618,16 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     if anonymous:  # one vote per row, each its own annotator: a repeated (prompt, pair) is another person's vote
         values["annotator"] = np.array([ANONYMOUS_ANNOTATOR.format(row=r) for r in values[_ROW]], dtype=object)
     low, high = np.minimum(sa, sb), np.maximum(sa, sb)
-    key = pd.DataFrame({"p": values["prompt"], "l": low, "h": high, "r": values["annotator"], "c": criterion})
-    _refuse(
-        values,
-        key.duplicated(keep=False).to_numpy(),
-        "duplicated votes: the same annotator judged the same system pair on the same prompt and criterion "
-        "more than once",
-        mapping["annotator"],
-        file,
-    )
+    if not anonymous:  # anonymous rows are each their own annotator: never a duplicate, and no column to name
+        key = pd.DataFrame({"p": values["prompt"], "l": low, "h": high, "r": values["annotator"], "c": criterion})
+        _refuse(
+            values,
+            key.duplicated(keep=False).to_numpy(),
+            "duplicated votes: the same annotator judged the same system pair on the same prompt and criterion "
+            "more than once",
+            mapping["annotator"],
+            file,
+        )
     votes = pd.DataFrame(
         {
             "prompt_id": values["prompt"],
