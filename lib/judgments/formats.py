@@ -617,8 +617,8 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     anonymous = "annotator" not in values
     if anonymous:  # one vote per row, each its own annotator: a repeated (prompt, pair) is another person's vote
         values["annotator"] = np.array([ANONYMOUS_ANNOTATOR.format(row=r) for r in values[_ROW]], dtype=object)
-    low, high = np.minimum(sa, sb), np.maximum(sa, sb)
     if not anonymous:  # anonymous rows are each their own annotator: never a duplicate, and no column to name
+        low, high = np.minimum(sa, sb), np.maximum(sa, sb)  # the unordered pair
         key = pd.DataFrame({"p": values["prompt"], "l": low, "h": high, "r": values["annotator"], "c": criterion})
         _refuse(
             values,
