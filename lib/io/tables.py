@@ -371,18 +371,16 @@ def guess_roles(columns: Sequence[str], roles: ColumnRoles, table: pd.DataFrame 
 
 def _blank(table: pd.DataFrame | None, column: str) -> bool:
     """True when ``table`` is given and has rows, and every value of ``column`` is blank."""
-    return table is not None and column in table and len(table) > 0 and not (text(table[column]) != "").any()
+    return table is not None and column in table and len(table) > 0 and not _stripped(table[column]).ne("").any()
 
 
 def _integers(table: pd.DataFrame | None, column: str) -> bool:
     """True when ``table`` is given and every non-blank value of ``column`` is an integer."""
-    import pandas as pd
-
     if table is None or column not in table:
         return False
-    values = text(table[column])
+    values = _stripped(table[column])
     values = values[values != ""]
-    return len(values) > 0 and bool(pd.Series(values).str.fullmatch(r"[+-]?\d+").all())
+    return len(values) > 0 and bool(values.str.fullmatch(r"[+-]?\d+").all())
 
 
 # --------------------------------------------------------------------------------------- combined columns
@@ -464,7 +462,17 @@ def combine_columns(df: pd.DataFrame, columns: Mapping[str, str] | None, *, file
 
 def text(series: pd.Series) -> np.ndarray:
     """A column as stripped strings; NaN (frames not read by :func:`read_csv`) becomes ""."""
-    return series.astype(object).where(series.notna(), "").astype(str).str.strip().to_numpy(dtype=object)
+    return _stripped(series).to_numpy(dtype=object)
+
+
+def _stripped(series: pd.Series) -> pd.Series:
+    """:func:`text` as a text Series: a column :func:`read_csv` read (pandas' ``str``) is stripped where it is
+    held, by pyarrow (an arena's column of 500,000 ids: 0.02 s, against 0.2 s through Python strings)."""
+    import pandas as pd
+
+    if isinstance(series.dtype, pd.StringDtype):
+        return series.fillna("").str.strip()
+    return series.astype(object).where(series.notna(), "").astype(str).str.strip()
 
 
 def row_numbers(df: pd.DataFrame) -> np.ndarray:
@@ -499,9 +507,7 @@ def check_names(cells: np.ndarray, rows: np.ndarray, *, what: str, column: str |
     FormatError
         A cell longer than ``MAX_NAME_CHARS`` (its length and first characters are quoted).
     """
-    import pandas as pd
-
-    lengths = pd.Series(cells, dtype=object).str.len().fillna(0).to_numpy()
+    lengths = np.fromiter(map(len, cells), dtype=np.int64, count=len(cells))  # C's loop, not pandas' per cell
     long = lengths > MAX_NAME_CHARS
     if long.any():
         first = str(cells[long][0])
