@@ -209,7 +209,7 @@ def vote_observations(rd: RankingData) -> Observations:
     votes = orient_votes(raw)
     a, b = votes["system_a"].to_numpy(dtype=str), votes["system_b"].to_numpy(dtype=str)
     ties = (votes["winner"] == "tie").any()
-    code = votes["winner"].map(_VOTE_CODES if ties else {"a": 0, "b": 1}).to_numpy(np.int64)
+    code = votes["winner"].astype("category").map(_VOTE_CODES if ties else {"a": 0, "b": 1}).to_numpy(np.int64)
     categories = ["A better", "tie", "B better"] if ties else ["A better", "B better"]
     j, prompt_ids = pd.factorize(votes["prompt_id"], sort=True)
     first = votes["first"].to_numpy(dtype=str) if "first" in votes else np.full(len(votes), "")
