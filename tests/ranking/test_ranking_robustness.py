@@ -132,6 +132,7 @@ def test_file_rows_of_the_votes_survive_a_filter_a_criterion_and_left_out_rows()
     assert rd.votes["prompt_id"].tolist() == ["p1", "p2", "p3"]
 
 
+@pytest.mark.validation
 def test_influence_matches_exact_single_vote_deletion():
     """Bradley–Terry votes (alpha_j = 1: no prompt variables), every vote: the exact posterior mode without it by
     Newton steps, against the first-order change of the top gap (AMIP)."""
@@ -177,6 +178,7 @@ def test_influence_matches_exact_single_vote_deletion():
     assert np.abs(approx - exact).max() < 0.05 * np.abs(exact).max()
 
 
+@pytest.mark.validation
 def test_influence_with_prompt_discriminations_matches_exact_refits_without_one_vote(tmp_path, monkeypatch):
     """The leaderboard's own model (a discrimination per prompt, integrated out): the votes the influences rank
     first and last, each refitted away as ``rank`` would (exact), against their first-order change."""
