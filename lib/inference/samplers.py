@@ -6,9 +6,8 @@ density, about 3x the effective samples per second of PyMC's own sampler on the 
 :mod:`lib.inference.map`, ``laplace`` in :mod:`lib.inference.laplace`. A runner returns the posterior, or
 :class:`Draws` (the posterior and the mode).
 
-``XLA_FLAGS``: the first numpyro fit of a process, if JAX is not imported yet, adds
-``--xla_force_host_platform_device_count=8`` to ``XLA_FLAGS`` so that chains run in parallel
-(:data:`MAX_PARALLEL_CHAINS`); importing this module leaves the environment alone.
+JAX's CPU devices: numpyro runs chains in parallel across them; importing ``lib`` splits the CPU
+(:mod:`lib.engine.devices`), the same in every process.
 
 JAX's persistent compilation cache: :func:`runner` turns it on for the samplers of :data:`ON_JAX`
 (:mod:`lib.inference.compile_cache`), so a second process on the same shapes skips compilation. numpyro
@@ -22,7 +21,6 @@ from __future__ import annotations
 import importlib
 import itertools
 import os
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,13 +34,6 @@ from lib.inference.settings import SAMPLERS, TARGET_CHUNK, LaplaceSettings, Nuts
 
 if TYPE_CHECKING:  # the MAP solver imports pymc
     from lib.inference.map import MapSpec
-
-MAX_PARALLEL_CHAINS = 8
-"""numpyro runs chains in parallel only across JAX devices, and the CPU is one device unless XLA
-is told to split it before JAX is first imported (:func:`numpyro_sample` does). Split it so up to
-8 chains run side by side: 4 chains on the 2-core machines sample 3x faster than numpyro's
-vectorised chains (``bench/bench_samplers.py``). A process with one device runs them one after another
-(a 20 x 200 fit, 4 chains of 1,000 iterations: 31 s, against 45 s vectorised)."""
 
 PROGRESS_EVERY = 25
 """PyMC's sampler reports every this many iterations of a chain."""
@@ -125,21 +116,8 @@ def runner(sampler: str) -> Callable[[Problem, NutsSettings, Tracker], Any]:
     module, _, name = SAMPLERS[sampler].run.partition(":")
     run = getattr(importlib.import_module(module), name)
     if sampler in ON_JAX:
-        if sampler == "numpyro":
-            split_host_cpu()  # before the cache imports JAX
         compile_cache.enable()
     return run
-
-
-def split_host_cpu() -> None:
-    """If JAX is not imported yet, add ``--xla_force_host_platform_device_count``
-    (:data:`MAX_PARALLEL_CHAINS`) to ``XLA_FLAGS`` so numpyro's chains run in parallel. XLA reads the
-    flag when its CPU backend starts (the first device query or computation, after the import): the
-    import is the safe side to check, as a process that imported JAX may have started it."""
-    if "jax" not in sys.modules and "host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-        os.environ["XLA_FLAGS"] = (
-            os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={MAX_PARALLEL_CHAINS}"
-        ).strip()
 
 
 def pm_sample(
@@ -209,8 +187,7 @@ def numpyro_sample(
     does), in chunks of iterations (:func:`_sample_in_chunks`): a fixed number of draws, or draws to a
     target ESS.
 
-    The first call in a process, if JAX is not imported yet, splits the CPU into
-    :data:`MAX_PARALLEL_CHAINS` devices (:func:`split_host_cpu`) so chains run in parallel.
+    Chains run in parallel on JAX's CPU devices (:mod:`lib.engine.devices`).
 
     Parameters
     ----------
@@ -236,8 +213,6 @@ def numpyro_sample(
         (``"target"`` or ``"ceiling"``, read by :func:`lib.inference.diagnostics.diagnose`).
     """
     import arviz as az
-
-    split_host_cpu()
     import jax
     from pymc.sampling.jax import get_jaxified_graph
 
@@ -360,7 +335,7 @@ def _sample_in_chunks(
     the next fit of the same model and sizes, in any process, loads it instead of compiling it.
 
     Chains run in parallel on the host CPU's devices (``jax.pmap``) when there are enough of them
-    (:func:`split_host_cpu`), else one after another by the same one-chain program, as numpyro's
+    (:mod:`lib.engine.devices`), else one after another by the same one-chain program, as numpyro's
     ``chain_method`` ``"parallel"`` and ``"sequential"``: the draws of a seed do not depend on the
     number of devices.
 

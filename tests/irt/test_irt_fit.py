@@ -199,7 +199,7 @@ def test_fits_are_cached_on_disk_by_data_and_settings(cache):
 
 
 def test_importing_the_fit_module_leaves_xla_flags_alone():
-    # XLA_FLAGS is set only by the first numpyro fit (before JAX is imported), not on import.
+    # XLA_FLAGS is left alone: JAX's CPU devices are set by JAX_NUM_CPU_DEVICES (lib.engine.devices).
     code = "import os, lib.irt.fit; print(os.environ.get('XLA_FLAGS', '<unset>'))"
     for before in ({}, {"XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}):
         env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | before
