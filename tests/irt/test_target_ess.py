@@ -51,13 +51,16 @@ def fake_chunks(chains: int, offset: float = 0.0):
         z[0] += offset
         return i + TARGET_CHUNK, ([z], np.zeros((chains, TARGET_CHUNK), bool), iterations)
 
+    def to_array(pieces):
+        return np.concatenate([p[0][0] for p in pieces], axis=1)
+
     def to_idata(pieces):
         return az.from_dict(
-            posterior={"x": np.concatenate([p[0][0] for p in pieces], axis=1)},
+            posterior={"x": to_array(pieces)},
             sample_stats={k: np.concatenate([p[1][k] for p in pieces], axis=1) for k in ("diverging", "energy")},
         )
 
-    return step, to_idata
+    return step, to_idata, to_array
 
 
 @pytest.mark.parametrize(
@@ -73,13 +76,13 @@ def fake_chunks(chains: int, offset: float = 0.0):
 def test_chunks_drop_the_warm_up_and_stop_at_the_target_or_the_ceiling(tune, target, offset, draws, stopped, kept):
     from lib.inference.samplers import _draw_to_target, _kept_chunks
 
-    step, to_idata = fake_chunks(2, offset)
+    step, to_idata, to_array = fake_chunks(2, offset)
     settings = FitSettings(chains=2, tune=tune, draws=draws, target_ess=target)
     events = []
     tracker = Tracker(1, 0.0)
     tracker.stage = lambda fraction, message: events.append((fraction, message))
     chunks = _kept_chunks(step, TARGET_CHUNK, TARGET_CHUNK, TARGET_CHUNK, settings)  # warm-up ran one chunk
-    idata = _draw_to_target(chunks, to_idata, settings, tracker)
+    idata = _draw_to_target(chunks, to_idata, to_array, settings, tracker)
     assert (idata.posterior.attrs["target_ess"], idata.posterior.attrs["stopped"]) == (target, stopped)
     energy = idata.sample_stats["energy"].to_numpy()
     assert energy.shape == (2, kept) and (energy[0] == np.arange(tune, tune + kept)).all()
