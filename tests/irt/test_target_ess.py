@@ -87,3 +87,48 @@ def test_chunks_drop_the_warm_up_and_stop_at_the_target_or_the_ceiling(tune, tar
     energy = idata.sample_stats["energy"].to_numpy()
     assert energy.shape == (2, kept) and (energy[0] == np.arange(tune, tune + kept)).all()
     assert [f for f, _ in events] == sorted(f for f, _ in events) and "ESS" in events[-1][1]
+
+
+@pytest.mark.parametrize(("shift", "stopped", "sizes"), [(0.0, "target", "nwn"), (1.0, "ceiling", "nwnww")])
+def test_checks_between_chunks_look_at_the_slowest_parameters_and_all_before_stopping(
+    monkeypatch, shift, stopped, sizes
+):
+    """Each check after the first looks at the WATCHED parameters furthest from the target at the last check
+    of all; all are checked before sampling stops at the target, and one of the others falling short (its
+    first chain moved off by ``shift`` after the first chunk) keeps it going."""
+    import lib.inference.chain_stats as stats_module
+    from lib.inference.samplers import WATCHED, _draw_to_target, _kept_chunks
+
+    # fake_chunks' 3 parameters tiled 101 times; the last column is the last of its equals: unwatched at first
+    n = 3 * WATCHED + 3
+    step, to_idata, _ = fake_chunks(2)
+
+    def to_array(pieces):
+        x = np.concatenate([np.tile(p[0][0], (1, 1, n // 3)) for p in pieces], axis=1)
+        x[0, TARGET_CHUNK:, n - 1] += shift
+        return x
+
+    looked = []
+    compute = stats_module._chain_stats
+    monkeypatch.setattr(stats_module, "_chain_stats", lambda x: looked.append(x.shape[2]) or compute(x))
+    settings = FitSettings(
+        chains=2, tune=100, draws=500, target_ess=300
+    )  # ESS about 170 after 100 draws, 320 after 200
+    chunks = _kept_chunks(step, TARGET_CHUNK, TARGET_CHUNK, TARGET_CHUNK, settings)
+    idata = _draw_to_target(chunks, to_idata, to_array, settings, Tracker(1, 0.0))
+    assert idata.posterior.attrs["stopped"] == stopped
+    assert looked == [{"n": n, "w": WATCHED}[k] for k in sizes]
+
+
+def test_the_slowest_parameters_are_those_needing_most_draws():
+    from lib.inference.chain_stats import ChainStats
+    from lib.inference.samplers import slowest
+
+    stats = ChainStats(
+        rhat=np.array([1.0, 1.05, 1.0, np.nan, 1.0]),
+        ess_bulk=np.array([500.0, 500.0, 50.0, np.nan, 300.0]),
+        ess_tail=np.array([500.0, 500.0, 500.0, np.nan, 100.0]),
+    )
+    # needs: 0.8, 5 (R-hat), 8 (bulk ESS), undefined, 4 (tail ESS)
+    assert slowest(stats, 400, 3).tolist() == [2, 1, 4]
+    assert slowest(stats, 400, 10).tolist() == [2, 1, 4, 0, 3]
