@@ -39,9 +39,9 @@ def test_exit_now_keeps_the_status_and_output_and_runs_the_exit_handlers_only(tm
 
 def test_python_minus_m_lib_exits_with_the_command_status(tmp_path):
     """A refused input: status 2 and the message, through ``python -m lib`` (the path ``exit_now`` ends)."""
+    args = ["fit", "--input", str(tmp_path / "none.csv"), "--format", "pairwise", "--out", str(tmp_path / "out")]
     done = subprocess.run(
-        [sys.executable, "-m", "lib", "fit", "--input", str(tmp_path / "none.csv"), "--format", "pairwise"]
-        + ["--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "lib", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
