@@ -345,10 +345,11 @@ def add_verbose_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_sampling_options(
-    parser: argparse.ArgumentParser, *, laplace: bool = False, reported: str = "reported parameter"
+    parser: argparse.ArgumentParser, fit: str, *, laplace: bool = False, reported: str = "reported parameter"
 ) -> None:
     """``--chains``, ``--draws``, ``--tune``, ``--target-ess`` and ``--seed`` of the commands that fit
-    (``fit``, ``rank``), with the defaults of :class:`lib.inference.settings.NutsSettings`; ``laplace``: the
+    (``fit``, ``rank``), with the defaults of :class:`lib.inference.settings.NutsSettings` and the warm-up of
+    the kind of fit (:data:`lib.inference.settings.FITS`) sampled to a target ESS; ``laplace``: the
     command's default sampler is a Gaussian at the mode, which falls back to NUTS; ``reported``: the
     parameters a target ESS is reached on (after "every")."""
     from lib.inference.settings import TARGET_CEILING, TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, NutsSettings
@@ -364,7 +365,7 @@ def add_sampling_options(
     parser.add_argument(
         "--tune",
         type=non_negative_int,
-        help=f"tuning iterations per chain (default {d.tune}; {TARGET_TUNE} when sampling to a target ESS)",
+        help=f"tuning iterations per chain (default {d.tune}; {TARGET_TUNE[fit]} when sampling to a target ESS)",
     )
     parser.add_argument(
         "--target-ess",

@@ -130,7 +130,7 @@ of 1,420 parameters x 4 x 700 draws computed once."""
 def _fingerprint(x: np.ndarray) -> bytes:
     """A digest of the draws' shape and values (BLAKE2b, 128 bits)."""
     digest = hashlib.blake2b(str(x.shape).encode(), digest_size=16)
-    digest.update(memoryview(np.ascontiguousarray(x)).cast("B"))
+    digest.update(np.ascontiguousarray(x).view(np.uint8).reshape(-1).data)
     return digest.digest()
 
 

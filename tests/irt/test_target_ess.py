@@ -16,17 +16,21 @@ from lib.irt.settings import FitSettings
 
 
 def test_draws_alone_are_a_fixed_count_and_nothing_given_samples_to_the_default_target():
-    assert sampling_sizes("numpyro", draws=None, tune=None, target_ess=None) == {
+    assert sampling_sizes("grm", "numpyro", draws=None, tune=None, target_ess=None) == {
         "draws": TARGET_CEILING,
-        "tune": TARGET_TUNE,
+        "tune": TARGET_TUNE["grm"],
         "target_ess": TARGET_ESS,
     }
-    assert sampling_sizes("numpyro", draws=None, tune=None, target_ess=80)["draws"] == TARGET_CEILING
-    assert sampling_sizes("numpyro", draws=200, tune=None, target_ess=None) == {"draws": 200, "target_ess": None}
-    assert sampling_sizes("numpyro", draws=200, tune=50, target_ess=80) == {"draws": 200, "tune": 50, "target_ess": 80}
-    assert sampling_sizes("pymc", draws=None, tune=None, target_ess=None) == {"target_ess": None}
+    assert sampling_sizes("grm", "numpyro", draws=None, tune=None, target_ess=80)["draws"] == TARGET_CEILING
+    assert sampling_sizes("grm", "numpyro", draws=200, tune=None, target_ess=None) == {"draws": 200, "target_ess": None}
+    assert sampling_sizes("grm", "numpyro", draws=200, tune=50, target_ess=80) == {
+        "draws": 200,
+        "tune": 50,
+        "target_ess": 80,
+    }
+    assert sampling_sizes("grm", "pymc", draws=None, tune=None, target_ess=None) == {"target_ess": None}
     with pytest.raises(SettingsError, match="does not sample to a target ESS: use numpyro"):
-        sampling_sizes("pymc", draws=None, tune=None, target_ess=400)
+        sampling_sizes("grm", "pymc", draws=None, tune=None, target_ess=400)
 
 
 def test_a_target_below_one_is_refused():
