@@ -251,7 +251,8 @@ def numpyro_sample(
         by_name = {v.name: v for v in model.unobserved_value_vars}
         outputs = [by_name[name] for name in var_names if name in by_name]  # in the caller's order: as it checks them
         to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
-    init = _initial_points(model, potential, settings, data)
+    with tracker.timer.phase("compile"):  # the start's check compiles a program (a cold cache: seconds)
+        init = _initial_points(model, potential, settings, data)
     key = jax.random.PRNGKey(settings.seed)
     keys = jax.random.split(key, chains) if chains > 1 else key
     dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
