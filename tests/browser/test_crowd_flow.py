@@ -128,7 +128,12 @@ class Participant:
 
     def answer(self, pages: int) -> None:
         page = self.page
+        group = page.locator("[data-testid='stRadio']").filter(has_text="MORE HELPFUL")
         for _ in range(pages):
+            # the page drawn before it is read: a half-drawn page (its check's instruction not shown yet, or the
+            # last page's left stale) made the careless participant answer a check by the stars and pass it
+            expect(page.locator("[data-stale='true']")).to_have_count(0)
+            expect(group).to_have_count(1)
             number = int(page.get_by_text(re.compile(r"^Page \d+ of \d+$")).first.inner_text().split()[1])
             body = page.inner_text("body")
             asked = _instruction_pick(body)
@@ -137,9 +142,6 @@ class Participant:
             else:
                 a, b = (page.locator("[data-testid='stMarkdownContainer']").filter(has_text=f"{x}. ★") for x in "AB")
                 pick = "A" if a.first.inner_text().count("★") >= b.first.inner_text().count("★") else "B"
-            expect(page.locator("[data-stale='true']")).to_have_count(0)  # drawn: nothing of the last page is left
-            group = page.locator("[data-testid='stRadio']").filter(has_text="MORE HELPFUL")
-            expect(group).to_have_count(1)
             group.get_by_text(pick, exact=True).click()
             page.get_by_role("button", name="Submit this page").click()
             after = page.get_by_text(re.compile(rf"^Page {number + 1} of \d+$|every page is answered")).first
