@@ -62,9 +62,10 @@ takes seconds where NUTS takes minutes (hours on an arena), and it agrees with N
 where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and says so (:func:`nuts_reason`)."""
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
-STORE = FitStore("rankings", model_version=4, thin_dim="prompt")
+STORE = FitStore("rankings", model_version=5, thin_dim="prompt")
 """Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model or what is
-stored with it changes (4: the prompt clustering and its notes).
+stored with it changes (4: the prompt clustering and its notes; 5: the votes' alpha_j integrated out by
+quadrature, :mod:`lib.ranking.marginal`).
 Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
 (:func:`lib.inference.store.thinned`): the read-outs use only the means of alpha and b."""
 
@@ -446,7 +447,12 @@ def fit_ranking(
     sampler = fitted_sampler(settings)
     problem = _problem(obs, settings, fixed_alpha)
     curvature = problem.marginal_curvature
-    run = runner(sampler)
+    run, route = runner(sampler), None
+    if sampler == LAPLACE:  # each prompt's alpha integrated out exactly where it can be
+        from lib.ranking.marginal import laplace_route
+
+        run, route, exact = laplace_route(obs, settings, fixed_alpha, run)
+        curvature = curvature or exact
     idata = run_reporting(
         lambda tracker: run(problem, settings, tracker),
         report,
@@ -463,7 +469,7 @@ def fit_ranking(
         diag = diagnose(idata, sampler, time.perf_counter() - start, names, drop)
         if reason:
             diag.warnings.insert(0, FALLBACK_NOTE.format(reason=reason, sampler=sampler))
-        diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha
+        diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha + [route] * bool(route)
         if sampler == LAPLACE and obs.paired and not fixed_alpha and not curvature:
             diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
         _check_clustering(idata, obs, settings, cluster_check, diag.warnings)

@@ -1,0 +1,101 @@
+"""The votes likelihood with each prompt's alpha integrated out by quadrature (issue 35 item 1,
+:mod:`lib.ranking.marginal`): its Hessian is the exact one, its nodes are enough, and the default fit of an
+arena's votes agrees with NUTS on the full model (skills, their intervals, each prompt's alpha)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lib.ranking import marginal
+from lib.ranking.fit import RankSettings, fit_ranking, rank_settings
+from lib.ranking.model import learns_alpha_spread, observations
+from lib.ranking.simulate import simulate_arena
+from tests.ranking.conftest import arena_input
+
+
+@pytest.fixture(autouse=True)
+def cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("EVAL_CACHE_DIR", str(tmp_path))
+
+
+@pytest.fixture(scope="module")
+def small():
+    """6 systems x 100 prompts x 1,500 votes with ties, alpha spread 0.3 (learnt)."""
+    return arena_input(simulate_arena(6, 100, 1500, log_alpha_sd=0.3, seed=0)[0])
+
+
+@pytest.fixture(scope="module")
+def nuts(small, tmp_path_factory):
+    """NUTS on the full model (alpha_j as free variables)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EVAL_CACHE_DIR", str(tmp_path_factory.mktemp("nuts")))
+        fit = fit_ranking(small, RankSettings(sampler="numpyro", chains=2, draws=600, tune=300, seed=1))
+    assert fit.diagnostics.ess_bulk_min > 150 and fit.diagnostics.rhat_max < 1.02
+    return fit
+
+
+def _hessian_by_differences(model, theta, eps=1e-5):
+    return np.array(
+        [
+            (model.value_grad(theta + eps * e)[1] - model.value_grad(theta - eps * e)[1]) / (2 * eps)
+            for e in np.eye(len(theta))
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"baseline": 2, "position_bias": True, "weights": True}, {"tie_rate": 0.0, "learnt": False}]
+)
+def test_the_hessian_is_exact(options):
+    """The log-sum-exp's Hessian (node-weighted vote Hessians + each prompt's covariance over nodes) equals the
+    differences of the gradient, which JAX takes of the quadrature sum itself; without the covariance it is
+    larger (what the first Newton steps use)."""
+    votes = simulate_arena(5, 40, 400, tie_rate=options.get("tie_rate", 0.1), seed=2, position_bias=0.3)[0]
+    obs = observations(arena_input(votes))
+    if options.get("weights"):
+        obs.weight = np.random.default_rng(0).uniform(0.2, 1.0, len(obs.code))
+    model = marginal.Marginal(
+        obs,
+        baseline=options.get("baseline"),
+        position_bias=options.get("position_bias", False),
+        learnt=options.get("learnt", True),
+    )
+    theta = model.start() + 0.2 * np.random.default_rng(1).standard_normal(model.layout.reduced)
+    exact = _hessian_by_differences(model, theta)
+    np.testing.assert_allclose(model.hessian(theta), exact, atol=1e-5 * np.abs(exact).max())
+    assert np.linalg.eigvalsh(model.hessian(theta, exact=False) - exact).min() > -1e-6
+
+
+def test_the_nodes_are_enough(small):
+    """With 15 nodes or 30 the mode and the posterior SDs agree to 1e-11 posterior SDs (7 nodes: 1e-5)."""
+    obs = observations(small)
+    fits = [
+        marginal.Marginal(obs, baseline=None, position_bias=False, learnt=True, nodes=k).fit()
+        for k in (marginal.NODES, 2 * marginal.NODES)
+    ]
+    sd = [np.sqrt(np.diag(np.linalg.inv(f.precision))) for f in fits]
+    np.testing.assert_array_less(np.abs(fits[0].mode - fits[1].mode), 1e-9 * sd[1])
+    np.testing.assert_array_less(np.abs(sd[0] / sd[1] - 1), 1e-9)
+
+
+@pytest.mark.validation
+def test_the_default_fit_of_votes_agrees_with_nuts_on_the_full_model(small, nuts):
+    """Skills' means within 0.15 posterior SDs and SDs within 10% of NUTS's (NUTS's own Monte-Carlo error at ESS
+    >= 150: 0.08 SD and 6%), each prompt's posterior mean of alpha within 0.05 (its SD about 0.2)."""
+    fit = fit_ranking(small, rank_settings())
+    assert any(w.startswith(marginal.NOTE[:60]) for w in fit.diagnostics.warnings)
+    sd = nuts.skill_draws().std(0)
+    np.testing.assert_array_less(np.abs(fit.skill_draws().mean(0) - nuts.skill_draws().mean(0)), 0.15 * sd)
+    np.testing.assert_array_less(np.abs(fit.skill_draws().std(0) / sd - 1), 0.10)
+    alpha = [f.idata.posterior["alpha"].mean(("chain", "draw")).to_numpy() for f in (fit, nuts)]
+    np.testing.assert_array_less(np.abs(alpha[0] - alpha[1]), 0.05)
+
+
+def test_where_it_does_not_apply_the_full_model_is_fitted_and_said(small):
+    obs = observations(small)
+    assert learns_alpha_spread(obs)
+    assert marginal.not_applicable(obs, intransitivity=False, fixed_alpha=False) is None
+    assert "nothing to integrate" in marginal.not_applicable(obs, intransitivity=False, fixed_alpha=True)
+    fit = fit_ranking(small, RankSettings(draws=200), fixed_alpha=True)
+    assert any("does not apply" in w for w in fit.diagnostics.warnings)
