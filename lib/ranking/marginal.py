@@ -157,10 +157,12 @@ class Layout:
 
     @property
     def full(self) -> int:
+        """The number of full coordinates."""
         return self.n + self.ties + self.learnt + self.q
 
     @property
     def reduced(self) -> int:
+        """The number of reduced coordinates."""
         return self.basis.shape[1] + self.ties + self.learnt + self.q
 
     def transform(self) -> np.ndarray:
@@ -183,6 +185,7 @@ class _Shape:
 
     @property
     def full(self) -> int:
+        """The number of full coordinates."""
         return self.n + self.ties + self.learnt + self.q
 
 
@@ -199,153 +202,142 @@ def skill_basis(n: int, baseline: int | None) -> np.ndarray:
     return basis
 
 
+def _globals(lay: _Shape, full):
+    """The cutpoint b (0 without ties) and sigma_alpha of a full vector."""
+    import jax.numpy as jnp
+
+    b = jnp.exp(full[lay.n]) if lay.ties else 0.0
+    sigma = jnp.exp(full[lay.n + lay.ties]) if lay.learnt else FIXED_SIGMA_ALPHA
+    return b, sigma
+
+
+def _predictors(lay: _Shape, n_categories: int, x, full, chunk):
+    """Each vote's lower and upper linear predictors h, l = alpha_k (d - c) (V, K) at each node, the cuts'
+    multiples of b (V, 1) each, the outer categories (V, 1) each, alpha_k and sigma_alpha x_k (1, K) and b."""
+    import jax.numpy as jnp
+
+    a, b_idx, code, _, dense, _ = chunk
+    d = full[b_idx] - full[a] + (dense @ full[lay.n + lay.ties + lay.learnt :] if lay.q else 0.0)
+    b, sigma = _globals(lay, full)
+    xs = (sigma * x)[None, :]
+    alpha = jnp.exp(xs)
+    kappa = jnp.asarray([0.0, -1.0, 1.0, 0.0]) if n_categories == 3 else jnp.zeros(3)  # each cut over b
+    k_h, k_l = kappa[code][:, None], kappa[code + 1][:, None]
+    bottom, top = (code == 0)[:, None], (code == n_categories - 1)[:, None]
+    return alpha * (d[:, None] - k_h * b), alpha * (d[:, None] - k_l * b), k_h, k_l, bottom, top, alpha, xs, b
+
+
+def _vote_logp(lay: _Shape, n_categories: int, x, full, chunk):
+    """(V, K) log P(y_v) of each vote at each node: log(sigmoid(h) - sigmoid(l)), the outer categories'
+    missing side left out (as :func:`lib.irt.model.ordinal_logp`, without its finite stand-in for an infinite
+    cut, which large alpha_k pass)."""
+    import jax
+    import jax.numpy as jnp
+
+    hi, lo, _, _, bottom, top, _, _, _ = _predictors(lay, n_categories, x, full, chunk)
+    middle = ~(bottom | top)  # its inputs made safe in the outer categories (no NaN gradients)
+    hi_m, lo_m = jnp.where(middle, hi, 1.0), jnp.where(middle, lo, 0.0)
+    gap = lo_m - hi_m
+    log1mexp = jnp.where(gap > -0.6931, jnp.log(-jnp.expm1(gap)), jnp.log1p(-jnp.exp(gap)))
+    inner = -jax.nn.softplus(-hi_m) - jax.nn.softplus(lo_m) + log1mexp
+    return jnp.where(bottom, -jax.nn.softplus(lo), jnp.where(top, -jax.nn.softplus(-hi), inner)) * chunk[3][:, None]
+
+
+def _predictor_derivatives(lay: _Shape, lin, kap, alpha, xs, b):
+    """The gradient (V, K, r) and Hessian (V, K, r, r) of one linear predictor alpha (d - kap b) in the predictor's
+    variables (d, y = log b, u = log sigma_alpha; r = 1 + ties + learnt)."""
+    import jax.numpy as jnp
+
+    zero = jnp.zeros_like(lin)
+    grads = [alpha + zero] + [-alpha * kap * b + zero] * lay.ties + [lin * xs] * lay.learnt
+    r = len(grads)
+    hess = jnp.zeros((*lin.shape, r, r))
+    y_at, u_at = 1, 1 + lay.ties
+    if lay.ties:
+        hess = hess.at[..., y_at, y_at].set(-alpha * kap * b + zero)
+    if lay.learnt:
+        hess = hess.at[..., 0, u_at].set(alpha * xs + zero).at[..., u_at, 0].set(alpha * xs + zero)
+        hess = hess.at[..., u_at, u_at].set(lin * xs * (xs + 1))
+    if lay.ties and lay.learnt:
+        cross = -alpha * kap * b * xs + zero
+        hess = hess.at[..., y_at, u_at].set(cross).at[..., u_at, y_at].set(cross)
+    return jnp.stack(grads, -1), hess
+
+
+def _derivatives(lay: _Shape, n_categories: int, x, full, chunk):
+    """Each vote's gradient (V, K, r) and Hessian (V, K, r, r) at each node in its predictor's variables
+    (:func:`_predictor_derivatives`), in closed form (JAX's nested derivatives of :func:`_vote_logp` took 4 times
+    as long). With h, l the lower and upper predictors: l_h = sigma(-h) / (sigma(-l) (1 - e^(l-h))),
+    l_l = -sigma(l) / (sigma(h) (1 - e^(l-h))) (0 for an outer category's missing side), l_hh = l_h (1 - 2
+    sigma(h)) - l_h^2, l_ll likewise, l_hl = -l_h l_l."""
+    import jax
+    import jax.numpy as jnp
+
+    h, lo, k_h, k_l, bottom, top, alpha, xs, b = _predictors(lay, n_categories, x, full, chunk)
+    em = -jnp.expm1(jnp.where(bottom | top, -1.0, lo - h))
+    sig, log_sig = jax.nn.sigmoid, jax.nn.log_sigmoid  # ratios of sigmoids by their logs: no 0 / 0 far out
+    l_h = jnp.where(bottom, 0.0, jnp.where(top, sig(-h), jnp.exp(log_sig(-h) - log_sig(-lo)) / em))
+    l_l = jnp.where(top, 0.0, jnp.where(bottom, -sig(lo), -jnp.exp(log_sig(lo) - log_sig(h)) / em))
+    gh, hh = _predictor_derivatives(lay, h, k_h, alpha, xs, b)
+    gl, hl = _predictor_derivatives(lay, lo, k_l, alpha, xs, b)
+
+    def outer(p, r):
+        return p[..., :, None] * r[..., None, :]
+
+    grad = l_h[..., None] * gh + l_l[..., None] * gl
+    hess = (
+        (l_h * (1 - 2 * sig(h)) - l_h**2)[..., None, None] * outer(gh, gh)
+        + (l_l * (1 - 2 * sig(lo)) - l_l**2)[..., None, None] * outer(gl, gl)
+        - (l_h * l_l)[..., None, None] * (outer(gh, gl) + outer(gl, gh))
+        + l_h[..., None, None] * hh
+        + l_l[..., None, None] * hl
+    )
+    w = chunk[3][:, None, None]
+    return grad * w, hess * w[..., None]
+
+
+def _to_local(lay: _Shape, dense):
+    """(V, r, m): the predictor's variables (d, y, u) in a vote's own (s_A, s_B, y, u, covariates)."""
+    import jax.numpy as jnp
+
+    extra = lay.ties + lay.learnt
+    jac = jnp.zeros((dense.shape[0], 1 + extra, 2 + extra + lay.q))
+    jac = jac.at[:, 0, 0].set(-1.0).at[:, 0, 1].set(1.0)
+    for k in range(extra):
+        jac = jac.at[:, 1 + k, 2 + k].set(1.0)
+    return jac.at[:, 0, 2 + extra :].set(dense) if lay.q else jac
+
+
 @functools.lru_cache(maxsize=8)
 def _programs(lay: _Shape, n_categories: int, nodes: int, n_seg: int):
-    """The jitted per-chunk programs (kept for the next fit of the same shapes: a page's rerun compiles nothing): (value, gradient) and (value, gradient, Hessian) of the chunk's marginal
-    log-likelihood in full coordinates, and the nodes' posterior weights of each prompt."""
+    """The jitted per-chunk programs, kept for the next fit of the same shapes (a page's rerun compiles
+    nothing): the value and gradient of the chunk's marginal log-likelihood in full coordinates, the votes'
+    curvature (:meth:`Marginal.hessian`), each prompt's posterior weights of the nodes; and the nodes."""
     import jax
     import jax.numpy as jnp
 
     jax.config.update("jax_enable_x64", True)  # as PyTensor's JAX backend does for float64 models
     x, w = np.polynomial.hermite_e.hermegauss(nodes)
     x, log_w = jnp.asarray(x), jnp.asarray(np.log(w / np.sqrt(2 * np.pi)))
-    n, q = lay.n, lay.q
-    local = 2 + lay.ties + lay.learnt + q  # a vote's own variables: s_a, s_b, y, u, covariates
 
-    def vote_logp(theta, code, dense, xk):
-        """Log P(y = code) of one vote at node xk given its own variables ``theta`` (local)."""
-        d = theta[1] - theta[0]
-        i = 2
-        b = 0.0
-        if lay.ties:
-            b = jnp.exp(theta[i])
-            i += 1
-        sigma = jnp.exp(theta[i]) if lay.learnt else FIXED_SIGMA_ALPHA
-        i += lay.learnt
-        if q:
-            d = d + jnp.dot(dense, theta[i:])
-        alpha = jnp.exp(sigma * xk)
-        cuts = jnp.stack([jnp.zeros(()), -b, b, jnp.zeros(())]) if n_categories == 3 else jnp.zeros(3)
-        hi, lo = alpha * (d - cuts[code]), alpha * (d - cuts[code + 1])  # the category's lower, upper cut
-        bottom, top = code == 0, code == n_categories - 1
-        # the outer categories have one cut each; the middle one's inputs are made safe there (no NaN gradients)
-        middle = ~(bottom | top)
-        hi_m, lo_m = jnp.where(middle, hi, 1.0), jnp.where(middle, lo, 0.0)
-        gap = lo_m - hi_m
-        log1mexp = jnp.where(gap > -0.6931, jnp.log(-jnp.expm1(gap)), jnp.log1p(-jnp.exp(gap)))
-        inner = -jax.nn.softplus(-hi_m) - jax.nn.softplus(lo_m) + log1mexp
-        return jnp.where(bottom, -jax.nn.softplus(lo), jnp.where(top, -jax.nn.softplus(-hi), inner))
-
-    def local_theta(full, a, b):
-        """(V, local) each vote's own variables from the full vector."""
-        rest = full[n:]
-        return jnp.concatenate([full[a][:, None], full[b][:, None], jnp.broadcast_to(rest, (a.shape[0], len(rest)))], 1)
-
-    def local_index(a, b):
-        rest = jnp.arange(n, lay.full)
-        return jnp.concatenate([a[:, None], b[:, None], jnp.broadcast_to(rest, (a.shape[0], len(rest)))], 1)
-
-    per_node = jax.vmap(vote_logp, in_axes=(None, None, None, 0))  # over nodes
-    per_vote = jax.vmap(per_node, in_axes=(0, 0, 0, None))  # (V, K)
-
-    def node_sums(full, chunk):
-        a, b, code, weight, dense, seg = chunk
-        values = per_vote(local_theta(full, a, b), code, dense, x) * weight[:, None]
-        return jax.ops.segment_sum(values, seg, num_segments=n_seg)  # (J_c, K)
+    def node_sums(full, chunk):  # (J_c, K): each prompt's log-likelihood at each node, its log weight added
+        values = _vote_logp(lay, n_categories, x, full, chunk)
+        return jax.ops.segment_sum(values, chunk[5], num_segments=n_seg) + log_w
 
     def chunk_value(full, chunk):
-        return jnp.sum(jax.nn.logsumexp(node_sums(full, chunk) + log_w, axis=1))
+        return jnp.sum(jax.nn.logsumexp(node_sums(full, chunk), axis=1))
 
     def weights(full, chunk):
-        """(J_c, K) each prompt's posterior weights of the nodes."""
-        s = node_sums(full, chunk) + log_w
+        s = node_sums(full, chunk)
         return jnp.exp(s - jax.nn.logsumexp(s, axis=1, keepdims=True))
-
-    def derivatives(full, chunk):
-        """Each vote's gradient (V, K, r) and Hessian (V, K, r, r) at each node in its predictor's variables
-        (d = s_B - s_A + covariates, y, u; r = 1 + ties + learnt), in closed form (JAX's nested derivatives of
-        :func:`vote_logp` took 10 times as long). With h, l the category's lower and upper linear predictors
-        alpha (d - c): l_h = sigma(-h) / (sigma(-l) (1 - e^(l-h))), l_l = -sigma(l) / (sigma(h) (1 - e^(l-h)))
-        (0 for an outer category's missing side), l_hh = l_h (1 - 2 sigma(h)) - l_h^2, l_ll likewise,
-        l_hl = -l_h l_l."""
-        a, b_idx, code, weight, dense, _ = chunk
-        d = full[b_idx] - full[a] + (dense @ full[n + lay.ties + lay.learnt :] if q else 0.0)
-        i = n
-        b = jnp.exp(full[i]) if lay.ties else 0.0
-        i += lay.ties
-        sigma = jnp.exp(full[i]) if lay.learnt else FIXED_SIGMA_ALPHA
-        xs = sigma * x  # (K,)
-        alpha = jnp.exp(xs)[None, :]  # (1, K)
-        kappa = jnp.asarray([0.0, -1.0, 1.0, 0.0]) if n_categories == 3 else jnp.zeros(3)  # the cuts / b
-        k_h, k_l = kappa[code][:, None], kappa[code + 1][:, None]  # (V, 1)
-        bottom, top = (code == 0)[:, None], (code == n_categories - 1)[:, None]
-        h, l = alpha * (d[:, None] - k_h * b), alpha * (d[:, None] - k_l * b)  # (V, K)
-        em = -jnp.expm1(jnp.where(bottom | top, -1.0, l - h))
-        sig = jax.nn.sigmoid
-        log_sig = jax.nn.log_sigmoid  # ratios of sigmoids as differences of their logs: no 0 / 0 far out
-        l_h = jnp.where(bottom, 0.0, jnp.where(top, sig(-h), jnp.exp(log_sig(-h) - log_sig(-l)) / em))
-        l_l = jnp.where(top, 0.0, jnp.where(bottom, -sig(l), -jnp.exp(log_sig(l) - log_sig(h)) / em))
-        l_hh = l_h * (1 - 2 * sig(h)) - l_h**2
-        l_ll = l_l * (1 - 2 * sig(l)) - l_l**2
-        l_hl = -l_h * l_l
-        zero = jnp.zeros_like(h)
-        # gradients and Hessians of h and l in (d, y, u)
-        grads_h, grads_l = [alpha + zero], [alpha + zero]
-        if lay.ties:
-            grads_h.append(-alpha * k_h * b + zero)
-            grads_l.append(-alpha * k_l * b + zero)
-        if lay.learnt:
-            grads_h.append(h * xs)
-            grads_l.append(l * xs)
-        gh, gl = jnp.stack(grads_h, -1), jnp.stack(grads_l, -1)  # (V, K, r)
-        r = gh.shape[-1]
-
-        def second(kap, lin):
-            """(V, K, r, r) the Hessian of h (or l) in (d, y, u)."""
-            out = jnp.zeros((*h.shape, r, r))
-            y_at, u_at = 1, 1 + lay.ties
-            if lay.ties:
-                out = out.at[..., y_at, y_at].set(-alpha * kap * b + zero)
-            if lay.learnt:
-                out = out.at[..., 0, u_at].set(alpha * xs + zero).at[..., u_at, 0].set(alpha * xs + zero)
-                out = out.at[..., u_at, u_at].set(lin * xs * (xs + 1))
-                if lay.ties:
-                    cross = -alpha * kap * b * xs + zero
-                    out = out.at[..., y_at, u_at].set(cross).at[..., u_at, y_at].set(cross)
-            return out
-
-        outer = lambda p, s_: p[..., :, None] * s_[..., None, :]  # noqa: E731
-        grad = l_h[..., None] * gh + l_l[..., None] * gl
-        hess = (
-            l_hh[..., None, None] * outer(gh, gh)
-            + l_ll[..., None, None] * outer(gl, gl)
-            + l_hl[..., None, None] * (outer(gh, gl) + outer(gl, gh))
-            + l_h[..., None, None] * second(k_h, h)
-            + l_l[..., None, None] * second(k_l, l)
-        )
-        w = weight[:, None, None]
-        return grad * w, hess * w[..., None]
-
-    def to_local(dense_v):
-        """(V, r, m): the predictor's variables (d, y, u) in a vote's own (s_A, s_B, y, u, covariates)."""
-        v = dense_v.shape[0]
-        m = 2 + lay.ties + lay.learnt + q
-        jac = jnp.zeros((v, 1 + lay.ties + lay.learnt, m))
-        jac = jac.at[:, 0, 0].set(-1.0).at[:, 0, 1].set(1.0)
-        for k in range(lay.ties + lay.learnt):
-            jac = jac.at[:, 1 + k, 2 + k].set(1.0)
-        if q:
-            jac = jac.at[:, 0, 2 + lay.ties + lay.learnt :].set(dense_v)
-        return jac
 
     def vote_curvature(full, chunk, exact: bool):
         """Each vote's node-weighted Hessian of its own variables, sum_k pi_jk h_vk (V, m, m), and (``exact``)
         its centred, weighted gradients sqrt(pi_jk) (g_vk - sum_k pi_jk g_vk) (V, K, m), from which the
-        covariance over nodes of each prompt's gradient is assembled (:meth:`Marginal.hessian`)."""
-        seg = chunk[5]
-        pi = weights(full, chunk)[seg]  # (V, K)
-        g3, h3 = derivatives(full, chunk)
-        jac = to_local(chunk[4])
+        covariance over nodes of each prompt's gradient is assembled."""
+        pi = weights(full, chunk)[chunk[5]]  # (V, K)
+        g3, h3 = _derivatives(lay, n_categories, x, full, chunk)
+        jac = _to_local(lay, chunk[4])
         h_bar = jnp.einsum("vrm,vrs,vsn->vmn", jac, jnp.einsum("vk,vkrs->vrs", pi, h3), jac)
         if not exact:
             return h_bar, None
@@ -353,14 +345,7 @@ def _programs(lay: _Shape, n_categories: int, nodes: int, n_seg: int):
         g_bar = jnp.einsum("vk,vkm->vm", pi, g)
         return h_bar, (g - g_bar[:, None, :]) * jnp.sqrt(pi)[..., None]
 
-    value_and_grad = jax.jit(jax.value_and_grad(chunk_value), static_argnums=())
-    return (
-        lambda full, chunk: value_and_grad(full, chunk),
-        jax.jit(vote_curvature, static_argnums=2),
-        jax.jit(weights),
-        x,
-        local,
-    )
+    return jax.jit(jax.value_and_grad(chunk_value)), jax.jit(vote_curvature, static_argnums=2), jax.jit(weights), x
 
 
 @dataclass
@@ -388,6 +373,7 @@ class MarginalFit:
     newton_steps: int
 
     def full_mode(self) -> np.ndarray:
+        """The mode in full coordinates."""
         return self.layout.transform() @ self.mode
 
     def sigma_alpha(self, full: np.ndarray) -> np.ndarray | float:
@@ -442,7 +428,7 @@ class Marginal:
         self.n_prompts = len(obs.prompts)
         v = self.votes
         lay = self.layout
-        self._value_grad, self._hessian, self._weights, self.nodes, _ = _programs(
+        self._value_grad, self._hessian, self._weights, self.nodes = _programs(
             _Shape(lay.n, lay.ties, lay.learnt, lay.q), self.n_categories, nodes, v.prompts.shape[1]
         )
         self._chunks = [
