@@ -447,7 +447,7 @@ def fit_ranking(
     sampler = fitted_sampler(settings)
     problem = _problem(obs, settings, fixed_alpha)
     curvature = problem.marginal_curvature
-    run, route = runner(sampler), None
+    run, route = runner(sampler), ""
     if sampler == LAPLACE:  # each prompt's alpha integrated out exactly where it can be
         from lib.ranking.marginal import laplace_route
 

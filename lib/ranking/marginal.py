@@ -317,8 +317,8 @@ def _programs(lay: _Shape, n_categories: int, nodes: int, n_seg: int):
     import jax.numpy as jnp
 
     jax.config.update("jax_enable_x64", True)  # as PyTensor's JAX backend does for float64 models
-    x, w = np.polynomial.hermite_e.hermegauss(nodes)
-    x, log_w = jnp.asarray(x), jnp.asarray(np.log(w / np.sqrt(2 * np.pi)))
+    points, w = np.polynomial.hermite_e.hermegauss(nodes)
+    x, log_w = jnp.asarray(points), jnp.asarray(np.log(w / np.sqrt(2 * np.pi)))
 
     def node_sums(full, chunk):  # (J_c, K): each prompt's log-likelihood at each node, its log weight added
         values = _vote_logp(lay, n_categories, x, full, chunk)
