@@ -652,11 +652,19 @@ def laplace_route(obs, settings: Any, fixed_alpha: bool, full_model: Callable) -
 
     The runner is called as ``run(problem, settings, tracker)`` (:class:`lib.inference.samplers.Problem`: the
     quadrature fit writes its mode into ``problem.mode`` and builds no PyMC model)."""
-    from lib.ranking.model import learns_alpha_spread
+    from lib.ranking.model import _check_effects, learns_alpha_spread
 
     reason = not_applicable(obs, intransitivity=settings.intransitivity, fixed_alpha=fixed_alpha)
     if reason is not None:
         return full_model, FALLBACK_NOTE.format(reason=reason), False
+    # the full model's refusals (a baseline that is not a system, ...), as its build would make them
+    _check_effects(
+        obs,
+        baseline=settings.baseline,
+        intransitivity=False,
+        position_bias=settings.position_bias,
+        annotator_effect=False,
+    )
     learnt = learns_alpha_spread(obs)
 
     def run(problem, settings_, tracker):
