@@ -7,7 +7,8 @@ from lib.study.crowd import CROWD_PARAM
 from ui.access import needs_secret, serve_secret_page
 from ui.annotate import serve_annotator
 from ui.common import UPLOAD, current_fit, init_state, link_problems, sync_url
-from ui.navigation import app_pages
+from ui.keys import ANALYSIS_INPUT, VIEW_DATASET
+from ui.navigation import navigation
 from ui.text import escape_markdown
 from ui.timings import mark_run_start
 
@@ -24,7 +25,7 @@ if needs_secret():
     st.stop()
 init_state()
 
-page = st.navigation(app_pages())
+page = navigation()
 for problem in link_problems():
     st.warning(f"The link's settings were not used: {escape_markdown(problem)}")
 
@@ -33,7 +34,7 @@ sync_url()
 
 # Shared chrome after the page, so it shows what the page just did (data chosen, fit made).
 with st.sidebar:
-    data = st.session_state.get("analysis_input")
+    data = st.session_state.get(ANALYSIS_INPUT)
     fit = current_fit(data) if data is not None else None
     if data is not None:
         # User text (file name, criterion) is escaped: it must not render as Markdown.
@@ -46,7 +47,7 @@ with st.sidebar:
             "**Data:** none: "
             + (
                 "your upload is not usable yet (Data page)"
-                if st.session_state["view_dataset"] == UPLOAD
+                if st.session_state[VIEW_DATASET] == UPLOAD
                 else "not read yet"
             )
         )

@@ -1,7 +1,7 @@
 """Benchmark of the ranking model (issue 11, "Scale"): figures printed, not a timed test.
 
 1. Arena: 100 systems x 20,000 prompts x 500,000 votes (votes likelihood, MAP + Laplace). The votes
-   are written to a CSV first; then a fresh process reads it (``lib.tables.read_csv`` and the
+   are written to a CSV first; then a fresh process reads it (``lib.io.tables.read_csv`` and the
    pairwise reader), fits and computes a leaderboard (skill mean, sd, 95% interval, rank interval);
    its whole wall time and peak memory are reported. Targets: <= 60 s, <= 4 GB, reading <= 5 s.
 2. HANNA (11 systems, 96 prompts, ratings likelihood): full NUTS (numpyro, 4 x 1000 draws); target
@@ -30,13 +30,13 @@ def run_arena(csv: Path) -> None:
     start = time.perf_counter()
     import numpy as np
 
-    from lib.formats import read_pairwise
     from lib.inputs import AnalysisInput
+    from lib.judgments.formats import read_pairwise
     from lib.ranking.data import ranking_data
     from lib.ranking.fit import RankSettings, fit_ranking
 
     t = time.perf_counter()
-    from lib.tables import read_csv
+    from lib.io.tables import read_csv
 
     table = read_csv(csv, csv.name)
     print(f"read_csv: {time.perf_counter() - t:.1f} s ({len(table)} rows)")

@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
-    from lib.formats import read_pairwise
     from lib.inputs import AnalysisInput
+    from lib.judgments.formats import read_pairwise
     from lib.ranking.data import ranking_data
     from lib.ranking.fit import RankSettings, fit_ranking
     from lib.ranking.simulate import simulate_arena

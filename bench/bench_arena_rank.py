@@ -25,7 +25,7 @@ Usage: ``python bench/bench_arena_rank.py [--quick] [--systems K --prompts J --v
 alone on arenas of N votes each (prompts in proportion, 25 votes a prompt as the default arena) and prints each
 one's wall time and peak memory, and both per million votes (linear growth: the same per million; the
 command's own limits raised, ``--max-minutes 120 --max-memory 32``). The virtual environment is made once under
-the project's cache folder (``lib.paths.cache_dir("bench")``) and reused; it needs PyPI the first time.
+the project's cache folder (``lib.io.paths.cache_dir("bench")``) and reused; it needs PyPI the first time.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def load() -> str:
 
 
 def main() -> None:
-    from lib.paths import cache_dir
+    from lib.io.paths import cache_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--systems", type=int, default=100)

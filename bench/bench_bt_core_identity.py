@@ -42,7 +42,7 @@ TIMED = ("timings", "wall_s")
 
 def write(out: Path) -> None:
     """Write every Bradley–Terry number of the checkout on ``PYTHONPATH`` to ``out``."""
-    from lib.datasets import DATASETS, load_judgments
+    from lib.judgments.datasets import DATASETS, load_judgments
     from lib.ranking.baseline import bradley_terry
 
     out.mkdir(parents=True, exist_ok=True)
@@ -61,7 +61,7 @@ def write(out: Path) -> None:
 
 def _rank(key: str, criterion: str, folder: Path) -> None:
     """``python -m lib rank`` with its defaults on a bundled data set, in a fresh cache (no earlier fit read)."""
-    from lib.datasets import DATASETS
+    from lib.judgments.datasets import DATASETS
 
     ds = DATASETS[key]
     columns = ",".join(f"{role}={column}" for role, column in ds.columns.items())
@@ -78,12 +78,12 @@ def _rank(key: str, criterion: str, folder: Path) -> None:
 
 def _judges(out: Path) -> None:
     """The judges' analysis of PandaLM: all human votes, and 15% of them (seed 0) beside every verdict."""
-    from lib.datasets import DATASETS
     from lib.inputs import analysis_input
+    from lib.io.paths import DATA_DIR
+    from lib.io.tables import read_csv
     from lib.judges.read import read_judge_file
     from lib.judges.run import judge_leaderboard, keep_share
-    from lib.paths import DATA_DIR
-    from lib.tables import read_csv
+    from lib.judgments.datasets import DATASETS
 
     ds = DATASETS["pandalm_pairwise"]
     humans = analysis_input(read_csv(ds.path, ds.path.name), ds.fmt, ds.columns, file=ds.path.name, matrix=False)

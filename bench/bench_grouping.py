@@ -16,7 +16,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from lib.ratings import redundancy_groups
+from lib.judgments.ratings import redundancy_groups
 
 SIZES = [1_000, 5_000, 10_000]
 OLD_MAX = 5_000

@@ -31,11 +31,11 @@ import pandas as pd
 from scipy.stats import norm
 
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
 from lib.judges.ppi import classical_fit, rank_sets, skill_fit
 from lib.judges.read import read_judge_file
 from lib.judges.run import item_design, judge_leaderboard, keep_share
 from lib.judges.simulate import simulate_arena
-from lib.tables import read_csv
 
 SHARE = 0.10
 """The share of the items whose human votes are kept (the issue's 10%)."""

@@ -1,7 +1,7 @@
 """False detections of the paired GRM with two systems and no true difference (issue 16 item 11, issue 30 item 4).
 
 For 1 and 3 annotators per prompt (40 prompts, votes a or b with probability 1/2, no ties), the
-cutpoints the fit chooses (lib/data_checks.py:auto_cutpoints) are used for
+cutpoints the fit chooses (lib/irt/data_checks.py:auto_cutpoints) are used for
 
 - the exact posterior by quadrature (lib/irt/quadrature.py) over --quad-studies simulated studies
   (1 annotator: every outcome enumerated, exact), also for the old per-prompt thresholds;
@@ -29,12 +29,12 @@ from scipy.stats import binom
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.data_checks import auto_cutpoints
+from lib.irt.data_checks import auto_cutpoints
 from lib.irt.fit import fit_grm
 from lib.irt.quadrature import THETA_GRID, TwoSystemPosterior, adaptive_p_b_better, null_detection_rates
 from lib.irt.settings import DECISION_LEVEL, FitSettings
 from lib.irt.summary import ability_table
-from lib.ratings import net_ratings
+from lib.judgments.ratings import net_ratings
 
 PROMPTS = 40
 LEVELS = (0.975, DECISION_LEVEL)

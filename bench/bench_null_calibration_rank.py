@@ -4,7 +4,7 @@ For 1 and 3 annotators per prompt and the votes and ratings likelihoods, simulat
 studies of ``--prompts`` prompts, fit each with the leaderboard's default sampler
 (:data:`lib.ranking.fit.DEFAULT_SAMPLER`) and count a *false detection* when either system's P(best)
 exceeds 0.975 (a two-sided 5% decision: P(B better) outside [0.025, 0.975]); the target is at most 6%.
-Studies are fitted on the Dask engine (:class:`lib.engine.Engine`, one worker per core).
+Studies are fitted on the Dask engine (:class:`lib.engine.cluster.Engine`, one worker per core).
 
 A few dozen studies are not enough to tell 6% from 15%: 40 studies of one seed range gave the
 ratings 15-17.5%, and a paired t-test on the same 40 studies 17.5%, while over 1,000 studies the
@@ -45,15 +45,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from lib.engine import Engine
+from lib.engine.cluster import Engine
 from lib.errors import SettingsError
-from lib.formats import DEFAULT_CRITERION
 from lib.inference.settings import sampling_sizes
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
+from lib.judgments.formats import DEFAULT_CRITERION
 from lib.ranking.data import annotator_design_of, ranking_data
 from lib.ranking.fit import DEFAULT_SAMPLER, RankSettings, fit_ranking, fitted_sampler, resolve_annotator_effect
 from lib.ranking.simulate import simulate_arena, simulate_ratings
-from lib.tables import read_csv
 
 LEVEL = 0.975
 """P(best) above this declares a system better (two-sided 5%)."""

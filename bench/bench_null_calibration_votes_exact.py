@@ -27,12 +27,12 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit, logit
 
-from lib.engine import Engine
-from lib.formats import DEFAULT_CRITERION
+from lib.engine.cluster import Engine
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
+from lib.judgments.formats import DEFAULT_CRITERION
 from lib.ranking.data import ranking_data
 from lib.ranking.fit import DEFAULT_SAMPLER, RankSettings, fit_ranking
-from lib.tables import read_csv
 
 LEVEL = 0.975
 TIE_RATE, LOG_ALPHA_SD = 0.1, 0.3

@@ -16,12 +16,12 @@ import tempfile
 
 import numpy as np
 
-from lib.formats import DEFAULT_CRITERION
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
+from lib.judgments.formats import DEFAULT_CRITERION
 from lib.ranking.fit import RankSettings
 from lib.ranking.run import rank_systems
 from lib.ranking.simulate import bt_laplace, simulate_arena
-from lib.tables import read_csv
 
 ARENAS = ((6, 60, 3000, 21), (8, 500, 8000, 27))
 """(systems, prompts, votes, seed): arenas whose leader has P(best) about 0.9."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lib.engine import Engine
+from lib.engine.cluster import Engine
 from lib.planning.design import Assumptions, Design
 from lib.planning.power import iter_plan
 

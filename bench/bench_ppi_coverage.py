@@ -28,14 +28,14 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from lib.datasets import DATASETS
 from lib.inputs import analysis_input
+from lib.io.paths import DATA_DIR
+from lib.io.tables import read_csv
 from lib.judges.ppi import design, max_t_critical, rank_sets, skill_fit
 from lib.judges.read import read_judge_file
 from lib.judges.run import judge_leaderboard, keep_share
 from lib.judges.simulate import coverage_study, simulate_items
-from lib.paths import DATA_DIR
-from lib.tables import read_csv
+from lib.judgments.datasets import DATASETS
 
 
 def simulation(n_sets: int) -> None:

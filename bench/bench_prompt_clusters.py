@@ -45,8 +45,8 @@ def modes():
 
 def one_set(n_prompts: int, per_prompt: int, sd: float, seed: int) -> dict:
     """Coverage counts, squared z and the warning of each mode on one simulated set."""
-    from lib.formats import read_pairwise
     from lib.inputs import AnalysisInput
+    from lib.judgments.formats import read_pairwise
     from lib.ranking.baseline import bradley_terry
     from lib.ranking.clusters import cluster_by_prompt
     from lib.ranking.data import ranking_data

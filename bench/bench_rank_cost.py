@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lib.paths import DATA_DIR
+from lib.io.paths import DATA_DIR
 from lib.ranking.simulate import simulate_arena, simulate_ratings
 
 

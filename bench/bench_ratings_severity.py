@@ -13,7 +13,7 @@ severe raters leaning towards the best systems) and ranked twice through the lea
 
 Prints, per condition, the share of the true skills inside their 95% intervals with its binomial SE, the
 RMS of the posterior z ((mean - truth) / sd; 1 when calibrated) and the seconds per fit. Data sets are
-fitted on the Dask engine (:class:`lib.engine.Engine`).
+fitted on the Dask engine (:class:`lib.engine.cluster.Engine`).
 
     python bench/bench_ratings_severity.py [--sets 10] [--confounding 0 0.5]
 """
@@ -28,14 +28,14 @@ import time
 
 import numpy as np
 
-from lib.engine import Engine
+from lib.engine.cluster import Engine
 from lib.inference.settings import sampling_sizes
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
 from lib.ranking.data import annotator_design, ranking_data
 from lib.ranking.fit import RankSettings, fitted_sampler, resolve_annotator_effect
 from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_ratings
-from lib.tables import read_csv
 
 COLUMNS = {"prompt": "prompt_id", "system": "system", "annotator": "annotator_id", "score": "score"}
 # The annotator effect of each fit: off (the old default) and the default.

@@ -104,7 +104,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=5, help="--robustness-top (default 5: 4 pairs)")
     args = parser.parse_args()
 
-    from lib.datasets import DATASETS
+    from lib.judgments.datasets import DATASETS
     from lib.ranking.simulate import simulate_arena
 
     n_votes = 6_000 if args.quick else 60_000

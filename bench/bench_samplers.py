@@ -16,7 +16,7 @@ import pandas as pd
 from lib.irt.fit import fit_grm
 from lib.irt.settings import SAMPLERS, FitSettings
 from lib.irt.simulate import simulate_grm
-from lib.ratings import RatingMatrix
+from lib.judgments.ratings import RatingMatrix
 
 
 def paper_design(seed: int = 0) -> tuple[RatingMatrix, np.ndarray]:

@@ -200,7 +200,7 @@ def against_arena_rank(n_votes: int, python: Path, folder: Path, reference: Path
 
 
 def main() -> None:
-    from lib.paths import cache_dir
+    from lib.io.paths import cache_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--votes", type=int, default=3000)

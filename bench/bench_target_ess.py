@@ -1,7 +1,9 @@
 """Benchmark: the default ``python -m lib fit`` (numpyro sampled to a target ESS, issue 19 item 3; chains
 warmed up from jittered points around the priors' centres, issue 29 item 1 / issue 35 item 2) against the
-old default (4 chains x 1000 draws after 500 tuning iterations, ``--draws 1000 --tune 500``) on the
-paper's design (20 comparisons x 200 prompts x 3 votes, simulated), and the default on mirt's Science data.
+old defaults on the paper's design: 4 chains x 1000 draws after 500 tuning iterations (``--draws 1000
+--tune 500``, the default from 2026-11-22, commit 3737bd7, until the target ESS) and after 1000 (``--tune
+1000``, the first default, and issue 35's "4 chains x 1000 x 1000"); the paper's design is 20 comparisons
+x 200 prompts x 3 votes, simulated. Then the default on mirt's Science data.
 
 Paper's design: each setting runs twice in a cache folder of its own, one whole process each, one after
 the other: cold (a new user's first fit: everything compiled) and warm (a second process on the same
@@ -19,6 +21,7 @@ Run: ``.venv/bin/python bench/bench_target_ess.py [--seed N]``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -30,16 +33,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lib.convergence import RHAT_MAX
-from lib.datasets import DATASETS
+from lib.inference.convergence import RHAT_MAX
 from lib.inference.settings import TARGET_ESS
 from lib.inference.timings import timings_text
+from lib.io.paths import DATA_DIR, ROOT
 from lib.irt.simulate import simulate_grm
-from lib.paths import DATA_DIR, ROOT
+from lib.judgments.datasets import DATASETS
 
 N_COMPARISONS, N_PROMPTS, N_VOTES = 20, 200, 3
-OLD, NEW = "old default (4 x 1000 draws, 500 tuning)", "default (target ESS)"
-RUNS = {OLD: ["--draws", "1000", "--tune", "500"], NEW: []}
+OLD, OLD_1000, NEW = (
+    "old default (4 x 1000 draws, 500 tuning)",
+    "first default (4 x 1000 draws, 1000 tuning)",
+    "default (target ESS)",
+)
+RUNS = {OLD: ["--draws", "1000", "--tune", "500"], OLD_1000: ["--draws", "1000", "--tune", "1000"], NEW: []}
 MOST_RATIO = 0.5
 """Issue 35 item 2: the default's whole process at most half the old default's."""
 
@@ -133,12 +140,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    print(f"load average (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         results = paper_design(args.seed, tmp)
         science(tmp)
-    for start in ("cold", "warm"):
-        old, new = results[f"{OLD}, {start}"], results[f"{NEW}, {start}"]
+    print(f"\nload average (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for start, baseline in itertools.product(("cold", "warm"), (OLD, OLD_1000)):
+        old, new = results[f"{baseline}, {start}"], results[f"{NEW}, {start}"]
         d = new["diagnostics"]
         checks = (
             d["rhat_max"] <= RHAT_MAX
@@ -146,7 +155,7 @@ def main() -> None:
             and min(d["ess_bulk_min"], d["ess_tail_min"]) >= TARGET_ESS
         )
         print(
-            f"\nwhole process, {start}: default / old default {new['seconds'] / old['seconds']:.2f} "
+            f"\nwhole process, {start}: default / {baseline} {new['seconds'] / old['seconds']:.2f} "
             f"({new['seconds']:.1f} s / {old['seconds']:.1f} s; target: at most {MOST_RATIO}); the default's "
             f"R-hat <= {RHAT_MAX}, no divergences, bulk and tail ESS >= {TARGET_ESS}: {'yes' if checks else 'NO'}"
         )

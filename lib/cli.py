@@ -2,9 +2,10 @@
 
 Each subcommand lives in ``lib/commands/<name>.py`` with ``add_parser(subparsers)``; heavy imports
 (pandas, scipy, pymc, openai) happen inside the command's ``run``, so ``--help`` and argument errors
-answer without them (``tests/test_cli_light.py`` lists the modules a parser imports). Input errors
-exit with status 2 (:data:`EXIT_INPUT`) and the same message the app shows; a fit that did not converge
-with status 3 (:data:`EXIT_NOT_CONVERGED`).
+answer without them (``tests/test_cli_light.py`` lists the modules a parser imports). A command's
+``run(args)`` returns the exit status, 0 when done (its docstring says when it is another). Input errors
+(:class:`lib.errors.InputError`, raised by ``run``) exit with status 2 (:data:`EXIT_INPUT`) and the same
+message the app shows; a fit that did not converge with status 3 (:data:`EXIT_NOT_CONVERGED`).
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def probability(text: str) -> float:
 
 def parse_columns(text: str | None) -> dict[str, str]:
     """Parse ``--columns ROLE=NAME,...`` into ``{role: file_column}``; ``ROLE=A+B`` maps the role onto
-    columns A and B combined (:func:`lib.tables.combine_columns`, e.g. ``prompt=story+test``).
+    columns A and B combined (:func:`lib.io.tables.combine_columns`, e.g. ``prompt=story+test``).
 
     Raises
     ------
@@ -152,10 +153,10 @@ def add_columns_option(parser: argparse.ArgumentParser) -> None:
 def add_input_options(parser, what: str, *, required: bool = True) -> None:
     """The judgment-file options ``fit``, ``rank``, ``select`` and ``plan`` share (the Data page's choices).
 
-    ``--format`` offers the formats registered in ``lib.formats.FORMATS`` when the parser is built.
+    ``--format`` offers the formats registered in ``lib.judgments.formats.FORMATS`` when the parser is built.
     ``parser`` may be an argument group; ``required=False`` for a command where the file is optional.
     """
-    from lib.formats import FORMATS
+    from lib.judgments.formats import FORMATS
 
     parser.add_argument("--input", required=required, default=None, help=what)
     parser.add_argument(
@@ -190,8 +191,8 @@ def read_input(args: argparse.Namespace, *, matrix: bool = True):
         Bad file, mapping, filter or criterion.
     """
     from lib.inputs import analysis_input
-    from lib.ratings import merge_lines, merge_warning
-    from lib.tables import read_csv
+    from lib.io.tables import read_csv
+    from lib.judgments.ratings import merge_lines, merge_warning
 
     filters = None
     if args.filter:
@@ -224,18 +225,27 @@ def read_input(args: argparse.Namespace, *, matrix: bool = True):
     return data
 
 
-def add_out_option(parser: argparse.ArgumentParser) -> None:
-    """``--out DIR`` and ``--overwrite``, checked by :func:`lib.export.prepare_out` before computing."""
+def finish_parser(
+    parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int], *, columns: bool = False
+) -> None:
+    """End a command's parser with the options every command that writes a folder takes, and bind its ``run``:
+    ``--columns`` when ``columns`` (a command whose file options are not :func:`add_input_options`, which has
+    it), then ``--out DIR`` and ``--overwrite`` (checked by :func:`lib.io.export.prepare_out` before computing)."""
+    if columns:
+        add_columns_option(parser)
     parser.add_argument("--out", required=True, help="output folder (created; must be empty unless --overwrite)")
     parser.add_argument(
         "--overwrite",
         action="store_true",
         help="write into a folder that is not empty, removing this command's earlier files first",
     )
+    parser.set_defaults(run=run)
 
 
-def add_llm_server_options(parser: argparse.ArgumentParser) -> None:
-    """``--base-url`` and ``--api-key-env`` of the commands that ask an LLM; read by :func:`llm_server`."""
+def add_llm_options(parser: argparse.ArgumentParser, unit: str) -> None:
+    """The options of the commands that ask an LLM: ``--base-url`` and ``--api-key-env`` (read by
+    :func:`llm_server`), ``--concurrency``, ``--timeout`` and ``--max-retries`` (``unit``: what is in flight,
+    e.g. "drafts"); :func:`llm_settings` reads them all."""
     parser.add_argument("--base-url", default=None, help="server URL (default $OPENAI_BASE_URL or OpenAI)")
     parser.add_argument(
         "--api-key-env",
@@ -243,6 +253,19 @@ def add_llm_server_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="environment variable holding the key for --base-url ($OPENAI_API_KEY is only sent to "
         "$OPENAI_BASE_URL, the configured server)",
+    )
+    parser.add_argument("--concurrency", type=count, default=4, help=f"{unit} in flight at once (default 4)")
+    parser.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=60.0,
+        help="seconds one request may wait for the LLM's answer (default 60)",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=non_negative_int,
+        default=3,
+        help="retries of a request that timed out, was rate-limited or hit a server error (default 3)",
     )
 
 
@@ -265,21 +288,26 @@ def llm_server(args: argparse.Namespace) -> tuple[str, str]:
     return choose_key(args.base_url or "", typed_key, os.environ)
 
 
-def add_llm_request_options(parser: argparse.ArgumentParser, unit: str) -> None:
-    """``--concurrency``, ``--timeout`` and ``--max-retries`` of the commands that ask an LLM
-    (``unit``: what is in flight, e.g. "drafts"); read into :class:`lib.revision.client.LLMSettings`."""
-    parser.add_argument("--concurrency", type=count, default=4, help=f"{unit} in flight at once (default 4)")
-    parser.add_argument(
-        "--timeout",
-        type=positive_float,
-        default=60.0,
-        help="seconds one request may wait for the LLM's answer (default 60)",
-    )
-    parser.add_argument(
-        "--max-retries",
-        type=non_negative_int,
-        default=3,
-        help="retries of a request that timed out, was rate-limited or hit a server error (default 3)",
+def llm_settings(args: argparse.Namespace, model: str):
+    """The :class:`lib.revision.client.LLMSettings` of a command that asks an LLM: ``model`` on the server and
+    with the key of :func:`llm_server`, with the options of :func:`add_llm_options`.
+
+    Raises
+    ------
+    lib.errors.SettingsError
+        As :func:`llm_server`: a base URL that cannot be used, or another server than the configured one
+        without a key of its own while $OPENAI_API_KEY is set.
+    """
+    from lib.revision.client import LLMSettings
+
+    url, key = llm_server(args)  # the configured key goes to the configured server only
+    return LLMSettings(
+        model=model,
+        base_url=url,
+        api_key=key,
+        concurrency=args.concurrency,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
     )
 
 
@@ -314,6 +342,74 @@ def add_verbose_option(parser: argparse.ArgumentParser) -> None:
         help="print the seconds each phase took (read, checks, model build, compile, ...; also the "
         "'timings' of diagnostics.json)",
     )
+
+
+def add_sampling_options(
+    parser: argparse.ArgumentParser, *, laplace: bool = False, reported: str = "reported parameter"
+) -> None:
+    """``--chains``, ``--draws``, ``--tune``, ``--target-ess`` and ``--seed`` of the commands that fit
+    (``fit``, ``rank``), with the defaults of :class:`lib.inference.settings.NutsSettings`; ``laplace``: the
+    command's default sampler is a Gaussian at the mode, which falls back to NUTS; ``reported``: the
+    parameters a target ESS is reached on (after "every")."""
+    from lib.inference.settings import TARGET_CEILING, TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, NutsSettings
+
+    d = NutsSettings
+    parser.add_argument("--chains", type=count, help=f"NUTS chains (default {d.chains})")
+    parser.add_argument(
+        "--draws",
+        type=count,
+        help=f"draws per chain (default {d.draws}{'; Laplace: draws in all' if laplace else ''}); given without "
+        f"--target-ess, exactly this many (no target); with a target, the ceiling (default {TARGET_CEILING})",
+    )
+    parser.add_argument(
+        "--tune",
+        type=non_negative_int,
+        help=f"tuning iterations per chain (default {d.tune}; {TARGET_TUNE} when sampling to a target ESS)",
+    )
+    parser.add_argument(
+        "--target-ess",
+        type=count,
+        default=None,
+        metavar="N",
+        help=f"numpyro{' (chosen, or the NUTS a Laplace fit falls back to)' if laplace else ''}: warm up from "
+        f"jittered points around the priors' centres, then draw {TARGET_CHUNK} per chain at a time until the bulk "
+        f"and tail ESS of every {reported} reach N and their R-hat is at most 1.01, or --draws per chain are "
+        f"drawn (diagnostics.json says which: 'stopped'). Default {TARGET_ESS} for numpyro unless --draws is given; "
+        "refused by the other samplers",
+    )
+    parser.add_argument("--seed", type=seed, help=f"default {d.seed}")
+
+
+def finish_fit(args: argparse.Namespace, diagnostics, started: float, out: Path, written: list[str]) -> int:
+    """The end of a command that fits (``fit``, ``rank``): the seconds per phase with ``--verbose``, the files
+    written, and the exit status.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The command's arguments (``verbose``: :func:`add_verbose_option`).
+    diagnostics : lib.inference.diagnostics.Diagnostics
+        The fit's (``timings``, ``converged``).
+    started : float
+        ``time.perf_counter()`` when the command began.
+    out : Path
+        The output folder.
+    written : list of str
+        The files written into it.
+
+    Returns
+    -------
+    int
+        0, or :data:`EXIT_NOT_CONVERGED` (after printing :data:`NOT_CONVERGED_ERROR` to standard error) when
+        the chains did not converge.
+    """
+    if args.verbose:
+        print_timings(diagnostics.timings, started)
+    print(f"wrote {out}/{', '.join(written)}")
+    if diagnostics.converged is False:
+        print(NOT_CONVERGED_ERROR, file=sys.stderr)
+        return EXIT_NOT_CONVERGED
+    return 0
 
 
 def print_timings(timings: dict[str, float], started: float) -> None:

@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from lib.datasets import dataset, load_judgments, load_table
 from lib.errors import SettingsError
-from lib.formats import Judgments, criterion_rows, drop_incomplete, filter_rows, format_spec, resolve_columns
-from lib.ratings import RatingMatrix, net_ratings, select_criterion
-from lib.tables import combine_columns
+from lib.io.tables import combine_columns
+from lib.judgments.datasets import dataset, load_judgments, load_table
+from lib.judgments.formats import Judgments, criterion_rows, drop_incomplete, filter_rows, format_spec, resolve_columns
+from lib.judgments.ratings import RatingMatrix, net_ratings, select_criterion
 
 
 @dataclass
@@ -58,22 +58,22 @@ def analysis_input(
     Parameters
     ----------
     df : DataFrame
-        The user's table (``lib.tables.read_csv``).
+        The user's table (``lib.io.tables.read_csv``).
     fmt : str
-        A key of ``lib.formats.FORMATS``; its spec reads the table and builds the matrix.
+        A key of ``lib.judgments.formats.FORMATS``; its spec reads the table and builds the matrix.
     columns : dict, optional
-        ``{role: column}`` over the guesses; ``"A+B"`` combines columns (:func:`lib.tables.combine_columns`).
+        ``{role: column}`` over the guesses; ``"A+B"`` combines columns (:func:`lib.io.tables.combine_columns`).
     file : str
         File name for messages.
     criterion : str, optional
         Needed when the data holds several criteria.
     merge_redundant : bool
-        Average redundant prompts (:func:`lib.ratings.redundancy_groups`; where the format allows).
+        Average redundant prompts (:func:`lib.judgments.ratings.redundancy_groups`; where the format allows).
     judgments : Judgments, optional
         Already read votes (with texts) to use instead of reading ``df`` again (then ``filters``
         and ``drop_incomplete_rows`` do not apply).
     filters : mapping, optional
-        ``{column: values to keep}`` (``lib.formats.filter_rows``).
+        ``{column: values to keep}`` (``lib.judgments.formats.filter_rows``).
     drop_incomplete_rows : bool
         Leave out rows with a blank required cell (``FormatSpec.not_blank``) instead of raising;
         the result's ``dropped_rows`` lists them.
@@ -137,7 +137,7 @@ def _with_style_columns(read: Judgments, df: pd.DataFrame, fmt: str, names: Sequ
 
 
 def bundled_input(key: str, criterion: str | None = None, *, merge_redundant: bool = True) -> AnalysisInput:
-    """The rating matrix of a bundled data set (``lib.datasets.DATASETS``), texts attached.
+    """The rating matrix of a bundled data set (``lib.judgments.datasets.DATASETS``), texts attached.
 
     Raises
     ------

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from lib.display import readable
 from lib.errors import SettingsError
 from lib.inference.timings import timings_table
+from lib.io.display import readable
 from lib.irt.settings import DECISION_LEVEL, needs_posterior
 
 GLOSSARY = {
@@ -162,7 +162,7 @@ def _figure(fig: go.Figure, n: int) -> str:
 
 
 def _table(table: pd.DataFrame) -> str:
-    """An HTML table, every cell escaped and formatted as the pages show it (:func:`lib.display.readable`)."""
+    """An HTML table, every cell escaped and formatted as the pages show it (:func:`lib.io.display.readable`)."""
     return readable(table).as_text().to_html(index=False, escape=True, border=0)
 
 

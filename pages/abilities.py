@@ -2,20 +2,24 @@
 
 import streamlit as st
 
-from lib.data_checks import auto_cutpoints
 from lib.errors import InputError
-from lib.export import csv_text
 from lib.inference.diagnostics import NOT_CONVERGED, diagnostics_json
 from lib.inference.settings import TARGET_CHUNK, gives_posterior
+from lib.io.export import csv_text
 from lib.irt.contraction import UNINFORMED_BELOW
+from lib.irt.data_checks import auto_cutpoints
 from lib.irt.fit import fit_grm, netcdf_bytes
 from lib.irt.settings import CUTPOINTS, DECISION_NOTE, SAMPLERS, FitSettings, fit_settings
 from lib.irt.summary import ability_table
 from lib.plots.irt import ability_density, ability_forest
 from ui.common import current_fit, current_input
+from ui.keys import ABIL_SAMPLER, FIT, FIT_SETTINGS
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
 from ui.timings import run_start, server_time_text, show_timings, stopped_words
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 started = run_start()  # the run a click began (app.py's first step)
 
@@ -41,13 +45,13 @@ def _sampler_sizes() -> None:
     """The sampler just chosen: its draws, tuning and target ESS as ``python -m lib fit --sampler ...`` takes
     them when none are given (``fit_settings``: pymc draws 1,000; numpyro samples to a target, at most
     3,000); the chains and seed stay."""
-    chosen = fit_settings(sampler=st.session_state["abil_sampler"])
+    chosen = fit_settings(sampler=st.session_state[ABIL_SAMPLER])
     for field in ("draws", "tune", "target_ess"):
         st.session_state[SIZES[field]] = getattr(chosen, field) or 0
 
 
 def settings_form(data) -> tuple[FitSettings, bool]:
-    old = st.session_state["fit_settings"]
+    old = st.session_state[FIT_SETTINGS]
     for field, key in SIZES.items():  # the last fit's, until the user or a new sampler changes them
         st.session_state.setdefault(key, getattr(old, field) or 0)
     # Open until a fit exists; the key keeps it as the user left it when that changes (without one, the
@@ -59,7 +63,7 @@ def settings_form(data) -> tuple[FitSettings, bool]:
             "Sampler",
             samplers,
             index=samplers.index(old.sampler) if old.sampler in SAMPLERS else 0,
-            key="abil_sampler",
+            key=ABIL_SAMPLER,
             on_change=_sampler_sizes,
             help=_options_help({s.name: s.help for s in SAMPLERS.values()}),
         )
@@ -98,7 +102,7 @@ def settings_form(data) -> tuple[FitSettings, bool]:
         seed=int(seed),
         target_ess=int(target) if target and SAMPLERS[sampler].to_target else None,
     )
-    st.session_state["fit_settings"] = settings
+    st.session_state[FIT_SETTINGS] = settings
     return settings, st.button("Fit", type="primary", key="abil_fit")
 
 
@@ -154,7 +158,7 @@ if data is not None:
         except InputError as err:
             st.error(f"Cannot fit: {escape_markdown(err)}")
             fit = None
-        st.session_state["fit"] = fit
+        st.session_state[FIT] = fit
     if fit is None and not clicked:
         st.info(
             "No fit for this data and these settings yet: press **Fit**. A MAP preview takes "

@@ -21,14 +21,17 @@ from lib.cost.schema import (
 )
 from lib.cost.study import Study
 from lib.errors import InputError
-from lib.export import csv_text
-from lib.formats import read_csv
-from lib.paths import DATA_DIR
+from lib.io.export import csv_text
+from lib.io.paths import DATA_DIR
+from lib.io.tables import guess_roles
+from lib.judgments.formats import read_csv
 from lib.plots import cost as plots
-from lib.tables import guess_roles
 from ui.mapping import column_mapping
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 EXAMPLE = DATA_DIR / "cost_example" / "study.csv"
 WEIGHT_STEPS = [0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]

@@ -7,13 +7,13 @@ survive other pages; an upload whose mapping or design cannot be used leaves no 
 import pandas as pd
 import streamlit as st
 
-from lib.data_checks import design_report
-from lib.datasets import DATASETS
 from lib.errors import InputError
-from lib.formats import FORMATS, NO_ANNOTATOR_NOTE, guess_format
 from lib.inputs import AnalysisInput
+from lib.irt.data_checks import design_report
+from lib.judgments.datasets import DATASETS
+from lib.judgments.formats import FORMATS, NO_ANNOTATOR_NOTE, guess_format
+from lib.judgments.ratings import fleiss_kappa, merge_warning
 from lib.plots.irt import net_rating_heatmap
-from lib.ratings import fleiss_kappa, merge_warning
 from ui.common import (
     NO_FILTER,
     UPLOAD,
@@ -31,16 +31,40 @@ from ui.common import (
     upload_mapping,
 )
 from ui.judges import judge_upload
+from ui.keys import (
+    ANALYSIS_INPUT,
+    DATA_CRITERION,
+    DATA_MERGE,
+    DATASET,
+    UP_CRITERION,
+    UP_DROP_INCOMPLETE,
+    UP_FILTER_COLUMN,
+    UP_FILTER_VALUES,
+    UP_FORMAT,
+    UPLOAD_CRITERION,
+    UPLOAD_DROP,
+    UPLOAD_FILTER_COLUMN,
+    UPLOAD_FILTER_VALUES,
+    UPLOAD_FORMAT,
+    UPLOAD_MAPPING,
+    UPLOADED,
+    VIEW_CRITERION,
+    VIEW_DATASET,
+    VIEW_MERGE,
+)
 from ui.mapping import column_mapping
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
 
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
+
 
 def merge_toggle(disabled: bool) -> bool:
-    restore("data_merge", "view_merge")
+    restore(DATA_MERGE, VIEW_MERGE)
     merge = st.toggle(
         "Average redundant prompts (correlation credibly > 0.6)",
-        key="data_merge",
+        key=DATA_MERGE,
         disabled=disabled,
         help="Sedoc & Ungar average prompts whose net ratings correlate above 0.6 over "
         "comparisons, so that near-copies do not overstate significance. Merged "
@@ -48,7 +72,7 @@ def merge_toggle(disabled: bool) -> bool:
         "independent comparisons (at most S - 1 for S systems), every member "
         "linked to every other.",
     )
-    st.session_state["view_merge"] = merge
+    st.session_state[VIEW_MERGE] = merge
     return merge
 
 
@@ -61,26 +85,26 @@ def uploaded_file() -> tuple[str, bytes] | None:
         key=UPLOADER,
     )
     keep_upload(file)
-    return st.session_state["upload"]
+    return st.session_state[UPLOADED]
 
 
 def row_filters(table: pd.DataFrame) -> dict[str, list[str]]:
     """``{column: values to keep}`` chosen by the user (empty: every row)."""
-    with st.expander("Filter rows", expanded=st.session_state["upload_filter_column"] != NO_FILTER):
+    with st.expander("Filter rows", expanded=st.session_state[UPLOAD_FILTER_COLUMN] != NO_FILTER):
         c = st.columns(2)
         options = [NO_FILTER, *table.columns]
-        restore("up_filter_column", "upload_filter_column", options)
-        column = c[0].selectbox("Keep only the rows whose column", options, key="up_filter_column")
-        st.session_state["upload_filter_column"] = column
+        restore(UP_FILTER_COLUMN, UPLOAD_FILTER_COLUMN, options)
+        column = c[0].selectbox("Keep only the rows whose column", options, key=UP_FILTER_COLUMN)
+        st.session_state[UPLOAD_FILTER_COLUMN] = column
         if column == NO_FILTER:
             return {}
         values = sorted(set(table[column].str.strip()))
-        if not set(st.session_state.get("up_filter_values", [])) <= set(values):
-            del st.session_state["up_filter_values"]  # values of the column chosen before
-        st.session_state["upload_filter_values"] = [v for v in st.session_state["upload_filter_values"] if v in values]
-        restore("up_filter_values", "upload_filter_values")
-        keep = c[1].multiselect("has one of the values", values, key="up_filter_values")
-        st.session_state["upload_filter_values"] = keep
+        if not set(st.session_state.get(UP_FILTER_VALUES, [])) <= set(values):
+            del st.session_state[UP_FILTER_VALUES]  # values of the column chosen before
+        st.session_state[UPLOAD_FILTER_VALUES] = [v for v in st.session_state[UPLOAD_FILTER_VALUES] if v in values]
+        restore(UP_FILTER_VALUES, UPLOAD_FILTER_VALUES)
+        keep = c[1].multiselect("has one of the values", values, key=UP_FILTER_VALUES)
+        st.session_state[UPLOAD_FILTER_VALUES] = keep
     return {column: keep} if keep else {}
 
 
@@ -93,22 +117,22 @@ def choose_upload() -> AnalysisInput | None:
     st.caption(f"Using {escape_markdown(name)} (upload another file to replace it). " + kept_note())
     table = cached_table(raw, name)
     columns = list(table.columns)
-    if st.session_state["upload_format"] is None:
-        st.session_state["upload_format"] = guess_format(columns)
+    if st.session_state[UPLOAD_FORMAT] is None:
+        st.session_state[UPLOAD_FORMAT] = guess_format(columns)
     formats = list(FORMATS)
-    if "up_format" not in st.session_state:  # a new upload, or the page shown again
+    if UP_FORMAT not in st.session_state:  # a new upload, or the page shown again
         # Set even when None: the browser then clears the last file's format instead of showing it while
         # the page asks for one, which swallowed a first choice of that same format (issue 16, item 15).
-        st.session_state["up_format"] = st.session_state["upload_format"]
+        st.session_state[UP_FORMAT] = st.session_state[UPLOAD_FORMAT]
     fmt = st.selectbox(
         "Format",
         formats,
         index=None,
-        key="up_format",
+        key=UP_FORMAT,
         placeholder="choose the format",
         help="; ".join(f"{name}: {spec.help}" for name, spec in FORMATS.items()),
     )
-    st.session_state["upload_format"] = fmt
+    st.session_state[UPLOAD_FORMAT] = fmt
     if fmt is None:
         st.info("The format could not be told from the column names: choose it above.")
         return None
@@ -123,7 +147,7 @@ def choose_upload() -> AnalysisInput | None:
         key=f"{UPLOAD_WIDGETS}{fmt}",
         combine=True,
     )
-    st.session_state["upload_mapping"] = {**st.session_state["upload_mapping"], fmt: mapping}
+    st.session_state[UPLOAD_MAPPING] = {**st.session_state[UPLOAD_MAPPING], fmt: mapping}
     if missing:
         st.info(
             f"Choose a column for the required role{'s' if len(missing) > 1 else ''} "
@@ -133,20 +157,20 @@ def choose_upload() -> AnalysisInput | None:
 
     criterion = None
     if len(values := upload_criteria(table, mapping, name)) > 1:
-        if st.session_state["upload_criterion"] not in values:
-            st.session_state["upload_criterion"] = values[0]
-        restore("up_criterion", "upload_criterion", values)
-        criterion = st.selectbox("Criterion", values, key="up_criterion")
-    st.session_state["upload_criterion"] = criterion
+        if st.session_state[UPLOAD_CRITERION] not in values:
+            st.session_state[UPLOAD_CRITERION] = values[0]
+        restore(UP_CRITERION, UPLOAD_CRITERION, values)
+        criterion = st.selectbox("Criterion", values, key=UP_CRITERION)
+    st.session_state[UPLOAD_CRITERION] = criterion
     filters = row_filters(table)
-    restore("up_drop_incomplete", "upload_drop")
+    restore(UP_DROP_INCOMPLETE, UPLOAD_DROP)
     drop = st.toggle(
         "Drop incomplete rows",
-        key="up_drop_incomplete",
+        key=UP_DROP_INCOMPLETE,
         help="Leave out the rows with a blank cell in a required role (of the chosen "
         "criterion); the rows left out are counted and listed.",
     )
-    st.session_state["upload_drop"] = drop
+    st.session_state[UPLOAD_DROP] = drop
     merge = merge_toggle(not spec.merge)
     data = cached_upload(raw, name, fmt, mapping, criterion, merge, filters, drop)
     if data.dropped_rows:
@@ -160,10 +184,10 @@ def choose_bundled(key: str) -> AnalysisInput:
     st.caption(f"{ds.description}  \n**Licence:** {ds.licence}. **Source:** {ds.citation}")
     criterion = None
     if len(ds.criteria) > 1:
-        st.session_state["view_criterion"] = bundled_criterion(key)
-        restore("data_criterion", "view_criterion", ds.criteria)
-        criterion = st.selectbox("Criterion", ds.criteria, key="data_criterion")
-        st.session_state["view_criterion"] = criterion
+        st.session_state[VIEW_CRITERION] = bundled_criterion(key)
+        restore(DATA_CRITERION, VIEW_CRITERION, ds.criteria)
+        criterion = st.selectbox("Criterion", ds.criteria, key=DATA_CRITERION)
+        st.session_state[VIEW_CRITERION] = criterion
     return cached_bundled(key, criterion, merge_toggle(not FORMATS[ds.fmt].merge))
 
 
@@ -204,15 +228,15 @@ def summary(data: AnalysisInput) -> None:
 
 st.title("Data")
 keys = [*DATASETS, UPLOAD]
-restore("dataset", "view_dataset", keys)
+restore(DATASET, VIEW_DATASET, keys)
 key = st.radio(
     "Judgments",
     keys,
     horizontal=True,
-    key="dataset",
+    key=DATASET,
     format_func=lambda k: "Upload a CSV" if k == UPLOAD else DATASETS[k].title,
 )
-st.session_state["view_dataset"] = key
+st.session_state[VIEW_DATASET] = key
 try:
     data = choose_upload() if key == UPLOAD else choose_bundled(key)
     report = design_report(data.matrix) if data is not None else None
@@ -227,7 +251,7 @@ if report is not None:
     if report.errors:
         data = None
 # Never the previous data: after an upload that cannot be used, no data is active.
-st.session_state["analysis_input"] = data
+st.session_state[ANALYSIS_INPUT] = data
 sync_url()
 if data is not None:
     if (warning := merge_warning(data.matrix)) is not None:

@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from lib.convergence import ESS_MIN, RHAT_MAX
 from lib.errors import SettingsError
+from lib.inference.convergence import ESS_MIN, RHAT_MAX
 from lib.inference.diagnostics import NOT_CONVERGED
 from lib.inference.settings import gives_posterior, posterior_samplers
 from lib.irt.ppc import P_EXTREME, posterior_predictive
@@ -13,8 +13,11 @@ from lib.plots.diagnostics import PARAMETERS, energy_plot, ppc_plot, rank_plot, 
 from lib.plots.irt import ability_forest
 from lib.report import build_report, convergence_table, data_summary
 from ui.common import current_fit, current_input, current_ranking
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 PARAMETER_NAMES = {"theta": "theta (ability of a comparison)", "alpha": "alpha (discrimination of a prompt)"}
 

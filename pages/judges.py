@@ -5,13 +5,16 @@ import json
 import streamlit as st
 
 from lib.errors import InputError
-from lib.export import csv_text
+from lib.io.export import csv_text
 from lib.judges.run import DEMO_SHARE, JUDGE_COLUMNS
 from lib.plots.judges import judge_preference, three_leaderboards
 from ui.common import current_input
 from ui.judges import DATA_PAGE, PLANNER_PAGE, analyse, human_votes, judge_file, no_votes_note
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 
 def highlight_changes(table):

@@ -3,12 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from lib.annotator_quality import names_vote_annotators
-from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import InputError
-from lib.export import csv_text
 from lib.inference.settings import TARGET_CHUNK
+from lib.io.export import csv_text
 from lib.irt.fit import data_key
+from lib.judgments.annotator_quality import names_vote_annotators
+from lib.judgments.datasets import DATASETS, DEFAULT_DATASET
 from lib.plots.ranking import (
     active_vs_uniform,
     category_heatmap,
@@ -22,7 +22,6 @@ from lib.ranking.budget import WIN_MATRIX_TOP
 from lib.ranking.categories import COLUMN as CATEGORY_COLUMN
 from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
 from lib.ranking.data import (
-    LIKELIHOODS,
     AnnotatorDesign,
     annotator_design_of,
     names_annotators,
@@ -40,14 +39,28 @@ from lib.ranking.fit import (
     resolve_annotator_effect,
 )
 from lib.ranking.leaderboard import P_BEST_HELP
+from lib.ranking.likelihoods import LIKELIHOODS, default_likelihood
 from lib.ranking.run import diagnostics_text, rank_systems
 from lib.ranking.simulate import simulate_active_vs_uniform
 from lib.ranking.style import has_style
 from ui.common import cached_bundled, current_input
+from ui.keys import (
+    LB_ANNOTATORS,
+    LB_INTRANSITIVITY,
+    LB_LIKELIHOOD,
+    LB_SAMPLER,
+    RANKING,
+    STUDY_LEFT_OUT,
+    VIEW_DATASET,
+    VIEW_MERGE,
+)
+from ui.navigation import serve_through_app
 from ui.robustness import with_robustness
 from ui.tables import show_table
 from ui.text import escape_markdown
 from ui.timings import show_timings, stopped_words
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 # With fewer systems than MIN_SYSTEMS (LAMP's 3 conditions, the app's default data) the page opens on
 # HANNA's 11 systems: a leaderboard of three says little.
@@ -65,7 +78,7 @@ SEVERITY_CHOICES = {"auto": None, "on": True, "off": False}
 
 def choose_data(data):
     """The Data page's choice, or HANNA when that is the untouched default with few systems."""
-    if st.session_state["view_dataset"] != DEFAULT_DATASET or len(systems_of(data)) >= MIN_SYSTEMS:
+    if st.session_state[VIEW_DATASET] != DEFAULT_DATASET or len(systems_of(data)) >= MIN_SYSTEMS:
         return data
     hanna = DATASETS[MANY_SYSTEMS]
     options = [MANY_SYSTEMS, DEFAULT_DATASET]
@@ -84,12 +97,12 @@ def choose_data(data):
     )
     if key == DEFAULT_DATASET:
         return data
-    return cached_bundled(MANY_SYSTEMS, hanna.criteria[0], st.session_state["view_merge"])
+    return cached_bundled(MANY_SYSTEMS, hanna.criteria[0], st.session_state[VIEW_MERGE])
 
 
 def _design(data) -> AnnotatorDesign:
     """Whether the scores of the likelihood chosen identify the annotators' severities (the default's rule)."""
-    likelihood = st.session_state.get("lb_likelihood", OWN_LIKELIHOOD)
+    likelihood = st.session_state.get(LB_LIKELIHOOD, OWN_LIKELIHOOD)
     return annotator_design_of(data, None if likelihood == OWN_LIKELIHOOD else likelihood)
 
 
@@ -98,9 +111,9 @@ def _fit_sizes(data) -> None:
     for annotator severities modelled by default): its sizes as ``python -m lib rank`` takes them when none
     are given (``rank_settings``)."""
     chosen = rank_settings(
-        sampler=st.session_state["lb_sampler"],
-        intransitivity=st.session_state.get("lb_intransitivity", False),
-        annotator_effect=SEVERITY_CHOICES[st.session_state.get("lb_annotators", "auto")],
+        sampler=st.session_state[LB_SAMPLER],
+        intransitivity=st.session_state.get(LB_INTRANSITIVITY, False),
+        annotator_effect=SEVERITY_CHOICES[st.session_state.get(LB_ANNOTATORS, "auto")],
         design=_design(data),
     )
     for field, key in SIZES.items():
@@ -117,16 +130,16 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         likelihood = c[0].selectbox(
             "Likelihood",
             [OWN_LIKELIHOOD, *LIKELIHOODS],
-            key="lb_likelihood",
+            key=LB_LIKELIHOOD,
             on_change=_fit_sizes,
             args=(data,),
-            help="  \n".join(f"**{k}**: {escape_markdown(v)}" for k, v in LIKELIHOODS.items()),
+            help="  \n".join(f"**{k}**: {escape_markdown(spec.help)}" for k, spec in LIKELIHOODS.items()),
         )
         sampler = c[1].selectbox(
             "Sampler",
             list(SAMPLERS),
             index=list(SAMPLERS).index(DEFAULT_SAMPLER),
-            key="lb_sampler",
+            key=LB_SAMPLER,
             on_change=_fit_sizes,
             args=(data,),
             help=f"Default: **{DEFAULT_SAMPLER}** (the page and the command line alike; it "
@@ -137,7 +150,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
         n_next = c[3].number_input("Annotate next: batch size", 1, 1000, 20, key="lb_next")
         intransitivity = st.checkbox(
             "Intransitivity: a deviation per pair (scale tau estimated)",
-            key="lb_intransitivity",
+            key=LB_INTRANSITIVITY,
             on_change=_fit_sizes,
             args=(data,),
             help="Needs a NUTS sampler and paired judgments.",
@@ -151,7 +164,9 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             help="Needs pairwise votes with a column saying which system was shown first "
             "(map it to the role 'position' on the Data page).",
         )
-        weighable = names_vote_annotators(data) and likelihood in (OWN_LIKELIHOOD, "votes")
+        own = likelihood == OWN_LIKELIHOOD
+        spec = default_likelihood(data.judgments is not None) if own else LIKELIHOODS[likelihood]
+        weighable = names_vote_annotators(data) and spec.per_vote
         weights = st.checkbox(
             "Weight annotators by reliability (Dawid–Skene)",
             disabled=not weighable,
@@ -160,7 +175,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             "against the Dawid–Skene estimate of the truth (1 = always the truth, 0 = a spammer, whatever "
             "their strategy). Needs votes whose annotators are named (at least two) and the votes likelihood.",
         )
-        paired = likelihood in ("cells", "votes") or (likelihood == OWN_LIKELIHOOD and data.judgments is not None)
+        paired = spec.paired
         cluster = st.selectbox(
             "Prompt-clustered intervals",
             list(CLUSTER_MODES),
@@ -201,7 +216,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
             and categorised
         )
         severity = None  # RankSettings' default: decided by the scores (off for paired judgments)
-        if likelihood == "ratings" or (likelihood == OWN_LIKELIHOOD and data.judgments is None):
+        if spec.severity:
             named = names_annotators(data)
             auto = "on" if design.identified else "off"
             choice = st.radio(
@@ -210,7 +225,7 @@ def settings_form(data, systems: list[str]) -> tuple[RankSettings, int, int, boo
                 format_func=lambda c: f"auto ({auto} for these scores)" if c == "auto" else c,
                 horizontal=True,
                 disabled=not named,
-                key="lb_annotators",
+                key=LB_ANNOTATORS,
                 on_change=_fit_sizes,
                 args=(data,),
                 help="A severe annotator gives lower scores to every system; without this, a system rated mostly "
@@ -496,14 +511,14 @@ if data is None:
 data = choose_data(data)
 criterion = f" ({escape_markdown(data.criterion)})" if data.criterion else ""
 st.write(f"**{escape_markdown(data.source)}**{criterion}: {len(systems_of(data))} systems")
-left_out = st.session_state.get("study_left_out")  # (export name, what was left out), set by the Studies page
+left_out = st.session_state.get(STUDY_LEFT_OUT)  # (export name, what was left out), set by the Studies page
 if left_out is not None and left_out[1] and left_out[0] == data.source:
     st.info(f"{escape_markdown(left_out[1])} (the Studies page can keep them).")
 settings, n_next, win_top, clicked = settings_form(data, systems_of(data))
 # Unpaired ratings have no net ratings (their matrix is empty): the scores themselves are hashed.
 scores = None if data.ratings is None else int(pd.util.hash_pandas_object(data.ratings, index=False).sum())
 key = (data.source, data.criterion, data_key(data.matrix), scores, settings, n_next, win_top)
-kept = st.session_state.get("ranking")  # (key, result or the message of why it failed)
+kept = st.session_state.get(RANKING)  # (key, result or the message of why it failed)
 # The Laplace fit takes seconds: it runs at once (once per data and settings); a NUTS fit (chosen, or the
 # fallback of a Laplace fit that would not be trustworthy) waits for the button.
 decided = resolve_annotator_effect(settings, annotator_design_of(data, settings.likelihood))
@@ -513,7 +528,7 @@ if clicked or (fast and (kept is None or kept[0] != key)):
         kept = (key, run(data, settings, n_next, win_top))
     except InputError as err:
         kept = (key, f"Cannot rank: {escape_markdown(err)}")
-    st.session_state["ranking"] = kept
+    st.session_state[RANKING] = kept
 if kept is not None and kept[0] == key:
     if isinstance(kept[1], str):
         st.error(kept[1])

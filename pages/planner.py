@@ -6,9 +6,9 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from lib.engine import Engine
+from lib.engine.cluster import Engine
 from lib.errors import InputError, PlanStopped
-from lib.export import csv_text
+from lib.io.export import csv_text
 from lib.planning.check import disagreements, simulator_check
 from lib.planning.choice import CHEAPEST_COLUMNS, advice, cheapest, validity_notes
 from lib.planning.design import (
@@ -41,8 +41,12 @@ from lib.plots.planning import cost_table, highlight_cheapest, power_curve
 from ui.common import current_input, sync_url
 from ui.engine import scheduler_field
 from ui.judges import planner_section
+from ui.keys import PLANNER_BEST, PLANNER_NUTS, PLANNER_RESULT
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 PILOT, TYPED = "From the pilot (Data page)", "Typed in"
 # Every plan setting is bound to the URL: a reload (a new session, whose widgets start from their defaults)
@@ -288,7 +292,7 @@ if st.button(
     help=f"{len(grid)} designs x {replicates} simulated studies, on a Dask cluster",
 ):
     # Rows land in the session as each design size finishes: a stopped plan keeps them.
-    state = st.session_state["planner_result"] = {"settings": settings, "parts": [], "done": False}
+    state = st.session_state[PLANNER_RESULT] = {"settings": settings, "parts": [], "done": False}
     bar = st.progress(0.0, text="starting the Dask engine")
 
     def report(done: int, total: int) -> None:
@@ -315,7 +319,7 @@ if st.button(
         st.stop()
     bar.empty()
 
-result = st.session_state.get("planner_result")
+result = st.session_state.get(PLANNER_RESULT)
 if result is None or result["settings"] != settings or not result["parts"]:
     # A plan run before with these settings (before a reload: the settings are in the URL) is in the cache.
     kept = cached_parts(
@@ -324,7 +328,7 @@ if result is None or result["settings"] != settings or not result["parts"]:
     if kept is None:
         st.info("Press **Run plan** to simulate the designs.")
         st.stop()
-    result = st.session_state["planner_result"] = {"settings": settings, "parts": kept, "done": True}
+    result = st.session_state[PLANNER_RESULT] = {"settings": settings, "parts": kept, "done": True}
     st.caption("This plan was run before with these settings: shown from the plan cache.")
 # Design sizes finish in any order; show them in the grid's.
 plan_df, pairs_df = order_parts(result["parts"], grid)
@@ -333,7 +337,7 @@ if not result["done"]:
 
 best = cheapest(plan_df, target)
 # the Studies page's default annotators per item: a design at an analysis's usual 5% level only
-st.session_state["planner_best"] = best[best["critical_z"].isna()]
+st.session_state[PLANNER_BEST] = best[best["critical_z"].isna()]
 if float(effect) == 0:
     st.info("Effect 0: there is no difference to detect, so power is each analysis's false-detection rate.")
 for note in validity_notes(plan_df):
@@ -451,8 +455,8 @@ if st.button(
         st.error(escape_markdown(err))
         st.stop()
     nuts_bar.empty()
-    st.session_state["planner_nuts"] = {"settings": nuts_settings, "table": found}
-nuts = st.session_state.get("planner_nuts")
+    st.session_state[PLANNER_NUTS] = {"settings": nuts_settings, "table": found}
+nuts = st.session_state.get(PLANNER_NUTS)
 if nuts is not None and nuts["settings"] == nuts_settings:
     table = nuts["table"]
     st.write(

@@ -3,14 +3,17 @@
 import numpy as np
 import streamlit as st
 
-from lib.export import csv_text
 from lib.inference.settings import gives_posterior
+from lib.io.export import csv_text
 from lib.irt.contraction import UNINFORMED_BELOW
 from lib.irt.summary import prompt_table
 from lib.plots.irt import category_curves, expected_rating_band, information_curves
 from ui.common import current_fit, current_input
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 st.title("Prompts")
 st.caption(

@@ -10,7 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from lib.errors import InputError
-from lib.export import csv_text
+from lib.io.export import csv_text
+from lib.io.tables import guess_roles
 from lib.plots.revision import category_figure, revision_distance_figure
 from lib.revision import run
 from lib.revision.client import LLMSettings
@@ -27,14 +28,24 @@ from lib.revision.io import (
 )
 from lib.revision.lamp import WRITERS, LampData, load_lamp
 from lib.revision.locate import render_edit_list, render_side_by_side
-from lib.revision.metrics import category_table, compare_models, postedit_reproduction, span_agreement, summarize
+from lib.revision.metrics import (
+    category_table,
+    compare_models,
+    per_model,
+    postedit_reproduction,
+    span_agreement,
+    summarize,
+)
 from lib.revision.prompts import PROMPTS
 from lib.revision.revised import RULES, editor_counts, first_edited, revised_drafts, shared_drafts
 from lib.revision.schema import DIFF_EDITOR, EDIT_FIELDS
-from lib.tables import guess_roles
+from ui.keys import REVISION_CANDIDATE, REVISION_CANDIDATES, REVISION_LLM
 from ui.mapping import column_mapping
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 HUMAN, UPLOAD, DIFF, LLM = (
     "Human writers (LAMP)",
@@ -246,7 +257,7 @@ else:
     if key_problem is not None:
         fail(key_problem)
     concurrency = st.slider("Drafts in flight", 1, 16, 4, key="revision_concurrency")
-    todo = run.with_reference(references) if template.needs_reference else references.assign(reference=None)
+    todo = run.llm_drafts(references, template)
     if template.needs_reference and todo.empty:
         st.warning(
             "The reference-based prompt needs a reference text: upload drafts with a `reference` "
@@ -259,13 +270,13 @@ else:
             model=model, base_url=base_url, api_key=api_key, concurrency=concurrency, timeout=float(timeout)
         )
         bar = st.progress(0.0, text="Asking the LLM")
-        st.session_state["revision_llm"] = (
+        st.session_state[REVISION_LLM] = (
             run_key,
             run.llm_revision(
                 todo, settings, template, progress=lambda d, n: bar.progress(d / n, text=f"{d}/{n} drafts")
             ),
         )
-    stored = st.session_state.get("revision_llm")
+    stored = st.session_state.get(REVISION_LLM)
     if not model:
         st.info("Set a model (and base URL, API key) in the sidebar to ask an LLM for edits.")
         st.stop()
@@ -301,8 +312,7 @@ tab_rd, tab_side, tab_agree, tab_edits = st.tabs(
     ["Revision Distance", "Side by side", "Agreement with humans", "Edits"]
 )
 with tab_rd:
-    by_model = summarize(per_draft, ["system"])
-    token = summarize(per_draft, ["system"], value="token_edit_distance")[["system", "mean"]]
+    by_model = per_model(per_draft)
     left, right = st.columns(2)
     with left:
         st.plotly_chart(
@@ -317,7 +327,7 @@ with tab_rd:
         "**Per model** (95 % t-interval over drafts; token-level edit distance = words changed by "
         "applying the located edits)"
     )
-    show_table(by_model.merge(token.rename(columns={"mean": "token_edit_distance"}), on="system"))
+    show_table(by_model)
     st.markdown("**Per editor**")
     show_table(by_editor)
     models = sorted(per_draft["system"].unique())
@@ -384,24 +394,25 @@ with tab_agree:
     if drafts_source != LAMP_DRAFTS:
         st.info("Agreement needs human edits of the same drafts: choose the bundled LAMP paragraphs.")
     else:
-        combined = (
-            located
+        combined, revised = (
+            (located, per_draft)
             if source == HUMAN
-            else pd.concat([located, scored(lamp_edits, lamp_drafts, human_revised)[0]], ignore_index=True)
+            else run.beside_writers(
+                located, per_draft, scored(lamp_edits, lamp_drafts, human_revised)[0], lamp_evaluated
+            )
         )
         candidates = [e for e in combined["editor"].unique() if e not in WRITERS] + list(WRITERS)
         # Other edits (another source): start at their own editor, set through session state so that the
         # browser shows the editor whose numbers the table holds (issue 16, item 16).
-        if st.session_state.get("revision_candidates") != candidates:
-            st.session_state["revision_candidates"] = candidates
-            st.session_state["revision_candidate"] = candidates[0]
-        candidate = st.selectbox("Edits to compare with the writers", candidates, key="revision_candidate")
+        if st.session_state.get(REVISION_CANDIDATES) != candidates:
+            st.session_state[REVISION_CANDIDATES] = candidates
+            st.session_state[REVISION_CANDIDATE] = candidates[0]
+        candidate = st.selectbox("Edits to compare with the writers", candidates, key=REVISION_CANDIDATE)
         st.caption(
             "Span overlap: a candidate edit is correct when it overlaps a writer's edit (precision); a "
             "writer's edit is found when a candidate edit overlaps it (recall). Category agreement: "
             "share of matched edits with the same category. Writer vs writer is the human baseline."
         )
-        revised = per_draft if source == HUMAN else pd.concat([per_draft, lamp_evaluated])
         agreement = span_agreement(combined, revised, candidate, WRITERS).round(3)
         if candidate == DIFF_EDITOR:  # diff-based edits carry no category
             agreement = agreement.drop(columns="category_agreement")

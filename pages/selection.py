@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lib.engine import Engine
+from lib.engine.cluster import Engine
 from lib.errors import DesignError, InputError
-from lib.export import csv_text
+from lib.io.export import csv_text
 from lib.irt.fit import data_key
 from lib.irt.settings import FULL_MODE_SETTINGS, FitSettings, default_cutpoints
 from lib.plots.selection import se_curve, what_if_chart
@@ -19,8 +19,12 @@ from lib.selection.settings import DEFAULT_RANDOM_DRAWS, DEFAULT_TARGET_SE, MODE
 from lib.selection.strategies import STRATEGIES, check_strategies
 from ui.common import current_input
 from ui.engine import scheduler_field
+from ui.keys import SELECTION_FULL_DONE
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -126,7 +130,7 @@ settings = (data_key(rm), mode, cutpoints, tuple(chosen), tuple(int(k) for k in 
 # The full calibration runs only on request; once run, the same settings show it again.
 if (
     mode == "full"
-    and st.session_state.get("selection_full_done") != settings
+    and st.session_state.get(SELECTION_FULL_DONE) != settings
     and not st.button(
         "Run full calibration",
         type="primary",
@@ -146,7 +150,7 @@ except InputError as err:
     st.error(escape_markdown(err))
     st.stop()
 if mode == "full":
-    st.session_state["selection_full_done"] = settings
+    st.session_state[SELECTION_FULL_DONE] = settings
 for message in result.warnings:
     st.warning(escape_markdown(message))
 cal = result.calibration

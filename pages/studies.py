@@ -7,7 +7,8 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 from lib.errors import InputError
-from lib.export import csv_text
+from lib.io.export import csv_text
+from lib.io.tables import read_csv
 from lib.study.adaptive import Extended, extend
 from lib.study.annotate import LABELS, Page, Progress
 from lib.study.assign import MAX_PER_ITEM, gold_count, most_regular_pages
@@ -19,13 +20,33 @@ from lib.study.demo import DEMO_CRITERIA, DEMO_LABELS, DEMO_NAME, DEMO_TASK, dem
 from lib.study.errors import StudyError
 from lib.study.export import export_study
 from lib.study.items import ItemSpec, read_items
-from lib.study.summary import AGREEMENT, SPEEDER_RULE, crowd_table, list_studies, study_links, summarize
+from lib.study.summary import SPEEDER_RULE, crowd_table, list_studies, study_links, summarize
 from lib.study.tasks import TASKS, Scale
-from lib.tables import read_csv
 from ui.annotate import preview
-from ui.common import NO_FILTER, UPLOAD
+from ui.common import NO_FILTER, UPLOAD, UPLOAD_WIDGETS
+from ui.keys import (
+    ANALYSIS_INPUT,
+    DATASET,
+    PLANNER_BEST,
+    RANKING,
+    STUDIES_ALLOW_NAMES,
+    STUDIES_CHOSEN,
+    STUDIES_SOURCE,
+    STUDY_LEFT_OUT,
+    UPLOAD_CRITERION,
+    UPLOAD_DROP,
+    UPLOAD_FILTER_COLUMN,
+    UPLOAD_FILTER_VALUES,
+    UPLOAD_FORMAT,
+    UPLOAD_MAPPING,
+    UPLOADED,
+    VIEW_DATASET,
+)
+from ui.navigation import serve_through_app
 from ui.tables import show_table
 from ui.text import escape_markdown
+
+serve_through_app()  # opened by its URL on a fresh server, the page runs alone: app.py serves it
 
 DEMO, OWN = "Seed 001 demo: ROME counterfactual passages", "Your items CSV"
 PRIVATE, CROWD = "Private links, one per annotator", "One link for a crowd platform (Prolific, ...)"
@@ -67,8 +88,8 @@ def source_defaults(source: str) -> dict[str, object]:
 
 def _switch_source() -> None:
     """The source changed: its own task, criteria, labels, name, texts and prompts replace the form's."""
-    st.session_state.update(source_defaults(st.session_state["studies_source"]))
-    st.session_state.pop("studies_allow_names", None)
+    st.session_state.update(source_defaults(st.session_state[STUDIES_SOURCE]))
+    st.session_state.pop(STUDIES_ALLOW_NAMES, None)
 
 
 @dataclass
@@ -97,7 +118,7 @@ class Draft:
 
 def draft_fields() -> Draft | None:
     """The create form's widgets (None: a field cannot be used; the page says why)."""
-    source = st.radio("Items", [DEMO, OWN], horizontal=True, key="studies_source", on_change=_switch_source)
+    source = st.radio("Items", [DEMO, OWN], horizontal=True, key=STUDIES_SOURCE, on_change=_switch_source)
     for key, value in source_defaults(source).items():
         st.session_state.setdefault(key, value)
     demo = source == DEMO
@@ -129,7 +150,7 @@ def draft_fields() -> Draft | None:
     except InputError as err:
         st.error(escape_markdown(err))
         return None
-    planned = planned_design(st.session_state.get("planner_best"))  # set by the Study planner's page
+    planned = planned_design(st.session_state.get(PLANNER_BEST))  # set by the Study planner's page
     default = min(planned.per_item, MAX_PER_ITEM) if planned else DEFAULT_PER_ITEM
     c = st.columns(6)
     per_item = c[0].number_input("Annotators per item", 1, MAX_PER_ITEM, default, key="studies_per_item")
@@ -273,7 +294,7 @@ def create_form() -> None:
             + escape_markdown("; ".join(f"'{f.system}' in the {f.where} (…{f.excerpt}…)" for f in found))
             + ". Remove it, or confirm below."
         )
-        allow = st.checkbox("Annotators may read these names", key="studies_allow_names")
+        allow = st.checkbox("Annotators may read these names", key=STUDIES_ALLOW_NAMES)
     if not st.button("Create study", type="primary", key="studies_create"):
         return
     try:
@@ -303,7 +324,7 @@ def create_form() -> None:
     except InputError as err:
         st.error(f"Cannot create the study: {escape_markdown(err)}")
         return
-    st.session_state["studies_chosen"] = created.study_id
+    st.session_state[STUDIES_CHOSEN] = created.study_id
     people = "places on its link" if d.crowd else "annotators"
     st.success(f"Study {created.study_id} created: {len(items)} items, {len(created.tokens)} {people}.")
 
@@ -337,19 +358,21 @@ def open_in_data_page(study_id: int, task: str, keep_failed: bool) -> None:
     say."""
     done = export_study(study_id, keep_failed=keep_failed)
     data = csv_text(done.table).encode("utf-8")
-    for key in [k for k in st.session_state if str(k).startswith("up_") or k == "dataset"]:
+    for key in [k for k in st.session_state if str(k).startswith(UPLOAD_WIDGETS) or k == DATASET]:
         del st.session_state[key]
     st.session_state.update(
-        upload=(export_name(study_id), data),
-        upload_format=TASKS[task].format,
-        upload_mapping={},
-        upload_criterion=None,
-        upload_filter_column=NO_FILTER,
-        upload_filter_values=[],
-        upload_drop=False,
-        view_dataset=UPLOAD,
-        analysis_input=None,
-        study_left_out=(export_name(study_id), done.said()),
+        {
+            UPLOADED: (export_name(study_id), data),
+            UPLOAD_FORMAT: TASKS[task].format,
+            UPLOAD_MAPPING: {},
+            UPLOAD_CRITERION: None,
+            UPLOAD_FILTER_COLUMN: NO_FILTER,
+            UPLOAD_FILTER_VALUES: [],
+            UPLOAD_DROP: False,
+            VIEW_DATASET: UPLOAD,
+            ANALYSIS_INPUT: None,
+            STUDY_LEFT_OUT: (export_name(study_id), done.said()),
+        }
     )
     st.switch_page("pages/data.py")
 
@@ -402,7 +425,7 @@ def show_study(study_id: int, task: str) -> None:
     )
     st.subheader("Agreement so far")
     show_table(s.agreement, key="studies_agreement")
-    st.caption(AGREEMENT[task].help)
+    st.caption(TASKS[task].agreement.help)
     with st.expander("Per item"):
         show_table(s.items, key="studies_items_table")
     keep = st.checkbox("Keep annotators who failed the attention checks", key="studies_keep_failed")
@@ -421,7 +444,7 @@ def show_study(study_id: int, task: str) -> None:
 def next_batch_section(study_id: int, *, crowd: bool) -> None:
     """Adaptive assignment: the Leaderboard's "annotate next" batch on this study's judgments, as new pages."""
     st.subheader("Next batch (adaptive)")
-    kept = st.session_state.get("ranking")  # the Leaderboard's (key, result or message)
+    kept = st.session_state.get(RANKING)  # the Leaderboard's (key, result or message)
     result = None if kept is None or isinstance(kept[1], str) or kept[0][0] != export_name(study_id) else kept[1]
     if result is None or result.next_batch is None:
         st.caption(
@@ -488,7 +511,7 @@ if studies.empty:
     st.info("No study yet: create one above.")
     st.stop()
 ids = studies["study_id"].tolist()
-chosen = st.session_state.get("studies_chosen")
+chosen = st.session_state.get(STUDIES_CHOSEN)
 labels = dict(zip(ids, studies["name"], strict=True))
 study_id = st.selectbox(
     "Study",

@@ -2,7 +2,7 @@
 
 A refactoring must leave every command's outputs unchanged. ``snapshot DIR`` writes them; ``compare
 A B`` says which files differ. CSV and JSON lines must be byte-identical; in ``diagnostics.json`` the
-timing (``wall_s``) is left out; ``posterior.nc`` is compared by its values (netcdf files carry a
+seconds (``wall_s``, ``timings``) are left out; ``posterior.nc`` is compared by its values (netcdf files carry a
 creation time).
 
 Usage::
@@ -115,7 +115,7 @@ def snapshot(out: Path) -> None:
 
 
 def _untimed(path: Path) -> dict:
-    return {k: v for k, v in json.loads(path.read_text()).items() if k != "wall_s"}
+    return {k: v for k, v in json.loads(path.read_text()).items() if k not in ("wall_s", "timings")}
 
 
 def _same(a: Path, b: Path) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lib.paths import DATA_DIR
+from lib.io.paths import DATA_DIR
 
 SEED = 2022
 OUT = DATA_DIR / "cost_example"

@@ -27,10 +27,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from lib.inference.samplers import split_host_cpu
-from lib.ratings import RatingMatrix
+from lib.judgments.ratings import RatingMatrix
 from tests.fake_openai import FakeOpenAI, Responder
+
+# Property tests draw the same examples in every run, as every other test has a fixed seed: a failure repeats,
+# and a run does not pass or fail by the examples hypothesis happened to draw (nor by a failing example kept
+# in a checkout's .hypothesis folder from an earlier run, which a fresh clone does not have).
+hypothesis_settings.register_profile("fixed", derandomize=True, database=None)
+hypothesis_settings.load_profile("fixed")
 
 
 def rating_matrix_from_codes(codes: np.ndarray) -> RatingMatrix:
@@ -97,21 +104,43 @@ def _own_cache_dir(tmp_path_factory):
         yield
 
 
+COMPILED_ENV = "EVAL_TEST_COMPILED"
+"""Environment variable: the folder of compiled JAX programs for every pytest run that has it (``make test``
+sets one for its runs); unset, each run has its own (:func:`_share_compiled_programs`)."""
+
+
+_compiled: list[Path] = []  # the run's folder, once made
+
+
+def share_compiled_programs(cache: Path) -> None:
+    """Give a fit cache folder of a process a test starts (the app's servers of the browser tests) the run's
+    compiled JAX programs (:func:`_share_compiled_programs`): its ``jax`` folder is the run's."""
+    from lib.inference.compile_cache import KIND
+
+    if _compiled and not (cache / KIND).exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / KIND).symlink_to(_compiled[0], target_is_directory=True)
+
+
 def _share_compiled_programs(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> None:
     """Compile each JAX program once per run: JAX's persistent compilation cache
     (:mod:`lib.inference.compile_cache`) in one folder for both pytest-xdist processes and the commands
-    tests start with this cache folder, turned on before any test as the first numpyro fit of a process
-    turns it on. Without it each process compiled what the other had compiled, and a process kept the
-    folder of whichever test fitted first. Tests of the cache itself start processes with folders of
-    their own (tests/test_compile_cache.py).
+    tests start with this cache folder or link to it (:func:`share_compiled_programs`), turned on before
+    any test as the first numpyro fit of a process turns it on. Without it each process compiled what the
+    other had compiled, and a process kept the folder of whichever test fitted first. Tests of the cache
+    itself start processes with folders of their own (tests/test_compile_cache.py).
     """
     from lib.inference import compile_cache
 
-    run = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        run = run.parent  # the run's folder: each process has its own below it
-    shared = run / "compiled"
-    shared.mkdir(exist_ok=True)
+    if os.environ.get(COMPILED_ENV):  # make test's three runs (computing, browser, timed) share one folder
+        shared = Path(os.environ[COMPILED_ENV])
+    else:
+        run = tmp_path_factory.getbasetemp()
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            run = run.parent  # the run's folder: each process has its own below it
+        shared = run / "compiled"
+    shared.mkdir(parents=True, exist_ok=True)
+    _compiled.append(shared)
     (cache / compile_cache.KIND).symlink_to(shared, target_is_directory=True)
     compile_cache.enable()
 

@@ -21,12 +21,13 @@ import arviz as az
 import numpy as np
 import pytest
 
-import lib.cache
 import lib.inference.laplace
-from lib.cache import digest, netcdf_bytes
+import lib.io.cache
+from lib.inference.samplers import Draws
+from lib.io.cache import digest, netcdf_bytes
+from lib.io.paths import ROOT
 from lib.irt.fit import fit_grm, load_cached
 from lib.irt.settings import FitSettings
-from lib.paths import ROOT
 from lib.planning.design import Assumptions, Design
 from lib.planning.power import plan
 from lib.ranking.fit import RankSettings, fit_ranking
@@ -102,7 +103,7 @@ def laplace_draws(monkeypatch):
     """Laplace fits replaced by normal draws, different for every fit (these tests are about the cache)."""
     calls = []
 
-    def fake(model, names, settings, tracker, **options):
+    def fake(model, names, settings, tracker, options=None, **kept):
         calls.append(1)
         rng = np.random.default_rng(len(calls))
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
@@ -111,10 +112,10 @@ def laplace_draws(monkeypatch):
         }
         values.update({n: np.exp(0.3 * v) for n, v in values.items() if n == "alpha"})  # a model's own ranges
         values.update({n: np.sort(v, axis=-1) for n, v in values.items() if n == "b"})
-        options["mode"].update({n: v[0, 0] for n, v in values.items()})
-        return az.from_dict(
+        idata = az.from_dict(
             posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds}, dims=dims
         )
+        return Draws(idata, {n: v[0, 0] for n, v in values.items()})
 
     monkeypatch.setattr(lib.inference.laplace, "laplace", fake)
     return calls
@@ -134,8 +135,8 @@ def test_a_ranking_posterior_swapped_under_its_metadata_is_a_miss(cache, arena_d
 @pytest.fixture
 def arena_data():
     from lib.inputs import analysis_input
+    from lib.io.tables import read_csv
     from lib.ranking.data import ranking_data
-    from lib.tables import read_csv
 
     columns = {
         "prompt": "prompt_id",
@@ -203,7 +204,7 @@ def test_a_plan_entry_replaced_by_a_folder_or_fifo_is_a_miss(cache, replacement)
 
 def test_too_little_free_space_skips_the_cache_with_a_warning_and_keeps_the_fit(cache, monkeypatch, two_data_sets):
     a, _ = two_data_sets
-    monkeypatch.setattr(lib.cache.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10**9, 10**9, 10**6))
+    monkeypatch.setattr(lib.io.cache.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10**9, 10**9, 10**6))
     with pytest.warns(RuntimeWarning, match="MB free on the disk"):
         fit = fit_grm(a, MAP)
     assert np.isfinite(_theta(fit)).all()

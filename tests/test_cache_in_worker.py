@@ -8,8 +8,8 @@ from __future__ import annotations
 import arviz as az
 import numpy as np
 
-from lib.cache import netcdf_bytes, netcdf_from_bytes
-from lib.engine import Engine
+from lib.engine.cluster import Engine
+from lib.io.cache import netcdf_bytes, netcdf_from_bytes
 
 
 def _round_trip(seed: int) -> float:

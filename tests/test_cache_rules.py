@@ -1,4 +1,4 @@
-"""lib.cache: atomic writes, failed writes that only warn, and the size bound."""
+"""lib.io.cache: atomic writes, failed writes that only warn, and the size bound."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lib.cache import prune, store, write_atomic
+from lib.io.cache import prune, store, write_atomic
 
 
 def test_concurrent_writers_of_one_key_never_collide_and_leave_no_temporary_files(tmp_path):

@@ -19,7 +19,7 @@ HEAVY = ("pandas", "scipy", "jax", "pymc", "arviz", "pytensor", "numpyro", "stre
 """Packages building the parser must not import (numpy is allowed)."""
 
 WITH_INPUT = ("fit", "rank", "select", "plan")
-"""Commands with the judgment-file options (``--format`` is a choice of ``lib.formats.FORMATS``)."""
+"""Commands with the judgment-file options (``--format`` is a choice of ``lib.judgments.formats.FORMATS``)."""
 
 TYPE_ERRORS = {
     "fit": ["--draws", "0"],

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 import lib.cli
 from lib.inference.timings import PHASES
 from lib.inputs import analysis_input
-from lib.paths import DATA_DIR, ROOT
+from lib.io.paths import DATA_DIR, ROOT
 from lib.ranking.simulate import simulate_arena
 
 LAMP_ARGS = [

@@ -14,9 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lib.datasets import DATASETS
 from lib.inference.compile_cache import ENV, KIND
-from lib.paths import ROOT
+from lib.io.paths import ROOT
+from lib.judgments.datasets import DATASETS
 
 HITS = "/jax/compilation_cache/cache_hits"
 WRITES = "/jax/compilation_cache/cache_misses"  # JAX records it when it hands the cache an entry

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from numpy.testing import assert_array_equal
 
-from lib.data_checks import check_design, design_report
 from lib.errors import DesignError, SettingsError
-from lib.ratings import from_absolute_ratings, net_ratings
+from lib.irt.data_checks import check_design, design_report
+from lib.judgments.ratings import from_absolute_ratings, net_ratings
 
 
 def ratings(rows):

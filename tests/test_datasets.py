@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from lib.datasets import DATA_DIR, DATASETS, DEFAULT_DATASET, load_judgments, load_table
 from lib.errors import SettingsError
-from lib.formats import FORMATS, read_ratings, read_responses
-from lib.tables import guess_roles
+from lib.io.tables import guess_roles
+from lib.judgments.datasets import DATA_DIR, DATASETS, DEFAULT_DATASET, load_judgments, load_table
+from lib.judgments.formats import FORMATS, read_ratings, read_responses
 
 
 def test_registry():
@@ -117,6 +117,24 @@ def test_errors_for_unknown_key_and_non_judgment_data():
 
 @pytest.mark.parametrize("key", list(DATASETS))
 def test_format_is_guessed_from_the_columns(key):
-    from lib.formats import guess_format
+    from lib.judgments.formats import guess_format
 
     assert guess_format(list(load_table(key).columns)) == DATASETS[key].fmt
+
+
+def test_bundled_judges_are_a_field_of_their_data_set():
+    """The Judges page's demo comes from the data set's own entry: a judge file whose verdicts are on the data
+    set's items (every prompt a prompt of the human votes); uploads and data sets without one have none."""
+    from lib.io.tables import read_csv
+    from lib.judges.read import read_judge_file
+    from lib.judgments.datasets import bundled_judges
+    from ui.common import UPLOAD
+
+    with_judges = [key for key, ds in DATASETS.items() if ds.judges is not None]
+    assert with_judges == ["pandalm_pairwise"]
+    for key in with_judges:
+        path = bundled_judges(key)
+        assert path == DATASETS[key].judges and path.is_file()
+        verdicts = read_judge_file(read_csv(path, path.name), file=path.name).verdicts
+        assert set(verdicts["prompt_id"]) <= set(load_judgments(key).votes["prompt_id"])
+    assert bundled_judges("rome_bestworst") is None and bundled_judges(UPLOAD) is None

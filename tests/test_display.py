@@ -1,4 +1,4 @@
-"""lib.display: one rule for every table shown (issue 29, item 5): a few significant digits, counts whole,
+"""lib.io.display: one rule for every table shown (issue 29, item 5): a few significant digits, counts whole,
 missing cells empty, infinite values spelled out."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib.display import INFINITE, SCIENTIFIC, SIGNIFICANT, cell_text, is_count, readable, round_significant
+from lib.io.display import INFINITE, SCIENTIFIC, SIGNIFICANT, cell_text, is_count, readable, round_significant
 
 
 @pytest.mark.parametrize(

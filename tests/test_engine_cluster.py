@@ -22,9 +22,9 @@ from pathlib import Path
 import distributed  # noqa: F401  imported once here, so the timings below measure the peer
 import pytest
 
-from lib.engine import Engine
+from lib.engine.cluster import Engine
 from lib.errors import ClusterError, SettingsError
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from tests.conftest import scheduler_address
 from tests.timing import slowdown
 

@@ -1,4 +1,4 @@
-"""lib.export: CSV cells that a spreadsheet would run are neutralised; --out is checked first."""
+"""lib.io.export: CSV cells that a spreadsheet would run are neutralised; --out is checked first."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from lib.errors import OutputError
-from lib.export import csv_text, neutralise, prepare_out
+from lib.io.export import csv_text, neutralise, prepare_out
 
 
 def test_formula_text_gets_a_quote_and_numbers_stay_numbers():

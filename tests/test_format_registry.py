@@ -10,10 +10,18 @@ from streamlit.testing.v1 import AppTest
 
 from lib.cli import main
 from lib.errors import FormatError, SettingsError
-from lib.formats import DEFAULT_CRITERION, FORMATS, FormatSpec, Judgments, format_spec, register, resolve_columns
 from lib.inputs import analysis_input
-from lib.paths import ROOT
-from lib.tables import read_csv, row_numbers, text
+from lib.io.paths import ROOT
+from lib.io.tables import read_csv, row_numbers, text
+from lib.judgments.formats import (
+    DEFAULT_CRITERION,
+    FORMATS,
+    FormatSpec,
+    Judgments,
+    format_spec,
+    register,
+    resolve_columns,
+)
 
 APP = str(ROOT / "app.py")
 

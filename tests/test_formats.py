@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from lib.errors import FormatError, SettingsError
-from lib.formats import (
+from lib.io.tables import guess_roles
+from lib.judgments.formats import (
     FORMATS,
     VOTE_COLUMNS,
     guess_format,
@@ -18,7 +19,6 @@ from lib.formats import (
     read_responses,
     resolve_columns,
 )
-from lib.tables import guess_roles
 
 
 def table(text: str) -> pd.DataFrame:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from lib.datasets import DATASETS
 from lib.errors import FormatError, SettingsError
-from lib.formats import filter_rows, read_csv
 from lib.inputs import analysis_input, bundled_input
+from lib.judgments.datasets import DATASETS
+from lib.judgments.formats import filter_rows, read_csv
 
 # Ratings of three systems on two prompts under two criteria; the "style" criterion has blank
 # scores (data rows 8 and 11), as in a study where one criterion was only partly rated.

@@ -9,7 +9,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 from lib.errors import SettingsError
-from lib.ratings import (
+from lib.judgments.ratings import (
     MIN_SHARED_COMPARISONS,
     fleiss_kappa,
     from_absolute_ratings,
@@ -146,7 +146,7 @@ def test_absolute_ratings_average_over_annotators_before_taking_the_scale():
 
 def test_net_ratings_of_a_file_with_annotators_equal_those_of_its_means():
     from lib.inputs import analysis_input
-    from lib.tables import read_csv
+    from lib.io.tables import read_csv
 
     rows = "prompt,system,annotator,score\n" + "".join(
         f"p{p},s{s},r{a},{(p * 3 + s * 2 + a * 5) % 7 + 1}\n"

@@ -12,6 +12,7 @@ import plotly.io as pio
 import pytest
 
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
 from lib.irt.fit import fit_grm
 from lib.irt.settings import FitSettings
 from lib.irt.simulate import simulate_grm
@@ -20,7 +21,6 @@ from lib.plots.diagnostics import trace_plot
 from lib.ranking.fit import LAPLACE, RankSettings
 from lib.ranking.run import rank_systems
 from lib.report import build_report
-from lib.tables import read_csv
 from tests.conftest import rating_matrix_from_codes
 
 

@@ -1,4 +1,4 @@
-"""lib.tables: the one reader behind judgments, cost studies and revision drafts and edits."""
+"""lib.io.tables: the one reader behind judgments, cost studies and revision drafts and edits."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 
 from lib.cost.schema import STUDY_ROLES, read_study
 from lib.errors import FormatError, InputError
-from lib.formats import FORMATS, read_ratings
+from lib.io.tables import ColumnRoles, guess_roles, numbers, read_csv, row_numbers, text
+from lib.judgments.formats import FORMATS, read_ratings
 from lib.revision.io import column_roles, read_drafts, read_edits
-from lib.tables import ColumnRoles, guess_roles, numbers, read_csv, row_numbers, text
 
 
 def test_guess_roles_ignores_case_blanks_and_punctuation_and_uses_a_column_once():

@@ -12,7 +12,7 @@ import pytest
 from lib.cli import main
 from lib.errors import FormatError
 from lib.inputs import analysis_input
-from lib.tables import combine_columns, read_csv
+from lib.io.tables import combine_columns, read_csv
 
 # Three systems rated on 4 stories x 2 tests: the prompt is the (story, test) pair. The test scores
 # differ, so reading story_id alone as the prompt would average two different tests.

@@ -1,13 +1,13 @@
-"""lib.typed: numbers typed by a user, one parser for the command line and the pages."""
+"""lib.io.typed: numbers typed by a user, one parser for the command line and the pages."""
 
 from __future__ import annotations
 
 import pytest
 
 from lib.errors import SettingsError
+from lib.io.typed import whole_numbers
 from lib.planning.grid import parse_counts
 from lib.selection.curve import parse_k_grid
-from lib.typed import whole_numbers
 
 
 def test_whole_numbers_keep_the_given_order_and_drop_repeats_and_blanks():

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from lib import uploads
-from lib.uploads import KEY, MAX_AGE_DAYS, keep_choices, keep_upload, kept_upload
+from lib.io import uploads
+from lib.io.uploads import KEY, MAX_AGE_DAYS, keep_choices, keep_upload, kept_upload
 
 
 @pytest.fixture(autouse=True)

@@ -12,14 +12,13 @@ import streamlit as st
 
 from lib.study import access
 from lib.study.access import SECRET_ENV, operator_secret, secret_required
+from ui.keys import OPERATOR_OK
 from ui.text import escape_markdown
-
-_OK = "operator_ok"
 
 
 def needs_secret() -> bool:
     """Whether this session must give the operator's secret before a researcher's page is shown."""
-    return not st.session_state.get(_OK) and secret_required(st.get_option("server.address"))
+    return not st.session_state.get(OPERATOR_OK) and secret_required(st.get_option("server.address"))
 
 
 def secret_page() -> None:
@@ -40,7 +39,7 @@ def secret_page() -> None:
         return
     verdict = access.GATE.check(given, operator_secret())
     if verdict.ok:
-        st.session_state[_OK] = True
+        st.session_state[OPERATOR_OK] = True
         st.rerun()
     later = f" The next guess is taken in {math.ceil(verdict.wait_s)} s." if verdict.wait_s > 0 else ""
     if verdict.checked:

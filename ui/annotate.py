@@ -32,6 +32,7 @@ from lib.study.create import TOKEN_PARAM
 from lib.study.crowd import CROWD_PARAM, join
 from lib.study.errors import AnswerConflict, AnswerError, JoinError, StudyError, TaskError, TokenError
 from lib.study.tasks import TASKS, TIE, Scale, TaskSpec, question
+from ui.keys import ANNOTATE_SHOWN, INSTRUCTIONS_SEEN
 from ui.text import escape_markdown
 
 log = logging.getLogger(__name__)
@@ -47,9 +48,6 @@ NOT_SAVED = (
 _YOURS = (TokenError, TaskError, AnswerError, JoinError)
 """The refusals an annotator reads as they are (their link, their task, their choices); any other error is
 the database's, told in plain words (:data:`UNREACHABLE`, :data:`NOT_SAVED`)."""
-_SHOWN = "annotate_shown"
-"""Session key: ``(the link's query, (token, Progress))`` of the page last shown, shown again while the database
-fails."""
 
 NO_CHROME = (
     "<style>[data-testid='stToolbar'], [data-testid='stMainMenu'], [data-testid='stAppDeployButton'], "
@@ -110,7 +108,7 @@ def _token() -> str:
 
 def _seen(token: str) -> str:
     """Session key: this browser session has read the instructions of this link (pressed Start)."""
-    return f"instructions_seen_{token}"
+    return f"{INSTRUCTIONS_SEEN}{token}"
 
 
 def _opened(token: str) -> Progress:
@@ -135,13 +133,13 @@ def annotation_page() -> None:
         return
     except StudyError as err:
         log.error("the annotator's page could not be read from the study database: %s", err, exc_info=err)
-        shown = st.session_state.get(_SHOWN)
+        shown = st.session_state.get(ANNOTATE_SHOWN)
         if shown is None or shown[0] != key:
             st.error(UNREACHABLE)
             return
         token, progress = shown[1]  # the page as it was, the annotator's choices still in its form
     else:
-        st.session_state[_SHOWN] = (key, (token, progress))
+        st.session_state[ANNOTATE_SHOWN] = (key, (token, progress))
     st.title(escape_markdown(progress.study_name))
     if progress.done == 0 and progress.page is not None and not st.session_state.get(_seen(token)):
         instructions(progress, expanded=True)
@@ -239,7 +237,7 @@ def _picks(ask: _Ask, spec: TaskSpec) -> dict[str, object]:
     return {
         key: column.radio(
             escape_markdown(question(key, ask.label)),
-            ask.passages if key != "winner" else [*ask.passages, TIE],
+            [*ask.passages, TIE] if spec.tie else ask.passages,
             index=None,
             horizontal=True,
             key=f"choice_{ask.key}_{key}",

@@ -14,15 +14,35 @@ from typing import Protocol
 import pandas as pd
 import streamlit as st
 
-from lib.data_checks import UNPAIRED, design_report
-from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.errors import FormatError, InputError
-from lib.formats import FORMATS, guess_format
 from lib.inputs import AnalysisInput, analysis_input, bundled_input
+from lib.io.tables import combine_columns, guess_roles, read_csv
+from lib.io.uploads import MAX_AGE_DAYS, keep_choices, kept_upload
+from lib.io.uploads import keep_upload as store_upload
+from lib.irt.data_checks import UNPAIRED, design_report
 from lib.irt.settings import fit_settings
-from lib.tables import combine_columns, guess_roles, read_csv
-from lib.uploads import MAX_AGE_DAYS, keep_choices, kept_upload
-from lib.uploads import keep_upload as store_upload
+from lib.judgments.datasets import DATASETS, DEFAULT_DATASET
+from lib.judgments.formats import FORMATS, guess_format
+from ui.keys import (
+    ANALYSIS_INPUT,
+    FIT,
+    FIT_SETTINGS,
+    JUDGE_FILE,
+    LINK_PROBLEMS,
+    RANKING,
+    UPLOAD_CRITERION,
+    UPLOAD_DROP,
+    UPLOAD_FILTER_COLUMN,
+    UPLOAD_FILTER_VALUES,
+    UPLOAD_FORMAT,
+    UPLOAD_KEPT,
+    UPLOAD_KEY,
+    UPLOAD_MAPPING,
+    UPLOADED,
+    VIEW_CRITERION,
+    VIEW_DATASET,
+    VIEW_MERGE,
+)
 from ui.text import escape_markdown
 
 UPLOAD = "upload"
@@ -34,12 +54,12 @@ UPLOADER = "data_upload"
 """Widget key of the Data page's judgments uploader."""
 
 UPLOAD_CHOICES = (
-    "upload_format",
-    "upload_mapping",
-    "upload_criterion",
-    "upload_filter_column",
-    "upload_filter_values",
-    "upload_drop",
+    UPLOAD_FORMAT,
+    UPLOAD_MAPPING,
+    UPLOAD_CRITERION,
+    UPLOAD_FILTER_COLUMN,
+    UPLOAD_FILTER_VALUES,
+    UPLOAD_DROP,
 )
 """The Data page's choices for reading the upload, kept on disk with it (:func:`sync_url`)."""
 
@@ -50,29 +70,29 @@ CACHE_ENTRIES, CACHE_TTL_S = 8, 3600
 """Bounds of the cached readings, so uploads do not pile up in memory."""
 
 DEFAULTS = {
-    "view_dataset": DEFAULT_DATASET,  # a key of lib.datasets.DATASETS, or UPLOAD
-    "view_criterion": None,  # of the bundled data set; None: its first
-    "view_merge": True,
-    "upload": None,  # (file name, bytes) of the last file uploaded
-    "upload_key": None,  # its key on disk (lib.uploads), carried in the URL so that a reload finds it; None: not kept
-    "upload_kept": None,  # the reading choices last stored with it
-    "upload_format": None,
-    "upload_mapping": {},  # format -> {role: column} ("" = unmapped)
-    "upload_criterion": None,
-    "upload_filter_column": NO_FILTER,  # keep only rows whose column has one of the values
-    "upload_filter_values": [],
-    "upload_drop": False,
-    "analysis_input": None,  # set by the Data page (or a page that read the upload first); None: no usable data
-    "fit_settings": fit_settings(),  # the command's defaults (the Abilities page chooses the cutpoints)
-    "fit": None,  # the GRMFit shown on the Abilities and Prompts pages
-    "judge_file": None,  # (human data source, file name, bytes) of the LLM-judge votes given on the Data page
+    VIEW_DATASET: DEFAULT_DATASET,  # a key of lib.judgments.datasets.DATASETS, or UPLOAD
+    VIEW_CRITERION: None,  # of the bundled data set; None: its first
+    VIEW_MERGE: True,
+    UPLOADED: None,  # (file name, bytes) of the last file uploaded
+    UPLOAD_KEY: None,  # its key on disk (lib.io.uploads), carried in the URL so that a reload finds it; None: not kept
+    UPLOAD_KEPT: None,  # the reading choices last stored with it
+    UPLOAD_FORMAT: None,
+    UPLOAD_MAPPING: {},  # format -> {role: column} ("" = unmapped)
+    UPLOAD_CRITERION: None,
+    UPLOAD_FILTER_COLUMN: NO_FILTER,  # keep only rows whose column has one of the values
+    UPLOAD_FILTER_VALUES: [],
+    UPLOAD_DROP: False,
+    ANALYSIS_INPUT: None,  # set by the Data page (or a page that read the upload first); None: no usable data
+    FIT_SETTINGS: fit_settings(),  # the command's defaults (the Abilities page chooses the cutpoints)
+    FIT: None,  # the GRMFit shown on the Abilities and Prompts pages
+    JUDGE_FILE: None,  # (human data source, file name, bytes) of the LLM-judge votes given on the Data page
 }
 
 
 def init_state() -> None:
     """Session defaults, the view taken from the URL on the session's first run (app.py calls
     this once per run)."""
-    if "view_dataset" not in st.session_state:
+    if VIEW_DATASET not in st.session_state:
         _view_from_url()
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
@@ -84,7 +104,7 @@ def _view_from_url() -> None:
     key = params.get("data")
     if key is not None:
         if key in DATASETS or key == UPLOAD:
-            st.session_state["view_dataset"] = key
+            st.session_state[VIEW_DATASET] = key
         else:
             problems.append(f"unknown data set '{key}' (known: {', '.join(DATASETS)}, {UPLOAD})")
     if key == UPLOAD and params.get(UPLOAD) is not None:
@@ -93,16 +113,16 @@ def _view_from_url() -> None:
     if crit is not None:
         criteria = DATASETS[key].criteria if key in DATASETS else ()
         if crit in criteria:
-            st.session_state["view_criterion"] = crit
+            st.session_state[VIEW_CRITERION] = crit
         else:
             problems.append(f"unknown criterion '{crit}'" + (f" (known: {', '.join(criteria)})" if criteria else ""))
     merge = params.get("merge")
     if merge is not None:
         if merge in ("0", "1"):
-            st.session_state["view_merge"] = merge == "1"
+            st.session_state[VIEW_MERGE] = merge == "1"
         else:
             problems.append(f"merge must be 0 or 1, not '{merge}'")
-    st.session_state["link_problems"] = problems
+    st.session_state[LINK_PROBLEMS] = problems
 
 
 def _upload_from_url(key: str) -> list[str]:
@@ -115,30 +135,30 @@ def _upload_from_url(key: str) -> list[str]:
             "their last use, and only the latest): upload the file again on the Data page"
         ]
     keep_choices(key, found.choices)  # written again: a reload is a use, which restarts its days
-    st.session_state.update(upload=(found.name, found.data), upload_key=key, upload_kept=found.choices)
+    st.session_state.update({UPLOADED: (found.name, found.data), UPLOAD_KEY: key, UPLOAD_KEPT: found.choices})
     st.session_state.update({k: v for k, v in found.choices.items() if k in UPLOAD_CHOICES})
     return []
 
 
 def link_problems() -> list[str]:
     """What the link's settings had that could not be used (each shown once)."""
-    return st.session_state.pop("link_problems", [])
+    return st.session_state.pop(LINK_PROBLEMS, [])
 
 
 def sync_url() -> None:
     """Write the view into the URL, so a reload or a shared link opens the same view; with an upload kept on
-    disk, its key, and its reading choices next to it when they changed (:mod:`lib.uploads`)."""
-    key = st.session_state["view_dataset"]
-    kept = st.session_state.get("upload_key") if key == UPLOAD else None
+    disk, its key, and its reading choices next to it when they changed (:mod:`lib.io.uploads`)."""
+    key = st.session_state[VIEW_DATASET]
+    kept = st.session_state.get(UPLOAD_KEY) if key == UPLOAD else None
     choices = {k: st.session_state.get(k, DEFAULTS[k]) for k in UPLOAD_CHOICES}
-    if kept is not None and choices != st.session_state.get("upload_kept"):
+    if kept is not None and choices != st.session_state.get(UPLOAD_KEPT):
         if not keep_choices(kept, choices):  # removed from disk meanwhile: a reload cannot find it any more
-            kept = st.session_state["upload_key"] = None
-        st.session_state["upload_kept"] = choices
+            kept = st.session_state[UPLOAD_KEY] = None
+        st.session_state[UPLOAD_KEPT] = choices
     want = {
         "data": key,
         "criterion": None if key == UPLOAD else bundled_criterion(key),
-        "merge": "1" if st.session_state["view_merge"] else "0",
+        "merge": "1" if st.session_state[VIEW_MERGE] else "0",
         UPLOAD: kept,
     }
     for name, value in want.items():
@@ -167,7 +187,7 @@ def bundled_criterion(key: str) -> str | None:
     crits = DATASETS[key].criteria
     if len(crits) < 2:
         return None
-    chosen = st.session_state.get("view_criterion")
+    chosen = st.session_state.get(VIEW_CRITERION)
     return chosen if chosen in crits else crits[0]
 
 
@@ -214,18 +234,18 @@ def current_input(unpaired: bool = False) -> AnalysisInput | None:
     Leaderboard's ratings likelihood); other pages say why they cannot use it and link to that one.
     """
     init_state()  # a page opened by URL before app.py's first run still finds its defaults
-    data = st.session_state.get("analysis_input")
+    data = st.session_state.get(ANALYSIS_INPUT)
     if data is not None:
         return data
-    key = st.session_state["view_dataset"]
+    key = st.session_state[VIEW_DATASET]
     if key == UPLOAD:
         return _upload_in_use(unpaired)
     try:
-        data = cached_bundled(key, bundled_criterion(key), st.session_state["view_merge"])
+        data = cached_bundled(key, bundled_criterion(key), st.session_state[VIEW_MERGE])
     except InputError as err:
         st.error(escape_markdown(err))
         return None
-    st.session_state["analysis_input"] = data
+    st.session_state[ANALYSIS_INPUT] = data
     return data
 
 
@@ -239,27 +259,29 @@ class UploadedCSV(Protocol):
 
 def keep_upload(file: UploadedCSV | None) -> None:
     """Keep a file given to the Data page's uploader as the session's upload, its choices reset when it is new,
-    and on disk for a reload (:mod:`lib.uploads`; ``upload_key`` None when it could not be stored)."""
-    if file is None or (file.name, file.getvalue()) == st.session_state["upload"]:
+    and on disk for a reload (:mod:`lib.io.uploads`; ``upload_key`` None when it could not be stored)."""
+    if file is None or (file.name, file.getvalue()) == st.session_state[UPLOADED]:
         return
     for key in [k for k in st.session_state if str(k).startswith(UPLOAD_WIDGETS)]:
         del st.session_state[key]
     st.session_state.update(
-        upload=(file.name, file.getvalue()),
-        upload_key=store_upload(file.name, file.getvalue()),
-        upload_kept=None,
-        upload_format=None,
-        upload_mapping={},
-        upload_criterion=None,
-        upload_filter_column=NO_FILTER,
-        upload_filter_values=[],
-        upload_drop=False,
+        {
+            UPLOADED: (file.name, file.getvalue()),
+            UPLOAD_KEY: store_upload(file.name, file.getvalue()),
+            UPLOAD_KEPT: None,
+            UPLOAD_FORMAT: None,
+            UPLOAD_MAPPING: {},
+            UPLOAD_CRITERION: None,
+            UPLOAD_FILTER_COLUMN: NO_FILTER,
+            UPLOAD_FILTER_VALUES: [],
+            UPLOAD_DROP: False,
+        }
     )
 
 
 def kept_note() -> str:
     """Whether a reload of the page keeps the upload, in words (the Data page says it under the file)."""
-    if st.session_state.get("upload_key") is not None:
+    if st.session_state.get(UPLOAD_KEY) is not None:
         return (
             f"It is kept on this server for {MAX_AGE_DAYS} days after its last use, so a reload of the page keeps it."
         )
@@ -274,10 +296,10 @@ def _upload_in_use(unpaired: bool) -> AnalysisInput | None:
     # The click that showed this page may have stopped the Data page's run before it kept the file its
     # uploader had received: the uploader's value lasts until the end of this run.
     keep_upload(st.session_state.get(UPLOADER))
-    if st.session_state["upload"] is None:
+    if st.session_state[UPLOADED] is None:
         st.info("No upload yet: upload a CSV on the **Data** page.")
         return None
-    name = escape_markdown(st.session_state["upload"][0])
+    name = escape_markdown(st.session_state[UPLOADED][0])
     try:
         data = read_upload()
     except InputError as err:
@@ -285,7 +307,7 @@ def _upload_in_use(unpaired: bool) -> AnalysisInput | None:
         return None
     errors = design_report(data.matrix).errors
     if not errors:
-        st.session_state["analysis_input"] = data
+        st.session_state[ANALYSIS_INPUT] = data
         return data
     if errors != [UNPAIRED]:
         problems = escape_markdown("; ".join(errors))
@@ -308,7 +330,7 @@ UNPAIRED_PAGE = "pages/leaderboard.py"
 
 def upload_mapping(table: pd.DataFrame, fmt: str) -> dict[str, str]:
     """The upload's ``{role: column}`` for format ``fmt``: the user's choice, else the guesses from its names."""
-    saved = st.session_state["upload_mapping"].get(fmt)
+    saved = st.session_state[UPLOAD_MAPPING].get(fmt)
     return saved if saved is not None else guess_roles(list(table.columns), FORMATS[fmt].column_roles, table)
 
 
@@ -331,37 +353,37 @@ def read_upload() -> AnalysisInput:
     lib.errors.InputError
         The format cannot be told from the column names, or the file cannot be read with these choices.
     """
-    name, raw = st.session_state["upload"]
+    name, raw = st.session_state[UPLOADED]
     table = cached_table(raw, name)
-    fmt = st.session_state["upload_format"] or guess_format(list(table.columns))
+    fmt = st.session_state[UPLOAD_FORMAT] or guess_format(list(table.columns))
     if fmt is None:
         raise FormatError(f"{name}: the format could not be told from the column names: choose it")
     mapping = upload_mapping(table, fmt)
     criteria = upload_criteria(table, mapping, name)
-    criterion = st.session_state["upload_criterion"]
+    criterion = st.session_state[UPLOAD_CRITERION]
     if len(criteria) < 2:
         criterion = None
     elif criterion not in criteria:
         criterion = criteria[0]
-    column, values = st.session_state["upload_filter_column"], st.session_state["upload_filter_values"]
+    column, values = st.session_state[UPLOAD_FILTER_COLUMN], st.session_state[UPLOAD_FILTER_VALUES]
     return cached_upload(
         raw,
         name,
         fmt,
         mapping,
         criterion,
-        st.session_state["view_merge"],
+        st.session_state[VIEW_MERGE],
         {column: values} if column != NO_FILTER and values else {},
-        st.session_state["upload_drop"],
+        st.session_state[UPLOAD_DROP],
     )
 
 
 def current_ranking(data: AnalysisInput):
-    """The Leaderboard page's result (``session_state["ranking"]``: its key, then the result or a message)
+    """The Leaderboard page's result (``session_state[RANKING]``: its key, then the result or a message)
     when it was made on this data (source, criterion and data key), else None; for the report."""
     from lib.irt.fit import data_key
 
-    kept = st.session_state.get("ranking")
+    kept = st.session_state.get(RANKING)
     if kept is None or isinstance(kept[1], str) or data.matrix is None:
         return None
     source, criterion, key = kept[0][:3]
@@ -373,8 +395,8 @@ def current_fit(data: AnalysisInput):
     else None (a fit belongs to its data)."""
     from lib.irt.fit import fit_key, load_latest
 
-    fit = st.session_state.get("fit")
+    fit = st.session_state.get(FIT)
     if fit is None or fit.cache_key != fit_key(data.matrix, fit.settings):
         fit = load_latest(data.matrix)
-        st.session_state["fit"] = fit
+        st.session_state[FIT] = fit
     return fit

@@ -2,7 +2,7 @@
 bundled judges of a data set), its analysis, and the Study planner's "With an LLM judge" section.
 
 Not a page; imported by pages/data.py, pages/judges.py and pages/planner.py. The judge file is kept
-in ``session_state["judge_file"]`` (``ui.common.DEFAULTS``) with the human votes it was given for, so
+in ``session_state[JUDGE_FILE]`` (``ui.common.DEFAULTS``) with the human votes it was given for, so
 it survives other pages and never meets another data set's votes.
 """
 
@@ -15,17 +15,16 @@ import streamlit as st
 
 from lib.errors import InputError
 from lib.inputs import AnalysisInput
+from lib.io.tables import read_csv
 from lib.judges.budget import plan_for_items, worth_for_items
-from lib.judges.read import BUNDLED_JUDGES, read_judge_file
+from lib.judges.read import read_judge_file
 from lib.judges.run import JudgeResult, judge_leaderboard, keep_share
-from lib.ratings import select_criterion
-from lib.tables import read_csv
+from lib.judgments.datasets import bundled_judges
+from lib.judgments.ratings import select_criterion
 from ui.common import CACHE_ENTRIES, CACHE_TTL_S, current_input, init_state
+from ui.keys import ANALYSIS_INPUT, JUDGE_FILE, JUDGE_UPLOAD_ROUND, VIEW_DATASET
 from ui.tables import show_table
 from ui.text import escape_markdown
-
-JUDGE_FILE = "judge_file"
-"""Session key: ``(human data source, file name, bytes)`` of the judge file given on the Data page, or None."""
 
 JUDGES_PAGE, DATA_PAGE, PLANNER_PAGE = "pages/judges.py", "pages/data.py", "pages/planner.py"
 
@@ -39,7 +38,7 @@ class JudgeFile(NamedTuple):
 def _judge_widget(data: AnalysisInput) -> str:
     # A file uploader cannot be emptied through state: a new key empties it when the file is forgotten, and one
     # key per data set keeps a file given for one data set from being taken for another's.
-    return f"data_judge_upload_{st.session_state.get('judge_upload_round', 0)}_{data.source}"
+    return f"data_judge_upload_{st.session_state.get(JUDGE_UPLOAD_ROUND, 0)}_{data.source}"
 
 
 def judge_file(data: AnalysisInput) -> JudgeFile | None:
@@ -54,7 +53,7 @@ def judge_file(data: AnalysisInput) -> JudgeFile | None:
     kept = st.session_state.get(JUDGE_FILE)
     if kept is not None and kept[0] == data.source:
         return JudgeFile(kept[1], kept[2], bundled=False)
-    bundled = BUNDLED_JUDGES.get(st.session_state["view_dataset"])
+    bundled = bundled_judges(st.session_state[VIEW_DATASET])
     return JudgeFile(bundled.name, bundled.read_bytes(), bundled=True) if bundled is not None else None
 
 
@@ -103,7 +102,7 @@ def judge_upload(data: AnalysisInput) -> None:
         c[0].caption(f"Using {escape_markdown(chosen.name)} beside the human votes (upload another to replace it).")
         if c[1].button("Forget the judge file", key="data_judge_forget"):
             st.session_state[JUDGE_FILE] = None
-            st.session_state["judge_upload_round"] = st.session_state.get("judge_upload_round", 0) + 1
+            st.session_state[JUDGE_UPLOAD_ROUND] = st.session_state.get(JUDGE_UPLOAD_ROUND, 0) + 1
             st.rerun()
     try:
         result = analyse(human_votes(data), chosen.raw, chosen.name)
@@ -128,8 +127,8 @@ def planner_section() -> None:
     """The Study planner's "With an LLM judge" section: shown when the human votes of the Data page have
     a judge file (given there, or the bundled one of the data set)."""
     init_state()
-    data = st.session_state.get("analysis_input")
-    if data is None and st.session_state["view_dataset"] in BUNDLED_JUDGES:
+    data = st.session_state.get(ANALYSIS_INPUT)
+    if data is None and bundled_judges(st.session_state[VIEW_DATASET]) is not None:
         data = current_input()  # a bundled data set opened by URL: read it as the Data page would
     if data is None or data.judgments is None or (chosen := judge_file(data)) is None:
         return

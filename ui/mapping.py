@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
-from lib.tables import COMBINE, combined_name
+from lib.io.tables import COMBINE, combined_name
 
 UNMAPPED = "(none)"
 """Shown for a role no column is mapped to: a required role left so is reported as missing."""
@@ -39,8 +39,8 @@ def column_mapping(
     key : prefix of the widget keys (one per page and format, e.g. ``"data_pairwise"``).
     help : optional help text per role.
     combine : offer "combine columns": the columns chosen there, joined (``"story+test"``,
-        :func:`lib.tables.combined_name`), become one more choice for every role; the reader builds
-        the combined column (:func:`lib.tables.combine_columns`).
+        :func:`lib.io.tables.combined_name`), become one more choice for every role; the reader builds
+        the combined column (:func:`lib.io.tables.combine_columns`).
 
     Returns
     -------

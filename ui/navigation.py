@@ -3,16 +3,18 @@
 Streamlit serves a ``pages/`` folder beside the entry point in its legacy multipage mode (every file
 a page, run without app.py) until some session calls ``st.navigation``; from then on it ignores the
 folder in every session (Streamlit's documentation of ``st.navigation``). The first script run of a
-server process that imports :mod:`ui` is therefore either app.py (which calls ``st.navigation``
-itself) or a page that the legacy mode runs alone because its URL was opened first. Importing
-:mod:`ui` calls :func:`serve_through_app` once per process, so no page has to.
+server process is therefore either app.py (which calls ``st.navigation`` itself, :func:`navigation`)
+or a page that the legacy mode runs alone because its URL was opened first. Every page therefore calls
+:func:`serve_through_app` as its first statement; importing :mod:`ui` does nothing.
 """
 
 from __future__ import annotations
 
+import threading
+
 import streamlit as st
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 
 SECTIONS = {
     "Judgments and IRT": [
@@ -34,8 +36,10 @@ SECTIONS = {
 """Navigation section -> its pages as (file relative to app.py, title, icon); the first page is the
 default one."""
 
-_HANDED_OVER = "navigation_handed_over"
-"""Session key set by :func:`serve_through_app` (its rerun must not hand over again)."""
+_LEGACY_MODE_OVER = threading.Event()
+"""Set once this process has called ``st.navigation`` (:func:`navigation`): Streamlit has then left the
+legacy ``pages/`` mode in every session, and no page needs handing over. Process-wide, as the
+hand-over was when importing :mod:`ui` made it (once per process)."""
 
 
 def app_pages() -> dict[str, list[st.Page]]:
@@ -48,16 +52,22 @@ def app_pages() -> dict[str, list[st.Page]]:
     }
 
 
+def navigation() -> st.Page:
+    """``st.navigation`` with the app's pages (app.py's call, and the hand-over's): the page to run."""
+    page = st.navigation(app_pages())
+    _LEGACY_MODE_OVER.set()
+    return page
+
+
 def serve_through_app() -> None:
     """Leave Streamlit's legacy ``pages/`` mode for good and rerun, so that app.py serves this session.
 
-    Calls ``st.navigation`` with the app's pages (which ends the legacy mode in every session and
-    resolves the page the URL asked for), then ``st.rerun``: the rerun runs app.py, which serves that
-    page with its navigation, chrome and URL state. Once per session: the rerun imports :mod:`ui`
-    again (the interrupted import did not complete) and must go on.
+    Every page's first statement. Calls ``st.navigation`` with the app's pages (which ends the legacy
+    mode in every session and resolves the page the URL asked for), then ``st.rerun``: the rerun runs
+    app.py, which serves that page with its navigation, chrome and URL state. Once per process: after
+    any ``st.navigation`` (app.py's or this one) there is no legacy mode left to leave.
     """
-    if st.session_state.get(_HANDED_OVER):
+    if _LEGACY_MODE_OVER.is_set():
         return
-    st.session_state[_HANDED_OVER] = True
-    st.navigation(app_pages())
+    navigation()
     st.rerun()

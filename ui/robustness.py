@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from lib.errors import InputError
-from lib.export import csv_text
+from lib.io.export import csv_text
 from lib.ranking.robustness import (
     HOLDS,
     MAX_SHARE,
@@ -16,6 +16,7 @@ from lib.ranking.robustness import (
     estimate_text,
     vote_robustness,
 )
+from ui.keys import LB_ROBUSTNESS
 from ui.tables import show_table
 from ui.text import escape_markdown
 
@@ -73,7 +74,7 @@ def with_robustness(result, data, board: pd.DataFrame) -> pd.DataFrame:
     if not on or why is not None:
         return board
     key = (result.fit.cache_key, top)
-    kept = st.session_state.get("lb_robustness")
+    kept = st.session_state.get(LB_ROBUSTNESS)
     if kept is None or kept[0] != key:
         st.caption(escape_markdown(estimate_text(result, top)) + ".")
         bar = st.progress(0.0, text="starting")
@@ -87,7 +88,7 @@ def with_robustness(result, data, board: pd.DataFrame) -> pd.DataFrame:
             return board
         bar.empty()
         kept = (key, table)
-        st.session_state["lb_robustness"] = kept
+        st.session_state[LB_ROBUSTNESS] = kept
     table = kept[1]
     cells = pd.Series([_cell(r) for r in table.itertuples()], index=table["system_a"])
     shown = board.copy()

@@ -1,4 +1,4 @@
-"""Every table a page shows, formatted for reading (:func:`lib.display.readable`); downloads keep every digit."""
+"""Every table a page shows, formatted for reading (:func:`lib.io.display.readable`); downloads keep every digit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
-from lib.display import readable
+from lib.io.display import readable
 
 
 def show_table(
@@ -21,7 +21,7 @@ def show_table(
     **kwargs: Any,
 ) -> None:
     """Show ``table`` as a reader should see it: rounded numbers that still sort as numbers, counts as
-    whole numbers, missing cells empty (:func:`lib.display.readable`).
+    whole numbers, missing cells empty (:func:`lib.io.display.readable`).
 
     Parameters
     ----------

@@ -8,6 +8,7 @@ import time
 import streamlit as st
 
 from lib.inference.timings import timings_table
+from ui.keys import RUN_STARTED
 from ui.tables import show_table
 
 
@@ -25,9 +26,6 @@ def stopped_words(stopped: str) -> str:
     pages' words."""
     return "the target was reached" if stopped == "target" else "the ceiling (Draws) was reached first"
 
-
-RUN_STARTED = "run_started"
-"""Session key: ``time.perf_counter()`` when the current run of app.py began (:func:`mark_run_start`)."""
 
 COMPUTED_IN = "Computed in"
 """How :func:`server_time_text` begins (the browser tests find the message by it)."""

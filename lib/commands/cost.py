@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from lib.cli import add_columns_option, add_out_option, count, parse_columns
+from lib.cli import count, finish_parser, parse_columns
 
 DEFAULT_WEIGHT = 0.01
 """``lib.cost.costs.DEFAULT_WEIGHT``, spelled out so that ``--help`` needs no numpy/scipy import."""
@@ -46,9 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="participant covariates NAME[=LOW<...<HIGH],... (default: numeric and known ordered columns; '' for none)",
     )
-    add_columns_option(parser)
-    add_out_option(parser)
-    parser.set_defaults(run=run)
+    finish_parser(parser, run, columns=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from lib.cost.analysis import FILES, analyse
     from lib.cost.costs import parse_weights
     from lib.cost.schema import parse_covariates, read_study
-    from lib.export import prepare_out, write_csv
-    from lib.formats import read_csv
+    from lib.io.export import prepare_out, write_csv
+    from lib.judgments.formats import read_csv
 
     weights = parse_weights(args.weights)
     out = prepare_out(args.out, list(FILES.values()), overwrite=args.overwrite)

@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
 from lib.cli import (
     EXIT_CODES,
-    EXIT_NOT_CONVERGED,
-    NOT_CONVERGED_ERROR,
     add_input_options,
-    add_out_option,
+    add_sampling_options,
     add_verbose_option,
-    count,
-    non_negative_int,
+    finish_fit,
+    finish_parser,
     print_target_ess,
-    print_timings,
     progress_printer,
     read_input,
-    seed,
 )
-from lib.inference.settings import TARGET_CEILING, TARGET_CHUNK, TARGET_ESS, TARGET_TUNE
 from lib.irt.settings import CUTPOINTS, SAMPLERS, FitSettings, fit_settings
 
 OUTPUTS = ["abilities.csv", "prompts.csv", "diagnostics.json", "posterior.nc", "groups.csv"]
@@ -43,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=list(CUTPOINTS),
         default=None,
         help="; ".join(f"{name}: {text}" for name, text in CUTPOINTS.items())
-        + " (default: chosen from the format and the design, lib.data_checks.auto_cutpoints)",
+        + " (default: chosen from the format and the design, lib.irt.data_checks.auto_cutpoints)",
     )
     p.add_argument(
         "--sampler",
@@ -51,32 +45,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=FitSettings.sampler,
         help="; ".join(f"{s.name}: {s.help}" for s in SAMPLERS.values()),
     )
-    p.add_argument("--chains", type=count, help=f"default {FitSettings.chains}")
-    p.add_argument(
-        "--draws",
-        type=count,
-        help=f"draws per chain, default {FitSettings.draws}; given without --target-ess, exactly this many "
-        f"(no target); with a target, the ceiling (default {TARGET_CEILING})",
-    )
-    p.add_argument(
-        "--tune",
-        type=non_negative_int,
-        help=f"tuning iterations per chain, default {FitSettings.tune} ({TARGET_TUNE} when sampling to a target ESS)",
-    )
-    p.add_argument(
-        "--target-ess",
-        type=count,
-        default=None,
-        metavar="N",
-        help=f"numpyro: warm up from jittered points around the priors' centres, then draw {TARGET_CHUNK} per chain "
-        "at a time until the bulk and tail ESS of every theta, alpha and b reach N and their R-hat is at most 1.01, "
-        f"or --draws per chain are drawn (diagnostics.json says which: 'stopped'). Default {TARGET_ESS} unless "
-        "--draws is given",
-    )
-    p.add_argument("--seed", type=seed)
+    add_sampling_options(p, reported="theta, alpha and b")
     add_verbose_option(p)
-    add_out_option(p)
-    p.set_defaults(run=run)
+    finish_parser(p, run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,10 +64,10 @@ def run(args: argparse.Namespace) -> int:
     import time
     from dataclasses import replace
 
-    from lib.data_checks import auto_cutpoints
-    from lib.export import csv_text, prepare_out
     from lib.inference.diagnostics import diagnostics_json, withhold
     from lib.inference.timings import PhaseTimer
+    from lib.io.export import csv_text, prepare_out
+    from lib.irt.data_checks import auto_cutpoints
     from lib.irt.fit import fit_grm
     from lib.irt.summary import ABILITY_DATA, PROMPT_DATA, ability_table, prompt_table
 
@@ -112,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     fit = fit_grm(rm, settings, use_cache=False, progress=progress_printer(), timer=timer)
     with timer.phase("read-outs"):
         abilities, prompts = ability_table(fit, rm), prompt_table(fit, rm)
-    if unconverged := fit.diagnostics.converged is False:
+    if fit.diagnostics.converged is False:
         abilities, prompts = withhold(abilities, ABILITY_DATA), withhold(prompts, PROMPT_DATA)
     texts = {
         "abilities.csv": csv_text(abilities),
@@ -130,12 +101,5 @@ def run(args: argparse.Namespace) -> int:
             (Path(staging) / name).replace(out / name)
     for w in fit.diagnostics.warnings:
         print(f"warning: {w}")
-    d = fit.diagnostics
-    print_target_ess(d)
-    if args.verbose:
-        print_timings(d.timings, started)
-    print(f"wrote {out}/{', '.join(OUTPUTS)}")
-    if unconverged:
-        print(NOT_CONVERGED_ERROR, file=sys.stderr)
-        return EXIT_NOT_CONVERGED
-    return 0
+    print_target_ess(fit.diagnostics)
+    return finish_fit(args, fit.diagnostics, started, out, OUTPUTS)

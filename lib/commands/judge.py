@@ -19,7 +19,7 @@ OUTPUTS = ("judge_votes.csv", "usage.json")
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """The ``judge`` subcommand and its options (light imports only)."""
-    from lib.cli import add_columns_option, add_llm_request_options, add_llm_server_options, add_out_option
+    from lib.cli import add_llm_options, finish_parser
 
     parser = subparsers.add_parser(
         "judge",
@@ -30,11 +30,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--input", required=True, help="CSV of pairs: prompt, system_a, system_b, prompt_text, response_a, response_b"
     )
     parser.add_argument("--model", required=True, help="the judge model's name")
-    add_llm_server_options(parser)
-    add_llm_request_options(parser, "requests")
-    add_columns_option(parser)
-    add_out_option(parser)
-    parser.set_defaults(run=run)
+    add_llm_options(parser, "requests")
+    finish_parser(parser, run, columns=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,24 +50,15 @@ def run(args: argparse.Namespace) -> int:
     lib.errors.FormatError
         The pairs file lacks a role or has a blank cell.
     """
-    from lib.cli import llm_server, parse_columns, progress_printer
-    from lib.export import prepare_out, write_csv
+    from lib.cli import llm_settings, parse_columns, progress_printer
+    from lib.io.export import prepare_out, write_csv
+    from lib.io.tables import read_csv
     from lib.judges.ask import VerdictAsker, read_pairs, usage, verdict_table
-    from lib.revision.client import LLMSettings
-    from lib.tables import read_csv
 
-    url, key = llm_server(args)
+    settings = llm_settings(args, args.model)
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)  # before any reading or request
     path = Path(args.input)
     tasks = read_pairs(read_csv(path, path.name), parse_columns(args.columns), file=path.name)
-    settings = LLMSettings(
-        model=args.model,
-        base_url=url,
-        api_key=key,
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        max_retries=args.max_retries,
-    )
     print(f"{len(tasks) // 2} pairs, {len(tasks)} requests (both orders), model {args.model}", file=sys.stderr)
     show = progress_printer()
     verdicts = VerdictAsker(settings).run(tasks, lambda done, total: show(done / total, f"verdicts: {done}/{total}"))

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from lib.cli import (
     add_input_options,
-    add_out_option,
     count,
+    finish_parser,
     non_negative_float,
     non_negative_int,
     probability,
@@ -183,8 +183,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=MAX_MINUTES,
         help="refuse a plan estimated to take longer on one core (default %(default)s)",
     )
-    add_out_option(p)
-    p.set_defaults(run=run)
+    finish_parser(p, run)
 
 
 def parse_pairs(text: str | None) -> tuple[tuple[str, str], ...] | None:
@@ -228,20 +227,15 @@ def run(args: argparse.Namespace) -> int:
     """Simulate the candidate designs on the Dask engine and write ``power.csv`` and the other
     ``OWN_FILES`` to ``--out``.
 
-    Returns
-    -------
-    int
-        0.
-
     Raises
     ------
     lib.errors.SettingsError
         Options that do not go together, or a plan stopped by its time limit (the finished designs
         are written first).
     """
-    from lib.engine import Engine
+    from lib.engine.cluster import Engine
     from lib.errors import PlanStopped
-    from lib.export import prepare_out, write_csv
+    from lib.io.export import prepare_out, write_csv
     from lib.planning.design import GRM_ANALYSES
     from lib.planning.power import COLUMNS, check_plan, iter_plan, order_parts
 
@@ -386,7 +380,7 @@ def _assumptions(args: argparse.Namespace, pairs: tuple[tuple[str, str], ...] | 
 def _write_results(args: argparse.Namespace, out, power, power_pairs, nuts, *, with_check: bool) -> None:
     """Write the plan's tables to ``out`` (power, pairs, cheapest, ranking, calibration and NUTS check
     where there is one) and print their summary and the files written."""
-    from lib.export import write_csv
+    from lib.io.export import write_csv
     from lib.planning.choice import advice, cheapest, validity_notes
     from lib.planning.power import CALIBRATION_COLUMNS, COLUMNS, RANKING_COLUMNS
 

@@ -9,17 +9,16 @@ from pathlib import Path
 
 from lib.cli import (
     EXIT_CODES,
-    EXIT_NOT_CONVERGED,
-    NOT_CONVERGED_ERROR,
     add_input_options,
-    add_out_option,
+    add_sampling_options,
     add_verbose_option,
     count,
+    finish_fit,
+    finish_parser,
     non_negative_int,
     positive_float,
     print_target_ess,
     read_input,
-    seed,
 )
 from lib.errors import SettingsError
 
@@ -39,10 +38,10 @@ OUTPUTS = (
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """The ``rank`` subcommand and its options (light imports only: ``--help`` stays fast)."""
     # Light imports only (``--help`` stays fast): the fitting modules load pymc.
-    from lib.inference.settings import TARGET_CEILING, TARGET_CHUNK, TARGET_ESS, TARGET_TUNE, samplers_for
+    from lib.inference.settings import samplers_for
     from lib.ranking.budget import MAX_MEMORY_GB, MAX_MINUTES, WIN_MATRIX_TOP
     from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING, MIN_PROMPTS
-    from lib.ranking.data import LIKELIHOODS
+    from lib.ranking.likelihoods import LIKELIHOODS
     from lib.ranking.robustness import ROBUSTNESS_TOP
 
     samplers = samplers_for("ranking")
@@ -69,7 +68,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--likelihood",
         choices=list(LIKELIHOODS),
         default=None,
-        help="default: the data's own; " + "; ".join(f"{k}: {v}" for k, v in LIKELIHOODS.items()),
+        help="default: the data's own; " + "; ".join(f"{k}: {spec.help}" for k, spec in LIKELIHOODS.items()),
     )
     p.add_argument(
         "--sampler",
@@ -192,33 +191,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=f"--robustness for the adjacent pairs of the top K systems (default {ROBUSTNESS_TOP}: "
         f"{ROBUSTNESS_TOP - 1} pairs)",
     )
-    p.add_argument("--chains", type=count, help="NUTS chains (default 4)")
-    p.add_argument(
-        "--draws",
-        type=count,
-        help="draws per chain (default 1000; Laplace: draws in all); given without --target-ess, exactly this "
-        f"many (no target); with a target, the ceiling (default {TARGET_CEILING})",
-    )
-    p.add_argument(
-        "--tune",
-        type=non_negative_int,
-        help=f"tuning iterations per chain (default 500; {TARGET_TUNE} when sampling to a target ESS)",
-    )
-    p.add_argument(
-        "--target-ess",
-        type=count,
-        default=None,
-        metavar="N",
-        help=f"numpyro (chosen, or the NUTS a Laplace fit falls back to): warm up from jittered points around the "
-        f"priors' centres, then "
-        f"draw {TARGET_CHUNK} per chain at a time until the bulk and tail ESS of every reported parameter reach N "
-        f"and their R-hat is at most 1.01, or --draws per chain are drawn (diagnostics.json says which: "
-        f"'stopped'). Default {TARGET_ESS} for numpyro unless --draws is given; refused by the other samplers",
-    )
-    p.add_argument("--seed", type=seed, help="default 0")
+    add_sampling_options(p, laplace=True)
     add_verbose_option(p)
-    add_out_option(p)
-    p.set_defaults(run=run)
+    finish_parser(p, run)
 
 
 def _names(value: str) -> list[str]:
@@ -246,11 +221,12 @@ def run(args: argparse.Namespace) -> int:
     """
     import time
 
-    from lib.cli import parse_columns, print_timings, progress_printer
-    from lib.export import prepare_out
+    from lib.cli import parse_columns, progress_printer
     from lib.inference.timings import PhaseTimer
+    from lib.io.export import prepare_out
     from lib.ranking.data import AnnotatorDesign, annotator_design_of
     from lib.ranking.fit import RankSettings, rank_settings
+    from lib.ranking.likelihoods import LIKELIHOODS
     from lib.ranking.run import rank_systems, withhold_estimates
 
     started = time.perf_counter()
@@ -280,9 +256,9 @@ def run(args: argparse.Namespace) -> int:
     # counted as on for a ratings file (its NUTS takes --target-ess) until the file is read.
     settings_for(AnnotatorDesign(args.format == "ratings", ""))
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)
-    # Votes are ranked from the votes: the pairs x prompts matrix is built only for the cells likelihood.
+    # Votes are ranked from the votes: the pairs x prompts matrix is built only for a likelihood that reads it.
     reading = time.perf_counter()
-    data = read_input(args, matrix=args.likelihood == "cells")
+    data = read_input(args, matrix=args.likelihood is not None and LIKELIHOODS[args.likelihood].matrix)
     read_s = time.perf_counter() - reading
     # annotator_effect stays None (rank_systems decides it again and says so); the sizes follow the decision
     settings = settings_for(annotator_design_of(data, args.likelihood))
@@ -311,13 +287,7 @@ def run(args: argparse.Namespace) -> int:
     _print_result(result, default_sampler=args.sampler is None)
     if robustness is not None:
         _print_robustness(robustness)
-    if args.verbose:
-        print_timings(result.fit.diagnostics.timings, started)
-    print(f"wrote {out}/{', '.join(written)}")
-    if unconverged:
-        print(NOT_CONVERGED_ERROR, file=sys.stderr)
-        return EXIT_NOT_CONVERGED
-    return 0
+    return finish_fit(args, result.fit.diagnostics, started, out, written)
 
 
 def _check_options(args: argparse.Namespace) -> None:
@@ -342,9 +312,9 @@ def _judge(path: str, data):
     lib.errors.SettingsError
         The human file yields no pairwise votes.
     """
+    from lib.io.tables import read_csv
     from lib.judges.read import read_judge_file
     from lib.judges.run import judge_leaderboard
-    from lib.tables import read_csv
 
     if data.judgments is None:
         raise SettingsError(f"--judge needs human pairwise votes to compare with, not the {data.fmt} format")
@@ -384,7 +354,7 @@ def _print_robustness(table) -> None:
 
 def _write_outputs(result, out: Path, judged=None, robustness=None) -> list[str]:
     """Write the result's tables to ``out`` (staged, so no partial outputs); returns the names written."""
-    from lib.export import csv_text
+    from lib.io.export import csv_text
     from lib.ranking.run import diagnostics_text
 
     board = result.leaderboard

@@ -3,7 +3,7 @@
 Writes ``edits.jsonl`` (one edit per line: ``text_id, system``, the six schema fields and
 ``located``) and ``revision_distance.csv`` (``text_id, system, revision_distance, unlocated``).
 Drafts the LLM could not revise are left out of both and listed in ``failures.csv`` (exit 1).
-CSV cells that would start a spreadsheet formula are neutralised (:func:`lib.export.write_csv`).
+CSV cells that would start a spreadsheet formula are neutralised (:func:`lib.io.export.write_csv`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ OUTPUTS = ("edits.jsonl", "revision_distance.csv", "failures.csv")
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """The ``revise`` subcommand and its options."""
-    from lib.cli import add_columns_option, add_llm_request_options, add_llm_server_options, add_out_option
+    from lib.cli import add_llm_options, finish_parser
 
     parser = subparsers.add_parser(
         "revise",
@@ -36,12 +36,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         choices=("openai", "diff"),
         help="openai: an OpenAI-compatible LLM proposes edits; diff: word-level diff against the reference (no LLM)",
     )
-    add_llm_server_options(parser)
     parser.add_argument("--model", default=None, help="model name (default $OPENAI_MODEL)")
-    add_llm_request_options(parser, "drafts")
-    add_columns_option(parser)
-    add_out_option(parser)
-    parser.set_defaults(run=run)
+    add_llm_options(parser, "drafts")
+    finish_parser(parser, run, columns=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,9 +56,9 @@ def run(args: argparse.Namespace) -> int:
         be used, or another server than the configured one without a key of its own while
         $OPENAI_API_KEY is set (:func:`lib.cli.llm_server`: the configured key never goes elsewhere).
     """
-    from lib.cli import llm_server, parse_columns
+    from lib.cli import llm_settings, parse_columns
     from lib.errors import SettingsError
-    from lib.export import prepare_out, write_csv
+    from lib.io.export import prepare_out, write_csv
     from lib.revision import run as revision_run
     from lib.revision.io import read_drafts
 
@@ -75,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             raise SettingsError("--timeout must be more than 0 seconds")
         if args.max_retries < 0:
             raise SettingsError("--max-retries must be 0 or more")
-        url, key = llm_server(args)  # the configured key goes to the configured server only
+        settings = llm_settings(args, model)
     out = prepare_out(args.out, OUTPUTS, overwrite=args.overwrite)  # before any reading or LLM call
     columns = parse_columns(args.columns)
     if args.reference_column:
@@ -91,18 +88,8 @@ def run(args: argparse.Namespace) -> int:
         revision = revision_run.diff_revision(drafts)
     else:
         from lib.cli import progress_printer
-        from lib.revision.client import LLMSettings
         from lib.revision.prompts import REFERENCE_BASED, REFERENCE_FREE
 
-        assert model  # the openai engine checked it above
-        settings = LLMSettings(
-            model=model,
-            base_url=url,
-            api_key=key,
-            concurrency=args.concurrency,
-            timeout=args.timeout,
-            max_retries=args.max_retries,
-        )
         template = REFERENCE_BASED if "reference" in drafts.columns else REFERENCE_FREE
         print(f"{len(drafts)} drafts, {template.name} prompt {template.version}, model {model}", file=sys.stderr)
         show = progress_printer()  # a line per 10%: a carriage return would be printed as "\r"

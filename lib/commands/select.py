@@ -7,8 +7,8 @@ import sys
 
 from lib.cli import (
     add_input_options,
-    add_out_option,
     count,
+    finish_parser,
     finite_float,
     non_negative_int,
     positive_float,
@@ -86,18 +86,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="full mode: Dask scheduler (tcp://HOST:8786) to run the held-out comparisons on "
         "(default: an embedded cluster on this machine)",
     )
-    add_out_option(p)
-    p.set_defaults(run=run)
+    finish_parser(p, run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Calibrate the prompts of ``--input``, write the leave-one-out SE curve and the prompts needed
     per strategy (``OWN_FILES``) to ``--out``.
-
-    Returns
-    -------
-    int
-        0.
 
     Raises
     ------
@@ -106,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
     """
     from contextlib import nullcontext
 
-    from lib.engine import Engine
-    from lib.export import prepare_out, write_csv
+    from lib.engine.cluster import Engine
+    from lib.io.export import prepare_out, write_csv
     from lib.selection.analysis import run as run_selection
     from lib.selection.strategies import check_strategies
 

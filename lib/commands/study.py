@@ -194,13 +194,13 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def _create(args: argparse.Namespace, out: Path) -> int:
-    from lib.export import write_csv
+    from lib.io.export import write_csv
+    from lib.io.tables import read_csv
     from lib.study.create import create_study, parse_criteria, parse_labels
     from lib.study.db import describe
     from lib.study.demo import DEMO_CRITERIA, DEMO_LABELS, DEMO_NAME, DEMO_TASK, demo_items, demo_texts
     from lib.study.items import read_items
     from lib.study.summary import crowd_table, study_links
-    from lib.tables import read_csv
 
     labels = args.labels
     if args.demo:
@@ -258,7 +258,7 @@ def _create(args: argparse.Namespace, out: Path) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     """Write the study's judgments to ``--out``."""
-    from lib.export import write_csv
+    from lib.io.export import write_csv
     from lib.study.export import export_study
 
     done = export_study(args.study, include_gold=args.include_gold, keep_failed=args.keep_failed, url=args.database)
@@ -295,10 +295,10 @@ def run_summary(args: argparse.Namespace) -> int:
 def run_extend(args: argparse.Namespace) -> int:
     """Add the next batch's pages to the study (and, with ``--new-links``, new annotators) and print who got how
     many; what could not be placed is said on stderr, with what to do."""
-    from lib.export import write_csv
+    from lib.io.export import write_csv
+    from lib.io.tables import read_csv
     from lib.study.adaptive import extend
     from lib.study.summary import crowd_table, study_links
-    from lib.tables import read_csv
 
     path = Path(args.next)
     batch = read_csv(path, path.name)

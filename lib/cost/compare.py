@@ -18,6 +18,21 @@ from statsmodels.stats.multitest import multipletests
 MANN_WHITNEY = "Mann-Whitney U"
 T_TEST = "t-test"
 NO_TEST = "none"
+COMPARE_COLUMNS = [
+    "task",
+    "n_with",
+    "n_without",
+    "median_with",
+    "median_without",
+    "shapiro_p_with",
+    "shapiro_p_without",
+    "levene_p",
+    "test",
+    "statistic",
+    "p_value",
+    "p_holm",
+]
+"""The columns of :func:`compare_by_task`, in order."""
 
 
 @dataclass(frozen=True)
@@ -113,8 +128,7 @@ def compare_by_task(data: pd.DataFrame, value: str, tasks: list[str], **options)
     Returns
     -------
     pandas.DataFrame
-        ``task, n_with, n_without, median_with, median_without, shapiro_p_with, shapiro_p_without,
-        levene_p, test, statistic, p_value, p_holm`` (medians NaN for an empty group).
+        :data:`COMPARE_COLUMNS` (medians NaN for an empty group).
     """
     records = []
     for task in tasks:
@@ -137,21 +151,6 @@ def compare_by_task(data: pd.DataFrame, value: str, tasks: list[str], **options)
                 c.p_value,
             )
         )
-    out = pd.DataFrame(
-        records,
-        columns=[
-            "task",
-            "n_with",
-            "n_without",
-            "median_with",
-            "median_without",
-            "shapiro_p_with",
-            "shapiro_p_without",
-            "levene_p",
-            "test",
-            "statistic",
-            "p_value",
-        ],
-    )
+    out = pd.DataFrame(records, columns=COMPARE_COLUMNS[:-1])  # p_holm, the last, needs every task's p-value
     out["p_holm"] = holm(out.p_value.to_numpy())
     return out

@@ -10,23 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lib.cost.compare import compare_by_task
+from lib.cost.compare import COMPARE_COLUMNS, compare_by_task
 from lib.cost.study import Study
 from lib.errors import SettingsError
 
 LOSS_TABLE_COLUMNS = ["task", "condition", "mean_loss", "n", "test", "p_value", "p_holm"]
-LOSS_TEST_COLUMNS = [
-    "task",
-    "n_with",
-    "n_without",
-    "shapiro_p_with",
-    "shapiro_p_without",
-    "levene_p",
-    "test",
-    "statistic",
-    "p_value",
-    "p_holm",
-]
+LOSS_TEST_COLUMNS = [c for c in COMPARE_COLUMNS if not c.startswith("median_")]  # loss is summarised by its mean
 DIFFICULTY_COLUMNS = ["task", "condition", "instance", "mean_loss", "n", "easiest", "loss_source"]
 LOSS_SOURCES = {"self": "loss", "external": "external_loss"}  # L_H (from Likert), L_E
 

@@ -1,8 +1,8 @@
 """Column roles of a with/without-model study and its validation (Casares et al. 2022, Fig. 2).
 
 A study is a long table, one row per participant x task instance, read by
-:func:`lib.tables.read_csv`. Columns of the user's file are mapped onto *roles* (``ROLES``);
-:func:`lib.tables.guess_roles` proposes a mapping (:data:`STUDY_ROLES`), :func:`read_study` applies
+:func:`lib.io.tables.read_csv`. Columns of the user's file are mapped onto *roles* (``ROLES``);
+:func:`lib.io.tables.guess_roles` proposes a mapping (:data:`STUDY_ROLES`), :func:`read_study` applies
 the user's choices over it and validates every cell into a :class:`lib.cost.study.Study`. Problems raise
 :class:`lib.errors.FormatError` (or :class:`lib.errors.SettingsError` for bad settings) naming the
 file, the 1-based data rows (header = row 0), the column and what is wrong; no row is dropped.
@@ -16,11 +16,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from lib.columns import resolve_roles
 from lib.cost.loss import likert_to_loss
 from lib.cost.study import CANONICAL, TIMES, WITH_TIMES, WITHOUT_TIMES, Study
 from lib.errors import FormatError, SettingsError
-from lib.tables import ColumnRoles, check_names, combine_columns, guess_roles, numbers, refuse, row_numbers, text
+from lib.io.columns import resolve_roles
+from lib.io.tables import ColumnRoles, check_names, combine_columns, guess_roles, numbers, refuse, row_numbers, text
 
 REQUIRED = ("condition", "participant", "task", "instance", "usefulness")
 OPTIONAL = (*TIMES, "external_loss")
@@ -40,7 +40,7 @@ ROLE_HELP = {
     "external_loss": "loss L_E in [0, 1] judged by the researchers",
 }
 
-# Names each role is guessed from, best first (see lib.tables.guess_roles).
+# Names each role is guessed from, best first (see lib.io.tables.guess_roles).
 _SYNONYMS: dict[str, tuple[str, ...]] = {
     "condition": ("condition", "group", "arm", "treatment", "setting", "assisted", "with_model", "mode"),
     "participant": (
@@ -96,7 +96,7 @@ for _role in TIMES:  # "Extraction time (s)", "extraction_time_seconds": the uni
     _SYNONYMS[_role] += tuple(f"{name}_{unit}" for name in _SYNONYMS[_role] for unit in _UNITS)
 
 STUDY_ROLES = ColumnRoles(ROLES, _SYNONYMS)
-"""A study's roles as :func:`lib.tables.guess_roles` guesses them (case and punctuation are ignored:
+"""A study's roles as :func:`lib.io.tables.guess_roles` guesses them (case and punctuation are ignored:
 "Prompt time (s)" matches ``prompt_time_s``)."""
 
 # Ordered text values recognised without the user giving an order (participant covariates).
@@ -250,7 +250,7 @@ def read_study(
     ----------
     df : pandas.DataFrame
         The user's table, one row per participant x task instance (e.g. from
-        :func:`lib.tables.read_csv`, which keeps every cell as text).
+        :func:`lib.io.tables.read_csv`, which keeps every cell as text).
     columns : mapping, optional
         ``{role: column}`` over the guesses (see ``ROLES``).
     with_label : str, optional

@@ -1,6 +1,6 @@
 """Compile once per machine: JAX's persistent compilation cache in the project's cache folder.
 
-:func:`enable` points JAX's persistent compilation cache at ``lib.paths.cache_dir("jax")``
+:func:`enable` points JAX's persistent compilation cache at ``lib.io.paths.cache_dir("jax")``
 (``$EVAL_CACHE_DIR/jax``, else ``.cache/jax``) before a fit's first JAX compilation
 (:func:`lib.inference.samplers.runner` calls it for the samplers in
 :data:`lib.inference.samplers.ON_JAX`). A second process that compiles the same programs (same model,
@@ -64,7 +64,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from lib.paths import cache_dir
+from lib.io.paths import cache_dir
 
 if TYPE_CHECKING:
     from jax._src.compilation_cache_interface import CacheInterface
@@ -73,7 +73,7 @@ ENV = "EVAL_JAX_CACHE"
 """Environment variable: ``0``, ``false``, ``no`` or ``off`` turns the persistent cache off."""
 
 KIND = "jax"
-"""The cache folder's kind (``lib.paths.cache_dir(KIND)``)."""
+"""The cache folder's kind (``lib.io.paths.cache_dir(KIND)``)."""
 
 MAX_BYTES = 512 * 2**20
 """Bound of the folder's compiled programs (bytes); JAX evicts the least recently read beyond it."""

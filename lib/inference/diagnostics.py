@@ -1,7 +1,7 @@
 """Convergence diagnostics of a fit, for every model and sampler, and their JSON.
 
 Markov chains (:func:`lib.inference.settings.is_mcmc`) are checked by
-:func:`lib.convergence.check_convergence` (R-hat, bulk and tail ESS, stuck chains, divergences); a
+:func:`lib.inference.convergence.check_convergence` (R-hat, bulk and tail ESS, stuck chains, divergences); a
 point or independent draws have nothing to check and carry their sampler's note instead. The read-outs of
 a fit that did not converge are withheld (:func:`withhold`).
 """
@@ -19,7 +19,7 @@ import arviz as az
 import numpy as np
 import pandas as pd
 
-from lib.convergence import check_convergence
+from lib.inference.convergence import check_convergence
 from lib.inference.settings import SAMPLERS, is_mcmc
 
 NOT_CONVERGED = "Not converged"
@@ -31,7 +31,7 @@ class Diagnostics:
     """Convergence diagnostics of a fit (R-hat and ESS from arviz; NaN without Markov chains).
 
     ``wall_s``: seconds from the call of the fit to its result (model building and compilation
-    included). ``converged``: whether every check of :func:`lib.convergence.check_convergence`
+    included). ``converged``: whether every check of :func:`lib.inference.convergence.check_convergence`
     passed (None without Markov chains to check); when False, ``warnings`` starts with the failed
     checks. ``prior_dominated``: ids of the parameters whose prior-to-posterior contraction is
     low (the GRM, :mod:`lib.irt.contraction`), ``n_prior_dominated`` their count.

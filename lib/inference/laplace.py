@@ -27,8 +27,8 @@ import numpy as np
 
 from lib.errors import SettingsError
 from lib.inference.progress import Tracker
-from lib.inference.samplers import COMPILE_LOCK, Problem
-from lib.inference.settings import NutsSettings
+from lib.inference.samplers import COMPILE_LOCK, Draws, Problem
+from lib.inference.settings import LaplaceSettings, NutsSettings
 from lib.inference.timings import PhaseTimer
 
 KEPT_MODELS = 4
@@ -72,7 +72,8 @@ class _Layout:
     """Where each free variable sits in the flat unconstrained vector: global indices ``G`` and a
     (J, m) table ``L`` of each unit's own indices (the ``local`` variables whose first dim has one
     row per unit of ``unit``; the others, e.g. thresholds shared by all prompts, are global), and
-    ``scales``, the positions in ``G`` of the named scale variables (:class:`Problem`)."""
+    ``scales``, the positions in ``G`` of the named scale variables
+    (:class:`lib.inference.settings.LaplaceSettings`)."""
 
     def __init__(self, model, local: tuple[str, ...], unit: str, scales: tuple[str, ...] = ()) -> None:
         start = model.initial_point()
@@ -347,23 +348,16 @@ def _marginal_curvature(value_and_grad, g_hat: np.ndarray, l_hat, rows: np.ndarr
     return columns
 
 
-def sample_laplace(problem: Problem, settings: NutsSettings, tracker: Tracker):
-    """The ``laplace`` sampler: :func:`laplace` on the problem's model, its mode into ``problem.mode``; the
-    model and its compiled programs are kept by ``problem.key`` (:data:`KEPT_MODELS`) for its next fit."""
+def sample_laplace(problem: Problem, settings: NutsSettings, tracker: Tracker) -> Draws:
+    """The ``laplace`` sampler: :func:`laplace` on the problem's model with its Laplace settings; the model and
+    its compiled programs are kept by ``problem.key`` (:data:`KEPT_MODELS`) for its next fit. A problem whose local
+    variables the model integrates out exactly (``problem.laplace.exact_fit``) is fitted by that instead, and no
+    PyMC model is built."""
+    if problem.laplace.exact_fit is not None:
+        return problem.laplace.exact_fit(settings, tracker)
     memo = _memo(problem.key)
     model, names = _kept(memo, "model", lambda: problem.model(tracker))
-    return laplace(
-        model,
-        names,
-        settings,
-        tracker,
-        local=problem.local,
-        unit=problem.unit,
-        mode=problem.mode,
-        marginal_curvature=problem.marginal_curvature,
-        scales=problem.scales,
-        memo=memo,
-    )
+    return laplace(model, names, settings, tracker, problem.laplace, memo=memo)
 
 
 def laplace(
@@ -371,24 +365,24 @@ def laplace(
     names: list[str],
     settings: NutsSettings,
     tracker: Tracker,
+    options: LaplaceSettings | None = None,
     *,
-    local: tuple[str, ...] = (),
-    unit: str = "prompt",
-    mode: dict | None = None,
-    marginal_curvature: bool = True,
-    scales: tuple[str, ...] = (),
     memo: dict | None = None,
-):
+) -> Draws:
     """MAP + Laplace fit of a PyMC model (module docstring); ``settings.draws`` draws as one chain.
 
-    ``local`` names the free variables with one row per unit of the ``unit`` dim (:class:`_Layout`).
-    ``mode``, when given, receives the posterior mode of the ``names`` variables. Models with
-    local variables are fitted at the globals' marginal mode (:func:`marginal_mode`), with the
-    marginal's curvature as their precision when ``marginal_curvature``, else the Schur complement
-    (cheaper on large data) but for the rows of the ``scales`` variables (:class:`Problem`), which are
-    the marginal's; models without them (e.g. a ranking with alpha fixed and no thresholds of
-    its own) at the joint mode. ``memo`` (:func:`_memo`), when given, keeps the model's compiled programs
-    for the next fit of the same model and data: nothing is traced or compiled again.
+    ``options`` (:class:`lib.inference.settings.LaplaceSettings`; default: no local variables) name the free
+    variables with one row per unit of a dim (:class:`_Layout`). Models with local variables are fitted at the
+    globals' marginal mode (:func:`marginal_mode`), with the marginal's curvature as their precision when
+    ``options.marginal_curvature``, else the Schur complement (cheaper on large data) but for the rows of the
+    ``options.scales`` variables, which are the marginal's; models without them (e.g. a ranking with alpha fixed
+    and no thresholds of its own) at the joint mode. ``memo`` (:func:`_memo`), when given, keeps the model's
+    compiled programs for the next fit of the same model and data: nothing is traced or compiled again.
+
+    Returns
+    -------
+    Draws
+        The draws as one chain (``arviz.InferenceData``) and the posterior mode of the ``names`` variables.
 
     Raises
     ------
@@ -397,13 +391,11 @@ def laplace(
     """
     import jax
 
-    lay, _, outputs, to_params, x, blocks = _fitted_mode(
-        model, names, tracker, local, unit, marginal_curvature, scales, memo
-    )
+    lay, _, outputs, to_params, x, blocks = _fitted_mode(model, names, tracker, options or LaplaceSettings(), memo)
     tracker.stage(0.8, "drawing from the Gaussian")
     with tracker.timer.phase("draws"):
         params = _kept(memo, "params", lambda: jax.jit(jax.vmap(lambda flat: to_params(*lay.split(flat)))))
-        return _gaussian_draws(model, lay, outputs, params, x, blocks, settings, mode)
+        return _gaussian_draws(model, lay, outputs, params, x, blocks, settings)
 
 
 @dataclass
@@ -442,22 +434,11 @@ def laplace_mode(problem: Problem, tracker: Tracker) -> LaplaceMode:
     """
     memo = _memo(problem.key)
     model, names = _kept(memo, "model", lambda: problem.model(tracker))
-    lay, _, _, _, x, blocks = _fitted_mode(
-        model, names, tracker, problem.local, problem.unit, problem.marginal_curvature, problem.scales, memo
-    )
+    lay, _, _, _, x, blocks = _fitted_mode(model, names, tracker, problem.laplace, memo)
     return LaplaceMode(model, lay, x, blocks)
 
 
-def _fitted_mode(
-    model,
-    names: list[str],
-    tracker: Tracker,
-    local: tuple[str, ...],
-    unit: str,
-    marginal_curvature: bool,
-    scales: tuple[str, ...],
-    memo: dict | None,
-):
+def _fitted_mode(model, names: list[str], tracker: Tracker, options: LaplaceSettings, memo: dict | None):
     """The model's programs in JAX (``lay, f, outputs, to_params``: :func:`_jaxified`), its mode and the Hessian
     blocks there (:func:`laplace`), kept in ``memo``."""
     # Global variables cost one Hessian-vector product each (the leaderboard's skills, thresholds, gamma,
@@ -467,7 +448,9 @@ def _fitted_mode(
     tracker.stage(0.02, "compiling")
     timer = tracker.timer
     with timer.phase("compile"):
-        lay, f, outputs, to_params = _kept(memo, "jax", lambda: _jaxified(model, names, local, unit, scales))
+        lay, f, outputs, to_params = _kept(
+            memo, "jax", lambda: _jaxified(model, names, options.local, options.unit, options.scales)
+        )
         value_and_grad, hvp = _kept(
             memo,
             "f",
@@ -478,8 +461,8 @@ def _fitted_mode(
         )
     x, blocks = _kept(
         memo,
-        ("mode", marginal_curvature),  # the mode and its curvature depend on the model and data only
-        lambda: _mode(value_and_grad, hvp, f, lay, unit, tracker, marginal_curvature, memo),
+        ("mode", options.marginal_curvature),  # the mode and its curvature depend on the model and data only
+        lambda: _mode(value_and_grad, hvp, f, lay, options.unit, tracker, options.marginal_curvature, memo),
     )
     return lay, f, outputs, to_params, x, blocks
 
@@ -587,11 +570,10 @@ def _gaussian_draws(
     x: np.ndarray,
     blocks: _Blocks,
     settings: NutsSettings,
-    mode: dict | None,
-):
+) -> Draws:
     """``settings.draws`` draws of the Gaussian at mode ``x`` with precision ``blocks``, as one chain of
     the ``outputs`` variables (arviz InferenceData; ``params``: flat unconstrained vectors (S, n) -> their
-    values); ``mode``, when given, receives their values at ``x``."""
+    values), and their values at ``x`` (the mode)."""
     import jax.numpy as jnp
     from scipy.linalg import solve_triangular
 
@@ -600,10 +582,7 @@ def _gaussian_draws(
     n_g, (n_prompts, m) = len(G), L.shape
     rng = np.random.default_rng(settings.seed)
     chol_d_inv = np.linalg.cholesky(d_inv)
-    if mode is not None:
-        mode.update(
-            {v.name: np.asarray(value)[0] for v, value in zip(outputs, params(jnp.asarray(x[None])), strict=True)}
-        )
+    mode = {v.name: np.asarray(value)[0] for v, value in zip(outputs, params(jnp.asarray(x[None])), strict=True)}
     sizes = [min(_DRAW_BATCH, settings.draws - first) for first in range(0, settings.draws, _DRAW_BATCH)]
     normals = [(rng.standard_normal((n_g, size)), rng.standard_normal((size, n_prompts, m))) for size in sizes]
     # the globals' draws of all batches in one triangular solve (one per batch took 0.2 s of HANNA's 0.3 s)
@@ -617,4 +596,4 @@ def _gaussian_draws(
     values = {v.name: np.concatenate([c[i] for c in chunks])[None] for i, v in enumerate(outputs)}
     dims = {name: list(model.named_vars_to_dims.get(name, ())) for name in values}
     coords = {d: np.asarray(model.coords[d]) for ds in dims.values() for d in ds}
-    return az.from_dict(posterior=values, coords=coords, dims=dims)
+    return Draws(az.from_dict(posterior=values, coords=coords, dims=dims), mode)

@@ -2,8 +2,9 @@
 
 Runners (:data:`lib.inference.settings.SAMPLERS`): ``numpyro`` (NUTS in JAX on the model's log
 density, about 3x the effective samples per second of PyMC's own sampler on the GRM,
-``bench/bench_samplers.py``), ``pymc``, ``nutpie`` and ``map`` (the model's own MAP point, one draw);
-``laplace`` is in :mod:`lib.inference.laplace`.
+``bench/bench_samplers.py``), ``pymc`` and ``nutpie``; ``map`` (the MAP point, one draw) is in
+:mod:`lib.inference.map`, ``laplace`` in :mod:`lib.inference.laplace`. A runner returns the posterior, or
+:class:`Draws` (the posterior and the mode).
 
 ``XLA_FLAGS``: the first numpyro fit of a process, if JAX is not imported yet, adds
 ``--xla_force_host_platform_device_count=8`` to ``XLA_FLAGS`` so that chains run in parallel
@@ -12,7 +13,8 @@ density, about 3x the effective samples per second of PyMC's own sampler on the 
 JAX's persistent compilation cache: :func:`runner` turns it on for the samplers of :data:`ON_JAX`
 (:mod:`lib.inference.compile_cache`), so a second process on the same shapes skips compilation. numpyro
 runs warm-up and draws in chunks by one program without host callbacks (which JAX never caches), so a
-second fit of the same model and sizes, in this process or another, compiles nothing.
+second fit of the same model and sizes, in this process or another, compiles nothing, whatever its data: the
+data are arguments of the programs (:mod:`lib.inference.jax_data`), not constants in them.
 """
 
 from __future__ import annotations
@@ -24,14 +26,16 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lib.errors import SettingsError
 from lib.inference import compile_cache
 from lib.inference.progress import Tracker
-from lib.inference.settings import SAMPLERS, TARGET_CHUNK, NutsSettings
+from lib.inference.settings import SAMPLERS, TARGET_CHUNK, LaplaceSettings, NutsSettings
+
+if TYPE_CHECKING:  # the MAP solver imports pymc
+    from lib.inference.map import MapSpec
 
 MAX_PARALLEL_CHAINS = 8
 """numpyro runs chains in parallel only across JAX devices, and the CPU is one device unless XLA
@@ -62,30 +66,18 @@ concurrent compilation in two sessions raised AssertionErrors inside pytensor.""
 
 @dataclass
 class Problem:
-    """What a sampler fits.
+    """What a sampler fits: a model of some data, and how each sampler should treat it.
 
     Attributes
     ----------
     build : callable
         ``build()`` returns ``(model, names)``: the ``pymc.Model`` and the variables (free or
         deterministic) the posterior keeps, with the model's dims. Called in the sampler's thread.
-    point : callable, optional
-        ``point(tracker)``: the model's own MAP point as an ``arviz.InferenceData`` of one draw (the
-        ``map`` sampler); None where the model has none.
-    local : tuple of str
-        Laplace (:mod:`lib.inference.laplace`): free variables with one row per unit of the
-        ``unit`` dim, coupled only through the other (global) variables.
-    unit : str
-        The dim whose units own the ``local`` rows (e.g. ``"prompt"``).
-    marginal_curvature : bool
-        Laplace: the globals' precision is the curvature of their marginal (True) or the Schur
-        complement of the joint Hessian at the marginal mode (False; cheaper on large data).
-    scales : tuple of str
-        Laplace: global variables that scale the ``local`` variables' prior (e.g. ``sigma_alpha``): their
-        rows of the precision are the marginal's curvature even with the Schur complement (which leaves
-        out the local variables' log-determinant, most of a scale's curvature).
-    mode : dict
-        Laplace writes the posterior mode of the kept variables here (name -> ndarray).
+    map : MapSpec, optional
+        The model as the ``map`` sampler fits it (:class:`lib.inference.map.MapSpec`: one compiled solver per
+        data shape); None where the model has no MAP point.
+    laplace : LaplaceSettings
+        How the ``laplace`` sampler treats the model (:class:`lib.inference.settings.LaplaceSettings`).
     key : str, optional
         Names the model and its data (not the sampler's sizes or seed): a runner may keep the model and
         its compiled programs under it for the next fit of the same model (Laplace,
@@ -96,12 +88,8 @@ class Problem:
     """
 
     build: Callable[[], tuple[Any, list[str]]]
-    point: Callable[[Tracker], Any] | None = None
-    local: tuple[str, ...] = ()
-    unit: str = "prompt"
-    marginal_curvature: bool = True
-    scales: tuple[str, ...] = ()
-    mode: dict[str, np.ndarray] = field(default_factory=dict)
+    map: MapSpec | None = None
+    laplace: LaplaceSettings = field(default_factory=LaplaceSettings)
     key: str | None = None
     target_accept: float = 0.8
 
@@ -110,6 +98,20 @@ class Problem:
         tracker.stage(0.01, "building the model")
         with tracker.timer.phase("model build"):
             return self.build()
+
+
+@dataclass
+class Draws:
+    """What a run gives: the posterior (``arviz.InferenceData``) and, from a sampler that finds it (Laplace),
+    the posterior mode of the kept variables (name -> ndarray; None otherwise)."""
+
+    idata: Any
+    mode: dict[str, np.ndarray] | None = None
+
+
+def as_draws(result: Any) -> Draws:
+    """A runner's result as :class:`Draws`: runners that find no mode may return the ``InferenceData`` alone."""
+    return result if isinstance(result, Draws) else Draws(result)
 
 
 def runner(sampler: str) -> Callable[[Problem, NutsSettings, Tracker], Any]:
@@ -138,19 +140,6 @@ def split_host_cpu() -> None:
         os.environ["XLA_FLAGS"] = (
             os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={MAX_PARALLEL_CHAINS}"
         ).strip()
-
-
-def sample_map(problem: Problem, settings: NutsSettings, tracker: Tracker) -> Any:
-    """The ``map`` sampler: the model's own MAP point (``problem.point``) as a posterior of one draw.
-
-    Raises
-    ------
-    SettingsError
-        The model has no MAP point.
-    """
-    if problem.point is None:
-        raise SettingsError("this model has no MAP point: fit it with a sampler that gives a posterior")
-    return problem.point(tracker)  # it times its own phases
 
 
 def pm_sample(
@@ -250,16 +239,18 @@ def numpyro_sample(
 
     split_host_cpu()
     import jax
-    from numpyro.infer import NUTS
-    from pymc.sampling.jax import get_jaxified_graph, get_jaxified_logp
+    from pymc.sampling.jax import get_jaxified_graph
+
+    from lib.inference.jax_data import jaxified_potential_of_data
 
     chains = settings.chains
     tracker.stage(0.03, "compiling")
     with tracker.timer.phase("compile"), COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
-        logp = get_jaxified_logp(model, negative_logp=False)
+        # -logp, the data as arguments: one program for every file of a shape
+        potential, data = jaxified_potential_of_data(model)
         outputs = [v for v in model.unobserved_value_vars if v.name in var_names]
         to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
-    init = _initial_points(model, logp, settings)
+    init = _initial_points(model, potential, settings, data)
     key = jax.random.PRNGKey(settings.seed)
     keys = jax.random.split(key, chains) if chains > 1 else key
     dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
@@ -282,9 +273,7 @@ def numpyro_sample(
             dims=dims,
         )
 
-    idata = _sample_in_chunks(
-        NUTS(potential_fn=logp, target_accept_prob=target_accept), keys, init, to_idata, settings, tracker
-    )
+    idata = _sample_in_chunks(_Nuts(potential, data, target_accept), keys, init, to_idata, settings, tracker)
     # Every fit compiles new programs (a new model's closures) that JAX's in-memory caches keep: about 600
     # memory mappings a fit, until XLA cannot allocate and the process segfaults after about 93 fits
     # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat
@@ -293,21 +282,52 @@ def numpyro_sample(
     return idata
 
 
-def _initial_points(model, logp, settings: NutsSettings) -> list:
+def _initial_points(model, potential, settings: NutsSettings, data: tuple | None = None) -> list:
     """Each chain's start, unconstrained (leading dim: chain, unless one chain): PyMC's initial point (the
     priors' centres) jittered by U(-1, 1) on the unconstrained space, as ``pm.sample`` starts NUTS.
 
     Not the posterior mode: the joint mode of a model with per-unit effects (the GRM's thetas, the prompts'
     alphas) shrinks the effects and overstates the slopes or scales; chains started there on mirt's Science
     data stuck (alpha 176, R-hat 3e7), and on a simulated arena stayed apart (R-hat 2.2). From here
-    they mix, and no optimisation runs first (``bench/bench_target_ess.py``)."""
+    they mix, and no optimisation runs first (``bench/bench_target_ess.py``).
+
+    ``potential(values)``, or ``potential(values, data)`` with ``data`` given (:mod:`lib.inference.jax_data`):
+    minus the log density, as numpyro's NUTS takes it. PyMC only checks that it is finite at each point."""
     import jax
     from pymc.sampling.jax import _get_batched_jittered_initial_points
 
-    # PyMC checks each jittered point's log density; compiled as one program, not the about 60
-    # one-operation programs its eager evaluation compiles for every new model (and JAX's
-    # persistent cache writes, each write reading every entry's access time).
-    return _get_batched_jittered_initial_points(model, settings.chains, None, settings.seed, logp_fn=jax.jit(logp))
+    # PyMC checks that each jittered point's log density is finite (so the sign is moot); compiled as one
+    # program, not the about 60 one-operation programs its eager evaluation compiles for every new model
+    # (and JAX's persistent cache writes, each write reading every entry's access time).
+    check = jax.jit(potential)
+    logp_fn = check if data is None else (lambda values: check(values, data))
+    return _get_batched_jittered_initial_points(model, settings.chains, None, settings.seed, logp_fn=logp_fn)
+
+
+class _Nuts:
+    """numpyro's NUTS kernel (``numpyro.infer.NUTS``'s settings) on ``potential(values, data)`` (-logp), the
+    data an argument of every call (:mod:`lib.inference.jax_data`), so the programs that run it do not hold them."""
+
+    def __init__(self, potential: Callable, data: tuple, target_accept: float) -> None:
+        from numpyro.infer.hmc import hmc
+
+        self.data, self.target_accept = data, target_accept
+        self._init, self._sample = hmc(
+            potential_fn_gen=lambda data: lambda values: potential(values, data), algo="NUTS"
+        )
+
+    def init(self, key, tune: int, params, data: tuple) -> Any:
+        """A chain's start (``NUTS.init``: the same key split, the same settings)."""
+        import jax
+
+        key, _ = jax.random.split(key)
+        return self._init(
+            params, tune, target_accept_prob=self.target_accept, trajectory_length=None, model_args=(data,), rng_key=key
+        )
+
+    def sample(self, state, data: tuple) -> Any:
+        """One NUTS iteration of a chain."""
+        return self._sample(state, model_args=(data,))
 
 
 def chunk_length(tune: int, draws: int) -> int:
@@ -329,7 +349,9 @@ def chunk_length(tune: int, draws: int) -> int:
     return -(-total // max(PROGRESS_CHUNKS, -(-total // TARGET_CHUNK)))
 
 
-def _sample_in_chunks(kernel, keys, init: list, to_idata: Callable, settings: NutsSettings, tracker: Tracker) -> Any:
+def _sample_in_chunks(
+    kernel: _Nuts, keys, init: list, to_idata: Callable, settings: NutsSettings, tracker: Tracker
+) -> Any:
     """NUTS from ``init`` in chunks of iterations per chain, all by one program compiled once: ``tune``
     warm-up iterations (the kernel's adaptation), then draws until the stop rule of ``settings`` —
     ``draws`` per chain (chunks of :func:`chunk_length`) or a target ESS (chunks of
@@ -351,12 +373,14 @@ def _sample_in_chunks(kernel, keys, init: list, to_idata: Callable, settings: Nu
     chains, tune, target = settings.chains, settings.tune, settings.target_ess
     length = TARGET_CHUNK if target is not None else chunk_length(tune, settings.draws)
 
-    def init_chain(key, params):
-        return kernel.init(key, tune, params, (), {})
+    data = kernel.data  # an argument of each program, not a constant in it
 
-    def chain(state):
+    def init_chain(key, params, data):
+        return kernel.init(key, tune, params, data)
+
+    def chain(state, data):
         def transition(s, _):
-            s = kernel.sample(s, (), {})
+            s = kernel.sample(s, data)
             return s, (s.z, s.diverging, s.energy)
 
         return jax.lax.scan(transition, state, None, length=length)
@@ -366,17 +390,17 @@ def _sample_in_chunks(kernel, keys, init: list, to_idata: Callable, settings: Nu
     with tracker.timer.phase("compile"):
         step: Callable
         if chains == 1:
-            state = init_one(keys, init)
-            step = chain_one.lower(state).compile()
+            state = init_one(keys, init, data)
+            step = _given(chain_one.lower(state, data).compile(), data)
         elif chains <= jax.local_device_count():
-            state = jax.pmap(init_chain)(keys, init)
-            step = jax.pmap(chain).lower(state).compile()
+            state = jax.pmap(init_chain, in_axes=(0, 0, None))(keys, init, data)
+            step = _given(jax.pmap(chain, in_axes=(0, None)).lower(state, data).compile(), data)
         else:
             # One chain after another, by the program each device runs in parallel: the same numbers as in
             # parallel, bit for bit (jax.vmap's batched program rounds differently, so a fit's draws
             # depended on whether the process had started JAX before its first numpyro fit).
-            state = [init_one(keys[c], [x[c] for x in init]) for c in range(chains)]
-            step = _one_after_another(chain_one.lower(state[0]).compile())
+            state = [init_one(keys[c], [x[c] for x in init], data) for c in range(chains)]
+            step = _one_after_another(_given(chain_one.lower(state[0], data).compile(), data))
     ran = 0  # iterations run per chain
     with tracker.timer.phase("warm-up"):
         while ran + length <= tune:
@@ -395,6 +419,11 @@ def _sample_in_chunks(kernel, keys, init: list, to_idata: Callable, settings: Nu
             tracker.iterations(chains * length, tuning=False)
     with tracker.timer.phase("read-outs"):
         return to_idata(pieces)
+
+
+def _given(program: Callable, data: tuple) -> Callable:
+    """``program(state, data)`` as a function of the state alone."""
+    return lambda state: program(state, data)
 
 
 def _one_after_another(step_one: Callable) -> Callable:
@@ -439,11 +468,11 @@ def _draw_to_target(
 ) -> Any:
     """Chunks of draws from ``chunks`` (:func:`_kept_chunks`, :data:`lib.inference.settings.TARGET_CHUNK`
     iterations per chain each) until every reported parameter's bulk and tail ESS reach the target and its
-    R-hat is at most :data:`lib.convergence.RHAT_MAX`, or the ceiling (``settings.draws`` per chain) is
+    R-hat is at most :data:`lib.inference.convergence.RHAT_MAX`, or the ceiling (``settings.draws`` per chain) is
     drawn. Between two checks it draws as many chunks as the ESS (growing in proportion to the draws) and
     R-hat (R-hat - 1 shrinking so) say the target needs, at most as many draws as it has (the draws at most
     double between checks)."""
-    from lib.convergence import RHAT_MAX
+    from lib.inference.convergence import RHAT_MAX
 
     target, draws, tune = settings.target_ess, settings.draws, settings.tune
     assert target is not None

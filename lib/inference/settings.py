@@ -6,7 +6,7 @@ offers the registered samplers made for it (:func:`samplers_for`), on the comman
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,8 @@ class Sampler:
         ``run(problem, settings, tracker)`` in a worker thread (``problem``:
         :class:`lib.inference.samplers.Problem`; ``settings``: a :class:`NutsSettings`; ``tracker``:
         :class:`lib.inference.progress.Tracker`, which takes its progress) and returns an
-        ``arviz.InferenceData`` whose posterior holds the problem's variables, dims (chain, draw, ...).
+        ``arviz.InferenceData`` whose posterior holds the problem's variables, dims (chain, draw, ...), or a
+        :class:`lib.inference.samplers.Draws` of it and the posterior mode.
     fits : tuple of str
         The kinds of fit (:data:`FITS`) that offer it.
     mcmc : bool
@@ -73,7 +74,7 @@ SAMPLERS: dict[str, Sampler] = {
             "MAP point: about a second once compiled (the first MAP fit for data of a given "
             "size compiles for several seconds); a preview, shrunk towards 0, no intervals",
             False,
-            "lib.inference.samplers:sample_map",
+            "lib.inference.map:sample_map",
             fits=("grm",),
             mcmc=False,
             note="MAP point: no intervals, abilities are shrunk towards 0, and whether the data inform each "
@@ -164,7 +165,7 @@ def check_known(kind: str, value: str, known: Mapping) -> None:
 TARGET_ESS = 400
 """The effective sample size a NUTS fit samples to when asked to (``--target-ess``, the Abilities page):
 bulk and tail ESS of every reported parameter; also the convergence check's threshold
-(:data:`lib.convergence.ESS_MIN`, Vehtari et al. 2021: 100 per chain for 4 chains)."""
+(:data:`lib.inference.convergence.ESS_MIN`, Vehtari et al. 2021: 100 per chain for 4 chains)."""
 TARGET_TUNE = 300
 """Warm-up iterations per chain of a fit sampled to a target ESS when none are chosen (from PyMC's jittered
 initial point: ``bench/bench_target_ess.py``)."""
@@ -250,3 +251,36 @@ def sampling_sizes(sampler: str, *, draws: int | None, tune: int | None, target_
     sizes.setdefault("tune", TARGET_TUNE)
     sizes.setdefault("draws", TARGET_CEILING)
     return sizes | {"target_ess": TARGET_ESS if target_ess is None else target_ess}
+
+
+@dataclass(frozen=True)
+class LaplaceSettings:
+    """How the ``laplace`` sampler (:mod:`lib.inference.laplace`) treats a model: set by the model for its data,
+    not chosen by the user (a :class:`lib.inference.samplers.Problem` carries them).
+
+    Attributes
+    ----------
+    local : tuple of str
+        Free variables with one row per unit of the ``unit`` dim, coupled only through the other (global)
+        variables: integrated out at the globals' marginal mode.
+    unit : str
+        The dim whose units own the ``local`` rows (e.g. ``"prompt"``).
+    marginal_curvature : bool
+        The globals' precision is the curvature of their marginal (True) or the Schur complement of the joint
+        Hessian at the marginal mode (False; cheaper on large data).
+    scales : tuple of str
+        Global variables that scale the ``local`` variables' prior (e.g. ``sigma_alpha``): their rows of the
+        precision are the marginal's curvature even with the Schur complement (which leaves out the local
+        variables' log-determinant, most of a scale's curvature).
+    exact_fit : callable, optional
+        The model's own Laplace fit with its local variables integrated out exactly (e.g. the votes' quadrature
+        over each prompt's alpha_j, :mod:`lib.ranking.marginal`), called as ``exact_fit(settings, tracker)``
+        instead of fitting the PyMC model, which is then never built; it returns a
+        :class:`lib.inference.samplers.Draws`. None: the PyMC model's (:func:`lib.inference.laplace.laplace`).
+    """
+
+    local: tuple[str, ...] = ()
+    unit: str = "prompt"
+    marginal_curvature: bool = True
+    scales: tuple[str, ...] = ()
+    exact_fit: Callable[..., Any] | None = None

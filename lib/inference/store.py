@@ -1,12 +1,12 @@
-"""The fit cache: one format and one key for every fit (the rules of :mod:`lib.cache`).
+"""The fit cache: one format and one key for every fit (the rules of :mod:`lib.io.cache`).
 
 An entry is two files named by its key (64 hexadecimal digits, :meth:`FitStore.key`): the posterior
 as arviz netcdf (``{key}.nc``) and a JSON (``{key}.json``, written last) of the store format, the
 key, the request it answers (data digest, settings, options), the netcdf's SHA-256, the diagnostics
 and what the model keeps beside the draws (``extra``). An entry of another format (older entries
 included), key or request, whose parts were not written together, or whose draws are not finite is
-a miss, and is removed (:func:`lib.cache.load`). Each kind of fit has its own folder
-(``lib.paths.cache_dir(kind)``), kept within :data:`CACHE_MAX_ENTRIES` and :data:`CACHE_MAX_BYTES`.
+a miss, and is removed (:func:`lib.io.cache.load`). Each kind of fit has its own folder
+(``lib.io.paths.cache_dir(kind)``), kept within :data:`CACHE_MAX_ENTRIES` and :data:`CACHE_MAX_BYTES`.
 
 What can be recomputed is not written: a store made with ``thin_dim`` keeps of each posterior
 variable of that dimension larger than :data:`THIN_VALUES` values only every few draws and its exact
@@ -19,14 +19,15 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
-from lib.cache import (
+from lib.inference.diagnostics import Diagnostics, diagnostics_from_json, diagnostics_json
+from lib.io.cache import (
     check_digest,
     digest,
     discard,
@@ -37,8 +38,7 @@ from lib.cache import (
     require_finite,
     write_bytes,
 )
-from lib.inference.diagnostics import Diagnostics, diagnostics_from_json, diagnostics_json
-from lib.paths import cache_dir
+from lib.io.paths import cache_dir
 
 T = TypeVar("T")
 
@@ -164,7 +164,7 @@ class FitStore:
     Parameters
     ----------
     kind : str
-        ``lib.paths.cache_dir(kind)`` holds the entries (``"fits"``: the GRM; ``"rankings"``).
+        ``lib.io.paths.cache_dir(kind)`` holds the entries (``"fits"``: the GRM; ``"rankings"``).
     model_version : int
         Raise it when the model changes: it is part of every key and request, so older entries miss.
     thin_dim : str, optional
@@ -180,9 +180,12 @@ class FitStore:
         """The cache folder (read from the environment on each use)."""
         return cache_dir(self.kind)
 
-    def request(self, data: str, settings: Any, **options: Any) -> dict:
-        """What a fit answers: the digest of its data, its settings (a dataclass) and other options."""
-        return _normal({"model": self.model_version, "data": data, "settings": asdict(settings), "options": options})
+    def request(self, data: Sequence[Any], settings: Any, **options: Any) -> dict:
+        """What a fit answers, every fit's one cache key (named by :meth:`key`): the digest of its data
+        (:func:`digest_of` of the values ``data`` lists), its settings (a dataclass) and other options."""
+        return _normal(
+            {"model": self.model_version, "data": digest_of(*data), "settings": asdict(settings), "options": options}
+        )
 
     def key(self, request: dict) -> str:
         """The entry's name: SHA-256 of the store format, the kind and the request (64 hex digits)."""
@@ -195,7 +198,7 @@ class FitStore:
     def load(self, request: dict, read: Callable[[Stored], T]) -> T | None:
         """``read`` of the entry answering ``request`` (the model's fit), or None.
 
-        Never raises (:func:`lib.cache.load`): an unreadable entry (truncated file, other format, a
+        Never raises (:func:`lib.io.cache.load`): an unreadable entry (truncated file, other format, a
         folder), one stored for another request, whose .nc is not the one its .json was written
         with (SHA-256), whose draws are not all finite, or that ``read`` refuses (raises: e.g. a
         posterior that does not fit the data) is a miss, and its files are removed.
@@ -217,7 +220,7 @@ class FitStore:
         return load(list(self.paths(key)), parse)
 
     def save(self, request: dict, idata: Any, diagnostics: Diagnostics, extra: dict | None = None) -> Path:
-        """Write an entry (:mod:`lib.cache`: made in memory, free space checked, atomic) and remove the
+        """Write an entry (:mod:`lib.io.cache`: made in memory, free space checked, atomic) and remove the
         oldest beyond the bounds. Returns the .nc path.
 
         Raises

@@ -1,41 +1,40 @@
-"""Fitting the graded response model through the one engine (:mod:`lib.inference`), cached on disk.
+"""Fitting the graded response model through the one fit pipeline (:func:`lib.inference.pipeline.run_fit`),
+cached on disk.
 
 The GRM's samplers are the registry's made for it (:data:`lib.irt.settings.SAMPLERS`): ``numpyro``
-(default), ``pymc``, ``nutpie`` (:mod:`lib.inference.samplers`) and ``map``, the GRM's own MAP
-point (:mod:`lib.irt.map`). This module builds the fit's problem, adds the GRM's read-outs to the
-diagnostics (prior-to-posterior contraction, the data design) and keys its cache entries
-(:class:`lib.inference.store.FitStore`, folder ``fits``).
+(default), ``pymc``, ``nutpie`` (:mod:`lib.inference.samplers`) and ``map``, the MAP point
+(:mod:`lib.inference.map`, of the GRM's :func:`lib.irt.map.map_spec`). This module holds the GRM's part of a
+fit: its checks, its problem, its diagnostics (prior-to-posterior contraction, the data design) and the data
+its cache entries answer (:class:`lib.inference.store.FitStore`, folder ``fits``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import arviz as az
 import numpy as np
-import xarray as xr
 
-from lib.cache import netcdf_bytes as netcdf_bytes_of
 from lib.errors import FormatError
 from lib.inference.diagnostics import Diagnostics
 from lib.inference.diagnostics import diagnose as diagnose_draws
-from lib.inference.progress import FitProgress, Tracker, monotone, run_reporting
-from lib.inference.samplers import Problem, runner
+from lib.inference.pipeline import FitPlan, run_fit
+from lib.inference.progress import FitProgress
+from lib.inference.samplers import Problem
 from lib.inference.settings import gives_posterior
-from lib.inference.store import FitStore, Stored, try_cache_write
+from lib.inference.store import FitStore, Stored, digest_of
 from lib.inference.timings import PhaseTimer
+from lib.io.cache import netcdf_bytes as netcdf_bytes_of
 from lib.irt.contraction import UNINFORMED_BELOW, uninformed
-from lib.irt.map import fit_map, map_solver, map_solver_ready
+from lib.irt.map import map_spec
 from lib.irt.model import build_grm
 from lib.irt.settings import FitSettings, check_cutpoints
-from lib.ratings import RatingMatrix
+from lib.judgments.ratings import RatingMatrix
 
 STORE = FitStore("fits", model_version=1)
-"""The GRM's fit cache (``lib.paths.cache_dir("fits")``)."""
+"""The GRM's fit cache (``lib.io.paths.cache_dir("fits")``)."""
 
 NAMES = ["theta", "alpha", "b"]
 """The variables a GRM fit keeps."""
@@ -55,24 +54,24 @@ class GRMFit:
     cache_key: str
 
 
+def _data(rm: RatingMatrix) -> list[Any]:
+    """The data a fit depends on: codes, comparison and prompt labels, categories."""
+    return [
+        rm.codes(),
+        rm.comparisons["comparison"].astype(str).tolist(),
+        rm.prompt_ids.astype(str).tolist(),
+        rm.categories.tolist(),
+    ]
+
+
 def data_key(rm: RatingMatrix) -> str:
-    """Hash of the data a fit depends on: codes, comparison and prompt labels, categories (20 hex digits)."""
-    h = hashlib.sha256()
-    h.update(rm.codes().tobytes())
-    h.update(
-        json.dumps(
-            [
-                rm.comparisons["comparison"].astype(str).tolist(),
-                rm.prompt_ids.astype(str).tolist(),
-                rm.categories.tolist(),
-            ]
-        ).encode()
-    )
-    return h.hexdigest()[:20]
+    """Hash of the data a fit depends on (:func:`lib.inference.store.digest_of`; 64 hex digits): the ``data``
+    of its cache entries' requests."""
+    return digest_of(*_data(rm))
 
 
 def _request(rm: RatingMatrix, settings: FitSettings) -> dict:
-    return STORE.request(data_key(rm), settings)
+    return STORE.request(_data(rm), settings)
 
 
 def fit_key(rm: RatingMatrix, settings: FitSettings) -> str:
@@ -86,19 +85,20 @@ def load_cached(rm: RatingMatrix, settings: FitSettings) -> GRMFit | None:
     Never raises (:meth:`lib.inference.store.FitStore.load`): a damaged entry, one of another
     format, data or settings, or whose posterior does not fit this data is a miss, and is removed.
     """
+    return STORE.load(_request(rm, settings), lambda stored: _read(stored, rm, settings))
 
-    def read(stored: Stored) -> GRMFit:
-        post, c = stored.idata["posterior"], _coords(rm)
-        if not (
-            set(NAMES) <= set(post.data_vars)
-            and post["comparison"].to_numpy().astype(str).tolist() == c["comparison"].tolist()
-            and post["prompt"].to_numpy().astype(str).tolist() == c["prompt"].tolist()
-            and post.sizes["threshold"] == len(rm.categories) - 1
-        ):
-            raise LookupError("the posterior does not fit this data")
-        return GRMFit(stored.idata, stored.diagnostics, settings, fit_key(rm, settings))
 
-    return STORE.load(_request(rm, settings), read)
+def _read(stored: Stored, rm: RatingMatrix, settings: FitSettings) -> GRMFit:
+    """The fit of a cache entry; LookupError when its posterior does not fit this data."""
+    post, c = stored.idata["posterior"], _coords(rm)
+    if not (
+        set(NAMES) <= set(post.data_vars)
+        and post["comparison"].to_numpy().astype(str).tolist() == c["comparison"].tolist()
+        and post["prompt"].to_numpy().astype(str).tolist() == c["prompt"].tolist()
+        and post.sizes["threshold"] == len(rm.categories) - 1
+    ):
+        raise LookupError("the posterior does not fit this data")
+    return GRMFit(stored.idata, stored.diagnostics, settings, fit_key(rm, settings))
 
 
 def load_latest(rm: RatingMatrix) -> GRMFit | None:
@@ -174,7 +174,7 @@ def fit_grm(
         (numpyro and pymc report every chain in chunks; nutpie reports elapsed time only) and
         "computing diagnostics"; a MAP fit says "compiling (first time only)" when it compiles.
     use_cache : bool
-        Read and write ``lib.paths.cache_dir("fits")``. A fit that cannot be written is still returned, with a
+        Read and write ``lib.io.paths.cache_dir("fits")``. A fit that cannot be written is still returned, with a
         warning in ``diagnostics.warnings``.
     remember : bool
         Make this the fit :func:`load_latest` returns for this data (the user's own fit; internal
@@ -195,53 +195,39 @@ def fit_grm(
     SettingsError
         On invalid settings or data the model cannot take (see :func:`lib.irt.settings.check_cutpoints`).
     DesignError
-        The data cannot support the model (:func:`lib.data_checks.check_design`).
+        The data cannot support the model (:func:`lib.irt.data_checks.check_design`).
     FormatError
         A prompt id or comparison label holds a NUL character.
     """
-    from lib.data_checks import check_design, cutpoints_note
+    from lib.irt.data_checks import check_design, cutpoints_note
 
-    start = time.perf_counter()
-    timer = timer or PhaseTimer()
-    with timer.phase("checks"):
-        settings = settings or FitSettings()
-        settings.validate()
-        check_cutpoints(settings.cutpoints, len(rm.categories))
+    def prepare() -> FitPlan[GRMFit]:
+        checked = settings or FitSettings()
+        checked.validate()
+        check_cutpoints(checked.cutpoints, len(rm.categories))
         design = check_design(rm)
         _check_labels(rm)
-    report = monotone(progress or (lambda fraction, message: None))
-    if use_cache:
-        with timer.phase("cache read"):
-            hit = load_cached(rm, settings)
-        if hit is not None:
-            if remember:
-                try_cache_write(lambda: _remember(rm, settings), hit.diagnostics.warnings)
-            report(1.0, "loaded from cache")
-            return hit
-    run = runner(settings.sampler)
-    idata = run_reporting(
-        lambda tracker: run(_problem(rm, settings), settings, tracker),
-        report,
-        start,
-        settings.chains * (settings.tune + settings.draws),
-        timer,
-    )
-    report(0.97, "computing diagnostics")
-    with timer.phase("diagnostics"):
-        diag = diagnose(idata, settings, 0.0)
-        diag.warnings += design.warnings
-        if (note := cutpoints_note(rm, settings.cutpoints)) is not None:
-            diag.warnings.append(note)
-    diag.timings = timer.seconds
-    diag.wall_s = time.perf_counter() - start
-    fit = GRMFit(idata=idata, diagnostics=diag, settings=settings, cache_key=fit_key(rm, settings))
-    if use_cache:
-        with timer.phase("cache write"):
-            try_cache_write(lambda: save(fit, rm), diag.warnings)
-            if remember:
-                try_cache_write(lambda: _remember(rm, settings), diag.warnings)
-    report(1.0, f"done in {time.perf_counter() - start:.1f} s")
-    return fit
+
+        def diagnose_fit(idata: az.InferenceData) -> Diagnostics:
+            diag = diagnose(idata, checked, 0.0)
+            diag.warnings += design.warnings
+            if (note := cutpoints_note(rm, checked.cutpoints)) is not None:
+                diag.warnings.append(note)
+            return diag
+
+        return FitPlan(
+            store=STORE,
+            request=_request(rm, checked),
+            sampler=checked.sampler,
+            problem=_problem(rm, checked),
+            settings=checked,
+            read=lambda stored: _read(stored, rm, checked),
+            diagnose=diagnose_fit,
+            result=lambda draws, diag, key: GRMFit(draws.idata, diag, checked, key),
+            remember=(lambda: _remember(rm, checked)) if remember else None,
+        )
+
+    return run_fit(prepare, progress=progress, use_cache=use_cache, timer=timer)
 
 
 def _coords(rm: RatingMatrix) -> dict[str, np.ndarray]:
@@ -253,7 +239,7 @@ def _coords(rm: RatingMatrix) -> dict[str, np.ndarray]:
 
 
 def _problem(rm: RatingMatrix, settings: FitSettings) -> Problem:
-    """The GRM of this data for a sampler: its PyMC model and its own MAP point."""
+    """The GRM of this data for a sampler: its PyMC model, and its MAP point for the ``map`` sampler."""
 
     def build():
         c = _coords(rm)
@@ -265,32 +251,10 @@ def _problem(rm: RatingMatrix, settings: FitSettings) -> Problem:
             prompt_ids=c["prompt"],
         ), list(NAMES)
 
-    # NUTS starts at PyMC's jittered initial point (lib.inference.samplers._initial_points), not at this MAP
+    # NUTS starts at PyMC's jittered initial point (lib.inference.samplers._initial_points), not at the MAP
     # point: the joint mode of the abilities and the slopes shrinks every theta towards 0 and sends alpha off
     # (176 for Future on mirt's Science data), where chains stuck (R-hat 3e7, 408 parameters that never moved).
-    return Problem(build=build, point=lambda tracker: _map_posterior(rm, settings, tracker))
-
-
-def _map_posterior(rm: RatingMatrix, settings: FitSettings, tracker: Tracker) -> az.InferenceData:
-    """The MAP point (:func:`lib.irt.map.fit_map`) as a posterior of one draw."""
-    codes, n_categories = rm.codes(), len(rm.categories)
-    if map_solver_ready(codes.shape, n_categories, settings.cutpoints):
-        tracker.stage(0.1, "finding the MAP point")
-    else:
-        tracker.stage(0.05, "compiling the MAP solver (first time only for data of this size)")
-        with tracker.timer.phase("compile"):
-            map_solver(codes.shape, n_categories, settings.cutpoints)
-    with tracker.timer.phase("optimise"):
-        point = fit_map(codes, n_categories, cutpoints=settings.cutpoints)
-    post = xr.Dataset(
-        {
-            "theta": (("chain", "draw", "comparison"), point.theta[None, None]),
-            "alpha": (("chain", "draw", "prompt"), point.alpha[None, None]),
-            "b": (("chain", "draw", "prompt", "threshold"), point.b[None, None]),
-        },
-        coords={"chain": [0], "draw": [0], **_coords(rm)},
-    )
-    return az.InferenceData(posterior=post)
+    return Problem(build=build, map=map_spec(rm.codes(), len(rm.categories), settings.cutpoints, _coords(rm)))
 
 
 def diagnose(idata: az.InferenceData, settings: FitSettings, wall_s: float) -> Diagnostics:
@@ -320,5 +284,5 @@ def diagnose(idata: az.InferenceData, settings: FitSettings, wall_s: float) -> D
 
 def netcdf_bytes(fit: GRMFit) -> bytes:
     """The posterior as arviz netcdf file contents (for a download), made in memory
-    (:func:`lib.cache.netcdf_bytes`; a cache file could have been replaced since)."""
+    (:func:`lib.io.cache.netcdf_bytes`; a cache file could have been replaced since)."""
     return netcdf_bytes_of(fit.idata)

@@ -16,7 +16,7 @@ Cutpoint variants:
 ``shared``
     One antisymmetric set ``b`` for every prompt (``b_j = b``; alpha stays per prompt), for designs
     whose prompts have too few rated comparisons to inform thresholds of their own
-    (:func:`lib.data_checks.auto_cutpoints`); as the leaderboard's votes likelihood does.
+    (:func:`lib.irt.data_checks.auto_cutpoints`); as the leaderboard's votes likelihood does.
 ``free``
     Any ordered ``b_j`` (the paper's literal model; needed for classic response data).
 

@@ -242,7 +242,7 @@ def posterior_predictive(fit, rm, *, n_draws: int = PPC_DRAWS, seed: int = 0) ->
     ----------
     fit : lib.irt.fit.GRMFit
         A NUTS fit of ``rm``.
-    rm : lib.ratings.RatingMatrix
+    rm : lib.judgments.ratings.RatingMatrix
     n_draws : int
         Posterior draws used, evenly thinned over all chains (all of them when there are fewer).
     seed : int

@@ -90,18 +90,8 @@ def judgment_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> np.nd
 
 
 def category_probs(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Category response curves ``P(u = k | theta)`` of the GRM.
-
-    Parameters
-    ----------
-    theta : array_like, shape (n_theta,)
-    alpha : ndarray, shape (..., J)
-    b : ndarray, shape (..., J, K-1)
-
-    Returns
-    -------
-    ndarray, shape (..., n_theta, J, K), float64; sums to 1 over the last axis.
-    """
+    """Category response curves ``P(u = k | theta)`` of the GRM: the exponential of :func:`log_category_probs`
+    (the same parameters and shape, (..., n_theta, J, K)); sums to 1 over the last axis."""
     return np.exp(log_category_probs(theta, alpha, b))
 
 
@@ -135,9 +125,8 @@ def item_information(theta: np.ndarray, alpha: np.ndarray, b: np.ndarray) -> np.
 
     Parameters
     ----------
-    theta : array_like, shape (n_theta,)
-    alpha : ndarray, shape (..., J)
-    b : ndarray, shape (..., J, K-1)
+    theta, alpha, b
+        As in :func:`log_category_probs`.
 
     Returns
     -------

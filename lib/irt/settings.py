@@ -75,7 +75,7 @@ def needs_posterior(what: str) -> str:
 
 
 def default_cutpoints(fmt: str) -> str:
-    """The cutpoints for a judgment format (``lib.formats.FormatSpec.cutpoints``, their one home):
+    """The cutpoints for a judgment format (``lib.judgments.formats.FormatSpec.cutpoints``, their one home):
     ``free`` for item-response data, whose categories have no "no preference" middle,
     ``antisymmetric`` otherwise.
 
@@ -84,7 +84,7 @@ def default_cutpoints(fmt: str) -> str:
     SettingsError
         Unknown format.
     """
-    from lib.formats import format_spec  # pandas: imported on use so that this module stays light
+    from lib.judgments.formats import format_spec  # pandas: imported on use so that this module stays light
 
     return format_spec(fmt).cutpoints
 

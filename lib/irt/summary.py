@@ -8,7 +8,7 @@ import pandas as pd
 
 from lib.irt.contraction import contraction
 from lib.irt.fit import GRMFit
-from lib.ratings import RatingMatrix, item_total_correlation
+from lib.judgments.ratings import RatingMatrix, item_total_correlation
 
 HDI_PROB = 0.94
 """arviz's default credible mass: an interval, not a 95% significance test."""

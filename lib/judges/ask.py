@@ -10,7 +10,7 @@ revision client's settings (:class:`lib.revision.client.LLMSettings`: retries wi
 and timeouts, each attempt bounded by ``timeout``) and its check of the answer
 (:func:`lib.revision.client.chat_completion`: an HTML page is named as one, with the server and the
 HTTP status); answers are cached on disk by server, model, prompt version, temperature and the texts
-(:func:`lib.cache.load` / :func:`lib.cache.store`), so a rerun never bills twice; a request that fails
+(:func:`lib.io.cache.load` / :func:`lib.io.cache.store`), so a rerun never bills twice; a request that fails
 is reported with its reason and the others are kept. Tokens used are summed from the answers'
 ``usage``. The API key is only passed to the SDK: never stored or logged, and redacted from every
 error and answer text (:func:`lib.revision.client.describe_failure`; a server answering 401 may quote
@@ -30,13 +30,13 @@ from typing import Any
 
 import pandas as pd
 
-from lib.cache import load, store
-from lib.columns import resolve_roles
-from lib.formats import FORMATS
-from lib.paths import cache_dir
+from lib.io.cache import load, store
+from lib.io.columns import resolve_roles
+from lib.io.paths import cache_dir
+from lib.io.tables import guess_roles, text
+from lib.judgments.formats import FORMATS
 from lib.revision.client import TEMPERATURE, LLMSettings, chat_completion, describe_failure, openai_client
 from lib.revision.credentials import redact
-from lib.tables import guess_roles, text
 
 PROMPT_VERSION = "judge-v1"
 SYSTEM_PROMPT = (
@@ -96,10 +96,10 @@ def read_pairs(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file:
     Raises
     ------
     FormatError
-        A role without column (:func:`lib.columns.resolve_roles`), or a blank cell (rows named).
+        A role without column (:func:`lib.io.columns.resolve_roles`), or a blank cell (rows named).
     """
     from lib.errors import FormatError
-    from lib.tables import row_numbers
+    from lib.io.tables import row_numbers
 
     guesses = guess_roles(list(df.columns), FORMATS["pairwise"].column_roles, df)
     mapping = resolve_roles(
@@ -126,7 +126,7 @@ class VerdictAsker:
         Model, Base URL, key (chosen by :func:`lib.revision.credentials.choose_key`), concurrency,
         retries and timeout.
     cache : Path, optional
-        Folder of cached answers (default :func:`lib.paths.cache_dir` ``("judges")``).
+        Folder of cached answers (default :func:`lib.io.paths.cache_dir` ``("judges")``).
     use_cache : bool
         False neither reads nor writes the cache.
     http_client : httpx.Client, optional

@@ -66,7 +66,7 @@ from scipy.sparse import csr_matrix
 from scipy.special import expit, ndtri
 from scipy.stats import norm, qmc
 
-from lib.blas import one_blas_thread
+from lib.engine.blas import one_blas_thread
 from lib.errors import DesignError
 from lib.ranking.bradley_terry import Loss, gram, pair_design
 
@@ -278,7 +278,7 @@ def rectified_fit(
     j = 1 if np.ndim(yhat_l) == 1 else np.shape(yhat_l)[1]
     yhat_l, yhat_u = np.reshape(yhat_l, (len(x_l), j)), np.reshape(yhat_u, (len(x_u), j))
     clusters = (clusters_l, clusters_u)
-    with one_blas_thread():  # a small problem: BLAS threads only contend (lib.blas)
+    with one_blas_thread():  # a small problem: BLAS threads only contend (lib.engine.blas)
         if lam is not None:
             weights = np.broadcast_to(np.asarray(lam, dtype=float), (j,)).copy()
             return _final(x_l, y, yhat_l, x_u, yhat_u, weights, clusters, what)

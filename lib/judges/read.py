@@ -1,6 +1,6 @@
 """Judge files: LLM-judge verdicts read as pairwise votes and matched to the human items.
 
-A judge file is a pairwise file (``lib.formats``' ``pairwise`` roles: prompt, system_a, system_b,
+A judge file is a pairwise file (``lib.judgments.formats``' ``pairwise`` roles: prompt, system_a, system_b,
 choice) whose ``judge`` column names the model that gave each verdict (without one, the annotator
 column does). ``system_a`` is the response the judge was shown first (as ``python -m lib judge``
 writes it; a ``position`` column is not read): the same pair judged in both orders measures
@@ -19,16 +19,12 @@ import numpy as np
 import pandas as pd
 
 from lib.errors import DesignError, FormatError
-from lib.formats import read_pairwise, resolve_columns
-from lib.paths import DATA_DIR
+from lib.io.tables import row_numbers, text
+from lib.judgments.formats import read_pairwise, resolve_columns
 from lib.ranking.bradley_terry import OUTCOME
-from lib.tables import row_numbers, text
 
 JUDGE_COLUMN = "judge"
 """Name of the column that names the judge model (any case); else the annotator column does."""
-
-BUNDLED_JUDGES = {"pandalm_pairwise": DATA_DIR / "pandalm_pairwise" / "judge_votes_long.csv"}
-"""Bundled data set (a key of ``lib.datasets.DATASETS``) -> the judge file of its items (the Judges page offers it)."""
 
 ITEM_KEY = ["prompt_id", "system_low", "system_high"]
 """An item: a prompt and an unordered system pair, written in sorted order (low < high)."""
@@ -64,9 +60,9 @@ def read_judge_file(df: pd.DataFrame, columns: dict[str, str] | None = None, *, 
     Parameters
     ----------
     df : DataFrame
-        The file as read by :func:`lib.tables.read_csv` (one row per verdict).
+        The file as read by :func:`lib.io.tables.read_csv` (one row per verdict).
     columns : dict, optional
-        ``{role: column}`` over the guessed pairwise roles (``lib.formats.resolve_columns``).
+        ``{role: column}`` over the guessed pairwise roles (``lib.judgments.formats.resolve_columns``).
     file : str
         File name for messages.
 
@@ -78,7 +74,7 @@ def read_judge_file(df: pd.DataFrame, columns: dict[str, str] | None = None, *, 
     ------
     FormatError
         A pairwise role without column, no column naming the judge, a blank judge name, every verdict
-        unusable, or what :func:`lib.formats.read_pairwise` refuses in the usable rows (unknown choice, a
+        unusable, or what :func:`lib.judgments.formats.read_pairwise` refuses in the usable rows (unknown choice, a
         system compared with itself).
     """
     named = next((c for c in df.columns if str(c).strip().lower() == JUDGE_COLUMN), None)
@@ -163,7 +159,7 @@ def match_items(humans: pd.DataFrame, judges: JudgeVotes) -> tuple[pd.DataFrame,
     Parameters
     ----------
     humans : DataFrame
-        Canonical human votes (``lib.formats.VOTE_COLUMNS``).
+        Canonical human votes (``lib.judgments.formats.VOTE_COLUMNS``).
     judges : JudgeVotes
         From :func:`read_judge_file`.
 

@@ -93,7 +93,7 @@ def judge_leaderboard(humans: pd.DataFrame, judges: JudgeVotes, *, level: float 
     Parameters
     ----------
     humans : DataFrame
-        Canonical human votes (``lib.formats.VOTE_COLUMNS``).
+        Canonical human votes (``lib.judgments.formats.VOTE_COLUMNS``).
     judges : JudgeVotes
         :func:`lib.judges.read.read_judge_file`; each judge's usable verdicts are averaged per item into its
         prediction, and the judges' predictions get one PPI++ weight each (:mod:`lib.judges.ppi`).

@@ -29,7 +29,7 @@ LEVEL = 1 - ALPHA
 
 GRM_CATEGORIES = 7
 """Net ratings spanning more than this many values are rescaled to -3..3, the project's rule for
-unequal vote counts (``lib.ratings.net_ratings``), so that the MAP solver keeps one shape."""
+unequal vote counts (``lib.judgments.ratings.net_ratings``), so that the MAP solver keeps one shape."""
 
 
 @dataclass
@@ -94,7 +94,7 @@ def _grid_result(loglik: np.ndarray) -> Result:
 def grm_map(study: Study) -> Result:
     """The project's GRM on the net ratings: MAP item parameters (:func:`lib.irt.map.fit_map`), then each
     theta's posterior by quadrature given them. The cutpoints are those ``fit`` chooses for such data
-    (:func:`lib.data_checks.auto_cutpoints`): antisymmetric per prompt when the prompts hold enough
+    (:func:`lib.irt.data_checks.auto_cutpoints`): antisymmetric per prompt when the prompts hold enough
     comparisons to inform them, else one shared set (e.g. two systems).
 
     Treating the estimated alpha and b as known makes this interval too narrow: with no true
@@ -103,7 +103,7 @@ def grm_map(study: Study) -> Result:
     the same studies, :func:`lib.planning.power.plan`, ``docs/planner.md``); the interval returned here is
     the nominal one.
     """
-    from lib.data_checks import informs_own_thresholds
+    from lib.irt.data_checks import informs_own_thresholds
     from lib.irt.map import fit_map
     from lib.irt.readouts import item_loglik
 

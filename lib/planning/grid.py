@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lib.errors import SettingsError
+from lib.io.typed import whole_numbers
 from lib.planning.design import ANALYSES, PLANNED_STRATEGIES, Assumptions, Design
-from lib.typed import whole_numbers
 
 
 @dataclass(frozen=True)

@@ -157,8 +157,8 @@ def crossed_reml(scores: np.ndarray) -> CrossedFit:
 
     Parameters
     ----------
-    scores : ndarray, shape (J, n), float
-        Judgment of annotator k on prompt j (B minus A), every cell filled.
+    scores
+        As in :func:`crossed_ml`.
 
     Returns
     -------

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from lib.engine import Engine, TaskProgress
+from lib.engine.cluster import Engine, TaskProgress
 from lib.errors import DesignError, SettingsError
 from lib.inference.settings import gives_posterior
 from lib.irt.settings import FitSettings
@@ -38,9 +38,9 @@ NUTS_COLUMNS = [
 
 
 def study_matrix(study: Study):
-    """The net ratings of a simulated study as a :class:`lib.ratings.RatingMatrix` (systems named
+    """The net ratings of a simulated study as a :class:`lib.judgments.ratings.RatingMatrix` (systems named
     ``S0``, ``S1``, ...; ratings rescaled as :func:`lib.planning.analyses.net_codes` does)."""
-    from lib.ratings import RatingMatrix
+    from lib.judgments.ratings import RatingMatrix
 
     codes, n_categories = net_codes(study)
     categories = np.arange(n_categories) - n_categories // 2
@@ -61,7 +61,7 @@ def study_matrix(study: Study):
 
 def _check_replicate(item: tuple) -> pd.DataFrame:
     """The NUTS check of one simulated study (one Dask task): its rows of :data:`NUTS_COLUMNS`."""
-    from lib.data_checks import auto_cutpoints
+    from lib.irt.data_checks import auto_cutpoints
     from lib.irt.fit import fit_grm
 
     assumptions, design, seed, r, settings, analyses = item
@@ -140,7 +140,7 @@ def nuts_check(
         Of :data:`GRM_ANALYSES`. ``grm_map``'s interval is its nominal one, before the plan's
         calibration under the null.
     engine : Engine, optional
-        Where the fits run, one study per task (an entered :class:`lib.engine.Engine`); None runs
+        Where the fits run, one study per task (an entered :class:`lib.engine.cluster.Engine`); None runs
         them here, one after another. The numbers are the same either way.
     progress : callable, optional
         ``progress(done, total)`` in studies.

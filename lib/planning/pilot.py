@@ -20,7 +20,7 @@ def pilot_votes(data) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] |
     """Every vote of a pilot placed in ``data.matrix`` (comparisons, prompts after redundancy merging):
     comparison index i, prompt index j, annotator code k (int64 each, shape (V,)) and value (-1, 0, +1,
     B minus A); None for data without individual votes (ratings, item responses)."""
-    from lib.ratings import orient_votes, select_criterion
+    from lib.judgments.ratings import orient_votes, select_criterion
 
     if data.judgments is None:
         return None

@@ -27,10 +27,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau, norm
 
-from lib.cache import check_digest, digest, load, prune, store
-from lib.engine import Engine, TaskProgress
+from lib.engine.cluster import Engine, TaskProgress
 from lib.errors import PlanStopped, SettingsError
-from lib.paths import cache_dir
+from lib.io.cache import check_digest, digest, load, prune, store
+from lib.io.paths import cache_dir
 from lib.planning.analyses import ALPHA, LEVEL, analyse
 from lib.planning.design import ANALYSES, MAX_MINUTES, Assumptions, Design
 from lib.planning.grid import PLAN_DEFAULTS
@@ -596,19 +596,11 @@ def plan_key(assumptions: Assumptions, designs: list[Design], **settings) -> str
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def plan(
-    assumptions: Assumptions,
-    designs: list[Design],
-    *,
-    replicates: int = PLAN_DEFAULTS.replicates,
-    seed: int = PLAN_DEFAULTS.seed,
-    engine: Engine | None = None,
-    progress: TaskProgress | None = None,
-    seconds_per_judgment: float = PLAN_DEFAULTS.seconds_per_judgment,
-    cost_per_hour: float = PLAN_DEFAULTS.cost_per_hour,
-    max_minutes: float = MAX_MINUTES,
-) -> pd.DataFrame:
+def plan(assumptions: Assumptions, designs: list[Design], **options) -> pd.DataFrame:
     """Estimate power, interval width, ranking accuracy and cost of every design.
+
+    ``options`` are :func:`iter_plan`'s keywords, described here; its signature holds their types and
+    defaults (from :data:`lib.planning.grid.PLAN_DEFAULTS`).
 
     Parameters
     ----------
@@ -621,7 +613,7 @@ def plan(
         (:func:`lib.planning.simulate.seeds`): the same plan gives the same numbers in this
         process, an embedded cluster or a remote one.
     engine : Engine, optional
-        Where the studies run (an entered :class:`lib.engine.Engine`); None runs them here, one
+        Where the studies run (an entered :class:`lib.engine.cluster.Engine`); None runs them here, one
         after another.
     progress : callable, optional
         ``progress(done, total)`` in studies.
@@ -657,17 +649,7 @@ def plan(
     PlanStopped
         The engine failed midway (:func:`iter_plan`).
     """
-    return plan_with_pairs(
-        assumptions,
-        designs,
-        replicates=replicates,
-        seed=seed,
-        engine=engine,
-        progress=progress,
-        seconds_per_judgment=seconds_per_judgment,
-        cost_per_hour=cost_per_hour,
-        max_minutes=max_minutes,
-    )[0]
+    return plan_with_pairs(assumptions, designs, **options)[0]
 
 
 def plan_with_pairs(assumptions: Assumptions, designs: list[Design], **options) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -693,7 +675,7 @@ PLAN_CACHE_MAX_BYTES = 20 * 2**20
 
 
 def _cached_plan(raw: bytes, key: str, designs: list[Design]) -> pd.DataFrame:
-    """The plan stored in a cache entry (:func:`lib.cache.load` parses with it).
+    """The plan stored in a cache entry (:func:`lib.io.cache.load` parses with it).
 
     Raises
     ------

@@ -19,9 +19,22 @@ def _colour(name: str) -> str:
     return qualitative.Plotly[list(STRATEGIES).index(name) % len(qualitative.Plotly)]
 
 
-def _band(hex_colour: str) -> str:
-    """The translucent fill of a band in a strategy's colour."""
-    return "rgba({}, {}, {}, 0.15)".format(*hex_to_rgb(hex_colour))
+def _band(
+    x: pd.Series, low: pd.Series, high: pd.Series, name: str, hex_colour: str, label: str | None = None
+) -> go.Scatter:
+    """A strategy's band from ``low`` to ``high`` over ``x``: a closed outline filled translucent in its colour,
+    without hover or legend entry (in the legend group ``name``); ``label`` names the trace."""
+    return go.Scatter(
+        x=pd.concat([x, x[::-1]]),
+        y=pd.concat([high, low[::-1]]),
+        fill="toself",
+        fillcolor="rgba({}, {}, {}, 0.15)".format(*hex_to_rgb(hex_colour)),
+        line={"width": 0},
+        hoverinfo="skip",
+        legendgroup=name,
+        showlegend=False,
+        name=label,
+    )
 
 
 def se_curve(summary: pd.DataFrame, mode: str, target_se: float | None = None) -> go.Figure:
@@ -43,19 +56,7 @@ def se_curve(summary: pd.DataFrame, mode: str, target_se: float | None = None) -
     fig = go.Figure()
     for name, part in summary.groupby("strategy", sort=False):
         colour, label = _colour(name), STRATEGIES[name].label
-        fig.add_trace(
-            go.Scatter(
-                x=pd.concat([part["k"], part["k"][::-1]]),
-                y=pd.concat([part["se_hi"], part["se_lo"][::-1]]),
-                fill="toself",
-                fillcolor=_band(colour),
-                line={"width": 0},
-                hoverinfo="skip",
-                legendgroup=name,
-                showlegend=False,
-                name=f"{label} band",
-            )
-        )
+        fig.add_trace(_band(part["k"], part["se_lo"], part["se_hi"], name, colour, f"{label} band"))
         fig.add_trace(
             go.Scatter(
                 x=part["k"],
@@ -115,20 +116,7 @@ def what_if_chart(result: WhatIf, target_se: float) -> go.Figure:
     )
     for name, part in result.path.groupby("order", sort=False):
         colour, label = _colour(name), STRATEGIES[name].label
-        fig.add_trace(
-            go.Scatter(
-                x=pd.concat([part["step"], part["step"][::-1]]),
-                y=pd.concat([part["theta_hi"], part["theta_lo"][::-1]]),
-                fill="toself",
-                fillcolor=_band(colour),
-                line={"width": 0},
-                hoverinfo="skip",
-                legendgroup=name,
-                showlegend=False,
-            ),
-            row=1,
-            col=1,
-        )
+        fig.add_trace(_band(part["step"], part["theta_lo"], part["theta_hi"], name, colour), row=1, col=1)
         fig.add_trace(
             go.Scatter(
                 x=part["step"],

@@ -49,7 +49,7 @@ def bradley_terry(
     Parameters
     ----------
     votes : DataFrame
-        Canonical votes (``lib.formats.VOTE_COLUMNS``): at least ``system_a``, ``system_b`` and
+        Canonical votes (``lib.judgments.formats.VOTE_COLUMNS``): at least ``system_a``, ``system_b`` and
         ``winner`` in {"a", "b", "tie"}; one row per vote; optionally ``weight`` (>= 0).
     scale, base, initial : float
         Rating scale: ``scale`` points per factor ``base`` in the odds; the mean rating.

@@ -22,6 +22,7 @@ import numpy as np
 from lib.errors import TooLargeError
 from lib.inference.settings import is_mcmc
 from lib.inference.timings import PHASES, PhaseTimer
+from lib.ranking.likelihoods import likelihood_spec
 
 MAX_MEMORY_GB = 8.0
 """Default memory limit of one leaderboard fit (GB); ``--max-memory`` on the command line."""
@@ -45,10 +46,8 @@ _SECONDS_FIXED = {"checks": 0.02, "cache read": 0.01, "model build": 0.1, "diagn
 _SECONDS_PER_OBS_CHECKS = 2e-6  # the data-design checks, per judgment
 _SECONDS_PER_PROMPT_DIAGNOSTICS = 5e-5  # the prompt-clustered intervals, per prompt
 _SECONDS_COMPILE = 1.1  # the model translated to JAX
-_SECONDS_JIT_OPTIMISE = {"votes": 8.0, "cells": 11.0, "ratings": 8.5}  # the mode's programs compiled at first call
-# L-BFGS and the prompts' marginal per judgment (votes and cells: from the 250k-2M-vote arenas of issue 17)
-_SECONDS_PER_OBS_OPTIMISE = {"votes": 1.2e-4, "cells": 1.2e-4, "ratings": 6.6e-4}
-_SECONDS_JIT_HESSIAN = {"votes": 1.1, "cells": 1.6, "ratings": 1.9}  # the Hessian-vector products compiled
+# per likelihood (its spec's ``seconds``): the mode's programs compiled at first call, L-BFGS and the prompts'
+# marginal per judgment, the Hessian-vector products compiled
 _SECONDS_PER_OBS_GLOBAL = 3e-8  # one Hessian-vector product column per judgment and global variable
 _SECONDS_PER_GRADIENT = 2e-3  # fixed cost of one JAX gradient call
 _SECONDS_JIT_DRAWS = 0.7  # the draws' program compiled
@@ -225,7 +224,7 @@ def estimate_cost(
     target_ess : int, optional
         numpyro samples to this ESS (warm-started at the joint mode); about ``target_ess / 0.5`` draws.
     likelihood : str
-        ``votes``, ``cells`` or ``ratings`` (:data:`lib.ranking.data.LIKELIHOODS`): their programs take
+        ``votes``, ``cells`` or ``ratings`` (:data:`lib.ranking.likelihoods.LIKELIHOODS`): their programs take
         different times to compile.
     locals_per_prompt : int
         The prompt's own free variables (its discrimination, and for net-rating cells its thresholds).
@@ -266,9 +265,10 @@ def estimate_cost(
         parts["the Hessian at the mode (systems x variables)"] = _DENSE_COPIES * k * n_vars * 8 / _GB
         parts["the judgments' gradients"] = _BYTES_PER_OBS_LAPLACE * n / _GB
         phases["compile"] = _SECONDS_COMPILE
-        phases["optimise"] = _SECONDS_JIT_OPTIMISE[likelihood] + _SECONDS_PER_OBS_OPTIMISE[likelihood] * n
+        jit_optimise, per_obs_optimise, jit_hessian = likelihood_spec(likelihood).seconds
+        phases["optimise"] = jit_optimise + per_obs_optimise * n
         phases["Hessian"] = (
-            _SECONDS_JIT_HESSIAN[likelihood]
+            jit_hessian
             + _SECONDS_PER_OBS_GLOBAL * n * k
             + (2 * k * (_SECONDS_PER_GRADIENT + 4 * _SECONDS_PER_OBS_GLOBAL * n) if n <= 20_000 else 0.0)
             + _SECONDS_SCHUR * j * locals_per_prompt**2 * float(k) ** 2

@@ -1,8 +1,7 @@
 """What each likelihood of the ranking model reads, built from an analysis input (light imports).
 
-Three likelihoods (:data:`LIKELIHOODS`) explain the same judgments at three grains: the net rating
-of a system pair on a prompt (*cells*, the paper's graded response model), each vote (*votes*), or
-each score an annotator gave one system on one prompt (*ratings*, which needs no pairing).
+The likelihoods (:data:`lib.ranking.likelihoods.LIKELIHOODS`) explain the same judgments at different grains;
+each one's spec says what its data must hold, and :func:`ranking_data` asks it.
 """
 
 from __future__ import annotations
@@ -13,20 +12,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lib.errors import DesignError, SettingsError
+from lib.ranking.likelihoods import LIKELIHOODS, Likelihood, default_likelihood, likelihood_spec
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lib.judgments.ratings import RatingMatrix
     from lib.ranking.style import StyleFeatures
-    from lib.ratings import RatingMatrix
-
-LIKELIHOODS = {
-    "cells": "net rating per (system pair, prompt), the graded response model of the Abilities page",
-    "votes": "one outcome per vote (A better / tie / B better): sparse designs, arenas (default for votes)",
-    "ratings": "each score of a system on a prompt, with a prompt effect (and, as an option, the annotator's "
-    "severity): needs no pairing (default for ratings)",
-}
-"""The ranking model's likelihoods, name -> help text (:mod:`lib.ranking.model`)."""
 
 
 @dataclass
@@ -38,15 +30,15 @@ class RankingData:
     systems : list of str
         Every system, sorted; the order of skills everywhere.
     likelihood : str
-        A key of :data:`LIKELIHOODS`.
+        A key of :data:`lib.ranking.likelihoods.LIKELIHOODS`.
     votes : DataFrame or None
-        Canonical votes (``lib.formats.VOTE_COLUMNS``, plus ``first``, the system shown first, when
+        Canonical votes (``lib.judgments.formats.VOTE_COLUMNS``, plus ``first``, the system shown first, when
         the file says) of the chosen criterion; set for ``votes`` and ``cells``.
     matrix : RatingMatrix or None
         Net ratings per (pair, prompt), for ``cells``.
     ratings : DataFrame or None
         ``system, prompt_id, annotator_id, score`` (float) for ``ratings``: one row per score an
-        annotator gave (``lib.formats.read_ratings``), not averaged; ``annotator_id`` is "" when
+        annotator gave (``lib.judgments.formats.read_ratings``), not averaged; ``annotator_id`` is "" when
         the file has no annotator column.
     n_votes : Series
         Judgments behind each system's skill (votes it took part in, or scores it received, one
@@ -61,7 +53,7 @@ class RankingData:
         The category of each vote (rows as ``votes``) when ranked by category (:mod:`lib.ranking.categories`);
         None otherwise.
     rows : ndarray (len(votes),) of int64, or None
-        The input file's 1-based data row of each of ``votes`` (``lib.formats.Judgments.rows``): None
+        The input file's 1-based data row of each of ``votes`` (``lib.judgments.formats.Judgments.rows``): None
         where a vote is not one row of the file (best-worst, ranking), and for ratings.
     """
 
@@ -88,6 +80,11 @@ class RankingData:
         """The number of components of the comparison graph (1 when every system is linked)."""
         assert self.component is not None  # set by __post_init__
         return int(self.component.max())
+
+    @property
+    def spec(self) -> Likelihood:
+        """The likelihood's spec (:data:`lib.ranking.likelihoods.LIKELIHOODS`)."""
+        return likelihood_spec(self.likelihood)
 
 
 def comparison_components(systems: list[str], system_a, system_b) -> pd.Series:
@@ -278,7 +275,8 @@ def annotator_design_of(data, likelihood: str | None = None) -> AnnotatorDesign:
     ----------
     data : lib.inputs.AnalysisInput
     likelihood : str, optional
-        A key of :data:`LIKELIHOODS` (None: the data's own); only ``ratings`` has severities.
+        A key of :data:`lib.ranking.likelihoods.LIKELIHOODS` (None: the data's own); only one whose
+        ``severity`` is set (ratings) has severities.
 
     Returns
     -------
@@ -287,7 +285,8 @@ def annotator_design_of(data, likelihood: str | None = None) -> AnnotatorDesign:
         (which has no systems: :func:`ranking_data` says so).
     """
     paired_or_none = data.judgments is not None or data.ratings is None or data.fmt == "responses"
-    if paired_or_none or likelihood not in (None, "ratings"):
+    chosen = None if likelihood is None else LIKELIHOODS.get(likelihood)
+    if paired_or_none or (likelihood is not None and (chosen is None or not chosen.severity)):
         return annotator_design(None)
     return annotator_design(_score_table(data))
 
@@ -299,8 +298,9 @@ def ranking_data(data, likelihood: str | None = None, *, style: bool = False, by
     ----------
     data : lib.inputs.AnalysisInput
     likelihood : str, optional
-        A key of :data:`LIKELIHOODS`; default ``votes`` for formats with votes (pairwise,
-        best-worst, ranking) and ``ratings`` for the ratings format.
+        A key of :data:`lib.ranking.likelihoods.LIKELIHOODS`; default ``votes`` for formats with votes
+        (pairwise, best-worst, ranking) and ``ratings`` for the ratings format
+        (:func:`lib.ranking.likelihoods.default_likelihood`).
     style : bool
         Style control: the votes' style covariates (:func:`lib.ranking.style.vote_features`) in ``style``.
     by_category : bool
@@ -322,81 +322,57 @@ def ranking_data(data, likelihood: str | None = None, *, style: bool = False, by
         Fewer than two systems, or nothing that tells systems apart (all votes ties, all scores
         equal, no pair judged on a prompt for ``cells``).
     """
-    likelihood = _likelihood(data, likelihood)
-    votes = ratings = matrix = rows = None
+    spec = _likelihood(data, likelihood)
+    likelihood = spec.name
+    votes = ratings = rows = None
     if data.judgments is not None:
-        votes, rows, systems, counts = _votes(data, likelihood)
+        votes, rows, systems, counts = _votes(data)
+        spec.check(votes)
     else:
-        ratings, systems, counts = _ratings(data, likelihood)
+        ratings, systems, counts = _ratings(data)
+        spec.check(ratings)
     if len(systems) < 2:
         raise DesignError(f"only one system ({', '.join(systems) or 'none'}): a leaderboard needs at least two")
-    if likelihood == "cells":
-        matrix = data.matrix
-        if not (matrix.n_votes > 0).any():
-            raise DesignError(
-                "no pair of systems was judged on the same prompt: the cells likelihood has "
-                "nothing to model; use the ratings or votes likelihood"
-            )
+    matrix, component = spec.design(data, systems, votes)
     n_votes = counts.reindex(systems, fill_value=0).astype("int64").rename("n_votes")
-    # Ratings link every system through the prompt effects' shared distribution: one component.
-    component = None
-    if likelihood == "votes":
-        assert votes is not None  # the votes likelihood has votes
-        component = comparison_components(systems, votes["system_a"], votes["system_b"])
-    elif likelihood == "cells":
-        assert matrix is not None  # set above for the cells likelihood
-        judged = matrix.comparisons[(matrix.n_votes > 0).any(axis=1)]
-        component = comparison_components(systems, judged["system_a"], judged["system_b"])
     features = None
     if style:
         from lib.ranking.style import vote_features
 
-        if likelihood != "votes":
+        if not spec.per_vote:
             raise SettingsError(
                 f"style control is a covariate of each vote: it needs the votes likelihood, not {likelihood}"
             )
-        assert votes is not None  # the votes likelihood has votes
+        assert votes is not None  # a likelihood of votes has votes
         features = vote_features(votes, data.judgments.responses)
     category = None
     if by_category:
         from lib.ranking.categories import vote_categories
 
-        if likelihood != "votes":
+        if not spec.per_vote:
             raise SettingsError(f"ranking by category needs the votes likelihood, not {likelihood}")
-        assert votes is not None  # the votes likelihood has votes
+        assert votes is not None  # a likelihood of votes has votes
         category = vote_categories(votes)
     return RankingData(
         systems, likelihood, votes, matrix, ratings, n_votes, component, features, category=category, rows=rows
     )
 
 
-def _likelihood(data, likelihood: str | None) -> str:
-    """The likelihood asked for (default: ``votes`` for formats with votes, else ``ratings``), checked
+def _likelihood(data, likelihood: str | None) -> Likelihood:
+    """The likelihood asked for (default: :func:`lib.ranking.likelihoods.default_likelihood`), checked
     against the data (see :func:`ranking_data`'s SettingsError)."""
     if data.fmt == "responses":
         raise SettingsError("item-response data (persons x items) has no systems to rank")
     has_votes = data.judgments is not None
-    likelihood = likelihood or ("votes" if has_votes else "ratings")
-    if likelihood not in LIKELIHOODS:
-        raise SettingsError(f"unknown likelihood '{likelihood}'; choose one of {', '.join(LIKELIHOODS)}")
-    if likelihood == "votes" and not has_votes:
-        raise SettingsError("the votes likelihood needs pairwise votes; these are ratings: use ratings or cells")
-    if likelihood == "ratings" and has_votes:
-        raise SettingsError(
-            "the ratings likelihood needs one score per system and prompt; these are votes: use votes or cells"
-        )
-    return likelihood
+    spec = likelihood_spec(likelihood) if likelihood else default_likelihood(has_votes)
+    if ("votes" if has_votes else "scores") not in spec.reads:
+        raise SettingsError(spec.refusal)
+    return spec
 
 
-def _votes(data, likelihood: str) -> tuple[pd.DataFrame, np.ndarray | None, list[str], pd.Series]:
+def _votes(data) -> tuple[pd.DataFrame, np.ndarray | None, list[str], pd.Series]:
     """The votes of the chosen criterion, their file rows (``Judgments.rows``: None where votes are not
-    rows), their systems (sorted) and votes per system.
-
-    Raises
-    ------
-    DesignError
-        Every vote is a tie (for the votes likelihood).
-    """
+    rows), their systems (sorted) and votes per system."""
     import pandas as pd
 
     votes, rows = data.judgments.votes, data.judgments.rows
@@ -406,25 +382,15 @@ def _votes(data, likelihood: str) -> tuple[pd.DataFrame, np.ndarray | None, list
     votes = votes.reset_index(drop=True)
     counts = pd.concat([votes["system_a"], votes["system_b"]]).value_counts()
     systems = sorted(counts.index.tolist())  # every system once (not a Python set of every vote's)
-    if likelihood == "votes" and (votes["winner"] == "tie").all():
-        raise DesignError("every vote is a tie: the votes cannot tell any system apart")
     return votes, rows, systems, counts
 
 
-def _ratings(data, likelihood: str) -> tuple[pd.DataFrame, list[str], pd.Series]:
+def _ratings(data) -> tuple[pd.DataFrame, list[str], pd.Series]:
     """The scores of the chosen criterion (``system, prompt_id, annotator_id, score``), their systems
-    (sorted) and scores per system.
-
-    Raises
-    ------
-    DesignError
-        Every score is the same (for the ratings likelihood).
-    """
+    (sorted) and scores per system."""
     ratings = _score_table(data)
     systems = sorted(set(ratings["system"]))
     counts = ratings["system"].value_counts()
-    if likelihood == "ratings" and ratings["score"].nunique() < 2:
-        raise DesignError("every score is the same: the ratings cannot tell any system apart")
     return ratings, systems, counts
 
 

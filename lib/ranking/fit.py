@@ -1,4 +1,5 @@
-"""Fitting the ranking model (:mod:`lib.ranking.model`) through the one engine (:mod:`lib.inference`).
+"""Fitting the ranking model (:mod:`lib.ranking.model`) through the one fit pipeline
+(:func:`lib.inference.pipeline.run_fit`): this module holds the ranking's part of a fit.
 
 Samplers: the registry's made for the leaderboard (:func:`lib.inference.settings.samplers_for`,
 ``"ranking"``): NUTS (numpyro, pymc, nutpie) or MAP + Laplace (:mod:`lib.inference.laplace`, the
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -26,13 +28,15 @@ import numpy as np
 from lib.errors import SettingsError
 from lib.inference.diagnostics import Diagnostics, diagnose
 from lib.inference.laplace import LaplaceMode, laplace_mode
-from lib.inference.progress import FitProgress, Tracker, monotone, run_reporting
-from lib.inference.samplers import Problem, runner
-from lib.inference.settings import NutsSettings, check_known, samplers_for, sampling_sizes
-from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of, try_cache_write
+from lib.inference.pipeline import FitPlan, run_fit
+from lib.inference.progress import FitProgress, Tracker
+from lib.inference.samplers import Draws, Problem
+from lib.inference.settings import LaplaceSettings, NutsSettings, check_known, samplers_for, sampling_sizes
+from lib.inference.store import FitStore, Stored, arrays_from_json, arrays_json, digest_of
 from lib.inference.timings import PhaseTimer
 from lib.ranking.clusters import CLUSTER_MODES, DEFAULT_CLUSTERING
 from lib.ranking.data import AnnotatorDesign, RankingData, annotator_design
+from lib.ranking.likelihoods import asked
 
 if TYPE_CHECKING:  # the model module imports pymc: loaded when a fit runs
     from lib.ranking.model import Observations
@@ -63,7 +67,7 @@ where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and s
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
 STORE = FitStore("rankings", model_version=5, thin_dim="prompt")
-"""Ranking fits' cache (``lib.paths.cache_dir("rankings")``); raise the version when the model or what is
+"""Ranking fits' cache (``lib.io.paths.cache_dir("rankings")``); raise the version when the model or what is
 stored with it changes (4: the prompt clustering and its notes; 5: the votes' alpha_j integrated out by
 quadrature, :mod:`lib.ranking.marginal`).
 Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
@@ -93,7 +97,7 @@ class RankSettings(NutsSettings, RankChoices):
     Attributes
     ----------
     likelihood : str, optional
-        Key of :data:`lib.ranking.data.LIKELIHOODS` (None: the data's own, see ``RankingData``).
+        Key of :data:`lib.ranking.likelihoods.LIKELIHOODS` (None: the data's own, see ``RankingData``).
     sampler : str
         A sampler of :data:`SAMPLERS` (default:
         :data:`DEFAULT_SAMPLER`; Laplace falls back to NUTS where it is not trustworthy, :func:`nuts_reason`).
@@ -106,8 +110,8 @@ class RankSettings(NutsSettings, RankChoices):
         the page and ``rank``): on where the scores identify them, off otherwise
         (:func:`lib.ranking.data.annotator_design`; :func:`resolve_annotator_effect`).
     annotator_weights : bool
-        Weigh each vote by its annotator's Dawid-Skene reliability (:func:`lib.annotator_quality.vote_weights`;
-        the votes likelihood only; off by default).
+        Weigh each vote by its annotator's Dawid-Skene reliability
+        (:func:`lib.judgments.annotator_quality.vote_weights`; the votes likelihood only; off by default).
     cluster_prompts : str
         Prompt-clustered skill intervals (paired likelihoods: :func:`lib.ranking.clusters.prompt_clustering`),
         a key of :data:`lib.ranking.clusters.CLUSTER_MODES` (default:
@@ -136,27 +140,28 @@ class RankSettings(NutsSettings, RankChoices):
         check_known("prompt clustering", self.cluster_prompts, CLUSTER_MODES)
         if not SAMPLERS[self.sampler].posterior:
             raise SettingsError(f"a leaderboard needs posterior draws: the {self.sampler} sampler gives a point")
-        if self.cluster_prompts == "on" and self.likelihood == "ratings":
+        spec = asked(self.likelihood)
+        if self.cluster_prompts == "on" and spec is not None and not spec.paired:
             raise SettingsError(
                 "prompt-clustered intervals are for paired judgments (votes or cells): the ratings "
                 "likelihood has its own prompt effect eta"
             )
-        if self.annotator_weights and self.likelihood in ("cells", "ratings"):
+        if self.annotator_weights and spec is not None and not spec.per_vote:
             raise SettingsError(
                 f"annotator weights weigh single votes: the votes likelihood, not {self.likelihood} (a net "
                 "rating or a score has no vote to weigh)"
             )
-        if self.style_control and self.likelihood in ("cells", "ratings"):
+        if self.style_control and spec is not None and not spec.per_vote:
             raise SettingsError(
                 f"style control is a covariate of each vote: it needs the votes likelihood, not {self.likelihood}"
             )
-        if self.by_category and self.likelihood in ("cells", "ratings"):
+        if self.by_category and spec is not None and not spec.per_vote:
             raise SettingsError(f"ranking by category needs the votes likelihood, not {self.likelihood}")
         if self.by_category and self.cluster_prompts == "on":
             raise SettingsError(
                 "prompt-clustered intervals widen the overall skills only: they are not offered by category"
             )
-        if self.annotator_effect and self.likelihood in ("cells", "votes"):
+        if self.annotator_effect and spec is not None and not spec.severity:
             raise SettingsError(
                 f"annotator severity is part of the ratings likelihood, not {self.likelihood}: "
                 "paired judgments compare systems within an annotator"
@@ -291,34 +296,30 @@ def _request(obs, settings: RankSettings, fixed_alpha: bool, cluster_check: bool
     keep their keys)."""
     run = not obs.paired or cluster_check or settings.cluster_prompts == "on"
     left_out = {} if run else {"cluster_check": False}
-    return STORE.request(digest_of(obs), settings, fixed_alpha=fixed_alpha, **left_out)
+    return STORE.request([obs], settings, fixed_alpha=fixed_alpha, **left_out)
 
 
-def _load(rd: RankingData, request: dict, settings: RankSettings) -> RankingFit | None:
-    """The cached fit, or None (:meth:`lib.inference.store.FitStore.load`: an entry of other systems, or
-    whose mode is not finite, is a miss too, and is removed)."""
-
-    def read(stored: Stored) -> RankingFit:
-        post = stored.idata["posterior"]
-        if post["system"].to_numpy().astype(str).tolist() != [str(s) for s in rd.systems] or not {
-            "skill",
-            "alpha",
-            "b",
-        } <= set(post.data_vars):
-            raise LookupError("the posterior does not fit this data")
-        mode = None if stored.extra["mode"] is None else arrays_from_json(stored.extra["mode"])
-        return RankingFit(
-            stored.idata,
-            stored.diagnostics,
-            rd,
-            settings,
-            list(stored.extra["categories"]),
-            mode,
-            STORE.key(request),
-            from_cache=True,
-        )
-
-    return STORE.load(request, read)
+def _read(stored: Stored, rd: RankingData, request: dict, settings: RankSettings) -> RankingFit:
+    """The fit of a cache entry (:meth:`lib.inference.store.FitStore.load`): LookupError for an entry of other
+    systems, ValueError for one whose mode is not finite (a miss, removed)."""
+    post = stored.idata["posterior"]
+    if post["system"].to_numpy().astype(str).tolist() != [str(s) for s in rd.systems] or not {
+        "skill",
+        "alpha",
+        "b",
+    } <= set(post.data_vars):
+        raise LookupError("the posterior does not fit this data")
+    mode = None if stored.extra["mode"] is None else arrays_from_json(stored.extra["mode"])
+    return RankingFit(
+        stored.idata,
+        stored.diagnostics,
+        rd,
+        settings,
+        list(stored.extra["categories"]),
+        mode,
+        STORE.key(request),
+        from_cache=True,
+    )
 
 
 def _observations(rd: RankingData, settings: RankSettings) -> Observations:
@@ -355,7 +356,7 @@ def _refuse(obs: Observations, settings: RankSettings) -> None:
 def _decided(settings: RankSettings, rd: RankingData) -> RankSettings:
     """``settings`` validated, with the annotator effect decided for these data (:func:`resolve_annotator_effect`)."""
     settings.validate()
-    return resolve_annotator_effect(settings, annotator_design(rd.ratings if rd.likelihood == "ratings" else None))
+    return resolve_annotator_effect(settings, annotator_design(rd.ratings if rd.spec.severity else None))
 
 
 def _check_clustering(idata, obs: Observations, settings: RankSettings, run: bool, warnings: list[str]) -> None:
@@ -395,7 +396,7 @@ def fit_ranking(
         score a (prompt, system) cell always have it (:func:`lib.ranking.model.one_score_a_cell`; said
         in ``diagnostics.warnings``).
     use_cache : bool
-        Read and write ``lib.paths.cache_dir("rankings")``: a hit returns at once (``from_cache``
+        Read and write ``lib.io.paths.cache_dir("rankings")``: a hit returns at once (``from_cache``
         True, progress "loaded from cache"; ``diagnostics.wall_s`` is the original fit's). A fit
         that cannot be written is still returned, with a warning in ``diagnostics.warnings``; fits
         whose labels hold NUL characters (netcdf cannot store them) are not cached.
@@ -423,70 +424,83 @@ def fit_ranking(
     With ``settings.target_ess`` a numpyro fit samples to the target; ``diagnostics.target_ess``
     and ``diagnostics.stopped`` say which it reached.
     """
+
+    def prepare() -> FitPlan[RankingFit]:
+        return _plan(rd, settings or RankSettings(), fixed_alpha, cluster_check)
+
+    return run_fit(prepare, progress=progress, use_cache=use_cache, timer=timer)
+
+
+def _plan(rd: RankingData, settings: RankSettings, fixed_alpha: bool, cluster_check: bool) -> FitPlan[RankingFit]:
+    """The ranking's part of a fit (:func:`fit_ranking`): its checks, problem, diagnostics, cache entry and result."""
     from lib.ranking.model import one_score_a_cell
 
-    start = time.perf_counter()
-    timer = timer or PhaseTimer()
-    settings = _decided(settings or RankSettings(), rd)
+    settings = _decided(settings, rd)
     if settings.likelihood not in (None, rd.likelihood):
         raise SettingsError(f"the data were prepared for the {rd.likelihood} likelihood, not {settings.likelihood}")
-    report = monotone(progress or (lambda fraction, message: None))
     obs = _observations(rd, settings)
     shared_alpha = one_score_a_cell(obs) and not fixed_alpha
     fixed_alpha = fixed_alpha or shared_alpha
-    use_cache = use_cache and "\x00" not in "".join(map(str, [*obs.systems, *obs.prompts]))
     request = _request(obs, settings, fixed_alpha, cluster_check)
-    timer.add("checks", time.perf_counter() - start)
-    if use_cache:
-        with timer.phase("cache read"):
-            hit = _load(rd, request, settings)
-        if hit is not None:
-            report(1.0, "loaded from cache")
-            return hit
     reason = nuts_reason(settings)
     sampler = fitted_sampler(settings)
-    problem = _problem(obs, settings, fixed_alpha)
-    curvature = problem.marginal_curvature
-    run, route = runner(sampler), ""
-    if sampler == LAPLACE:  # each prompt's alpha integrated out exactly where it can be
-        from lib.ranking.marginal import laplace_route
+    exact, route = _exact_laplace(rd, obs, settings, fixed_alpha) if sampler == LAPLACE else (None, "")
+    problem = _problem(obs, settings, fixed_alpha, exact)
 
-        run, route, exact = laplace_route(obs, settings, fixed_alpha, run)
-        curvature = curvature or exact
-    idata = run_reporting(
-        lambda tracker: run(problem, settings, tracker),
-        report,
-        start,
-        settings.chains * (settings.tune + settings.draws),
-        timer,
-    )
-    report(0.97, "computing diagnostics")
-    with timer.phase("diagnostics"):
+    def diagnose_fit(idata: az.InferenceData) -> Diagnostics:
         # constant by construction: b = 0 of votes without ties, alpha = 1 when fixed; the baseline's skill
         fixed = ["b"] * (obs.paired and len(obs.categories) == 2) + ["alpha"] * fixed_alpha
-        names = [n for n in idata["posterior"].data_vars if n not in fixed]
+        names = [str(n) for n in idata["posterior"].data_vars if n not in fixed]
         drop = {"system": [settings.baseline]} if settings.baseline is not None else None
-        diag = diagnose(idata, sampler, time.perf_counter() - start, names, drop)
+        diag = diagnose(idata, sampler, 0.0, names, drop)
         if reason:
             diag.warnings.insert(0, FALLBACK_NOTE.format(reason=reason, sampler=sampler))
         diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha + [route] * bool(route)
-        if sampler == LAPLACE and obs.paired and not fixed_alpha and not curvature:
+        if sampler == LAPLACE and obs.paired and not fixed_alpha and not problem.laplace.marginal_curvature:
             diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
         _check_clustering(idata, obs, settings, cluster_check, diag.warnings)
-    diag.timings = timer.seconds
-    fit = RankingFit(idata, diag, rd, settings, obs.categories, problem.mode or None, STORE.key(request))
-    if use_cache:
-        extra = {"categories": list(fit.categories), "mode": None if fit.mode is None else arrays_json(fit.mode)}
-        with timer.phase("cache write"):
-            try_cache_write(lambda: STORE.save(request, idata, diag, extra), diag.warnings)
-    report(1.0, f"done in {diag.wall_s:.1f} s")
-    return fit
+        return diag
+
+    def result(draws: Draws, diag: Diagnostics, key: str) -> RankingFit:
+        return RankingFit(draws.idata, diag, rd, settings, obs.categories, draws.mode, key)
+
+    return FitPlan(
+        store=STORE,
+        request=request,
+        sampler=sampler,
+        problem=problem,
+        settings=settings,
+        read=lambda stored: _read(stored, rd, request, settings),
+        diagnose=diagnose_fit,
+        result=result,
+        extra=lambda fit: {
+            "categories": list(fit.categories),
+            "mode": None if fit.mode is None else arrays_json(fit.mode),
+        },
+        # netcdf cannot store labels holding NUL characters
+        cacheable="\x00" not in "".join(map(str, [*obs.systems, *obs.prompts])),
+    )
 
 
-def _problem(obs: Observations, settings: RankSettings, fixed_alpha: bool) -> Problem:
+def _exact_laplace(
+    rd: RankingData, obs: Observations, settings: RankSettings, fixed_alpha: bool
+) -> tuple[Callable[..., Draws] | None, str]:
+    """The likelihood's own Laplace fit of ``obs`` with the prompt variables integrated out exactly, and what the
+    fit says of it (:attr:`lib.ranking.likelihoods.Likelihood.laplace`: the votes' quadrature over alpha_j,
+    :mod:`lib.ranking.marginal`): ``(None, note)`` where it does not apply (the full model's Laplace fit runs),
+    ``(None, "")`` for a likelihood without one."""
+    if not rd.spec.laplace:
+        return None, ""
+    return rd.spec.load("laplace")(obs, settings, fixed_alpha)
+
+
+def _problem(
+    obs: Observations, settings: RankSettings, fixed_alpha: bool, exact: Callable[..., Draws] | None = None
+) -> Problem:
     """What the sampler fits: the ranking model of ``obs`` (:func:`lib.ranking.model.build_ranking`), its prompt
     variables local, keyed by the model and its data (under which a Laplace fit keeps its compiled programs and
-    mode, :func:`lib.inference.laplace.laplace_mode`)."""
+    mode, :func:`lib.inference.laplace.laplace_mode`); ``exact``: the Laplace fit with them integrated out exactly
+    (:func:`_exact_laplace`), which the ``laplace`` sampler runs instead of the model's."""
     from lib.ranking.model import LOCAL, SCALES, build_ranking, posterior_names
 
     # Ratings always take the marginal's curvature: their Schur complement need not be positive
@@ -506,10 +520,13 @@ def _problem(obs: Observations, settings: RankSettings, fixed_alpha: bool) -> Pr
 
     return Problem(
         build=build,
-        local=LOCAL,
-        unit="prompt",
-        marginal_curvature=curvature,
-        scales=SCALES,
+        laplace=LaplaceSettings(
+            local=LOCAL,
+            unit="prompt",
+            marginal_curvature=curvature or exact is not None,  # the exact fit's precision is its marginal's
+            scales=SCALES,
+            exact_fit=exact,
+        ),
         target_accept=TARGET_ACCEPT_BY_CATEGORY if obs.category is not None else 0.8,
         key=digest_of(  # the model and its data, under which its compiled programs are kept
             obs,

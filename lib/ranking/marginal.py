@@ -11,7 +11,7 @@ with K Gauss-Hermite nodes x_k and weights w_k of the standard normal (log alpha
 z_j ~ N(0, 1), the model's non-centred form; sigma_alpha = 0.5 fixed where the spread is not learnt,
 :func:`lib.ranking.model.learns_alpha_spread`). K = :data:`NODES` computes each prompt's integral to near
 machine precision for the few votes of a prompt. What is left is a model of about as many variables as
-systems: its mode is found by Newton steps with the exact Hessian (:func:`marginal_hessian`: the log-sum-exp's
+systems: its mode is found by Newton steps with the exact Hessian (:meth:`Marginal.hessian`: the log-sum-exp's
 Hessian is the node-weighted mean of the votes' Hessians plus the covariance over nodes of each prompt's
 gradient) and the posterior is the Gaussian there (MAP + Laplace of the marginal, Tierney & Kadane 1986),
 where the full model's Laplace fit (:mod:`lib.inference.laplace`) approximated 20,000 one-dimensional
@@ -34,6 +34,7 @@ import numpy as np
 
 from lib.errors import SettingsError
 from lib.inference.progress import Tracker
+from lib.inference.samplers import Draws
 from lib.inference.settings import NutsSettings
 
 NODES = 15
@@ -70,10 +71,8 @@ FALLBACK_NOTE = (
 def not_applicable(obs, *, intransitivity: bool, fixed_alpha: bool) -> str | None:
     """Why the quadrature fit does not apply to these observations and model, or None where it does.
 
-    It applies to the votes likelihood whose only per-prompt variable is alpha_j: skills (sum to zero or a
-    baseline), the shared cutpoints, sigma_alpha, and optionally gamma, style coefficients and vote weights."""
-    if obs.unit != "vote":
-        return f"the {'cells' if obs.unit == 'cell' else 'ratings'} likelihood has per-prompt variables besides alpha"
+    It applies to votes whose only per-prompt variable is alpha_j: skills (sum to zero or a baseline), the shared
+    cutpoints, sigma_alpha, and optionally gamma, style coefficients and vote weights."""
     if fixed_alpha:
         return "alpha_j = 1 for every prompt: nothing to integrate"
     if intransitivity:
@@ -574,11 +573,11 @@ def alpha_readouts(fit: MarginalFit) -> tuple[np.ndarray, np.ndarray]:
     return mean, np.sqrt(var)
 
 
-def sample_marginal(obs, settings: Any, tracker: Tracker, *, learnt: bool, mode: dict | None = None):
+def sample_marginal(obs, settings: Any, tracker: Tracker, *, learnt: bool) -> Draws:
     """The quadrature fit of ``obs`` (module docstring) as a posterior of ``settings.draws`` independent draws in
     one chain: ``skill`` (system), ``alpha`` (prompt; log alpha_j drawn from a normal with its posterior mean and
     SD given the rest, :func:`alpha_readouts`), ``b`` (threshold), and as the model has them ``sigma_alpha``,
-    ``gamma``, ``style`` (feature); ``mode`` receives their values at the mode (alpha: its posterior mean).
+    ``gamma``, ``style`` (feature); with their values at the mode (alpha: its posterior mean given the rest).
 
     ``settings``: a :class:`lib.ranking.fit.RankSettings` (its baseline, position bias, draws and seed).
     """
@@ -598,11 +597,11 @@ def sample_marginal(obs, settings: Any, tracker: Tracker, *, learnt: bool, mode:
         fit = model.fit()
     tracker.stage(0.8, "drawing from the Gaussian")
     with tracker.timer.phase("draws"):
-        return _posterior(obs, fit, draws, settings.seed, mode, az)
+        return _posterior(obs, fit, draws, settings.seed, az)
 
 
-def _posterior(obs, fit: MarginalFit, draws: int, seed: int, mode: dict | None, az):
-    """The draws as an InferenceData (:func:`sample_marginal`)."""
+def _posterior(obs, fit: MarginalFit, draws: int, seed: int, az) -> Draws:
+    """The draws as an InferenceData and the mode (:func:`sample_marginal`)."""
     from scipy.linalg import solve_triangular
 
     lay = fit.layout
@@ -628,9 +627,8 @@ def _posterior(obs, fit: MarginalFit, draws: int, seed: int, mode: dict | None, 
         i += 1
     if obs.features is not None:
         values["style"] = full[:, i : i + obs.features.shape[1]]
-    if mode is not None:
-        alpha_mean = (fit.weights * np.exp(np.outer(np.ones(len(mean)), fit.sigma_alpha(full[0]) * fit.nodes))).sum(1)
-        mode.update({k: v[0] for k, v in values.items()} | {"alpha": alpha_mean})
+    alpha_mean = fit.weights @ np.exp(fit.sigma_alpha(full[0]) * fit.nodes)
+    mode = {k: v[0] for k, v in values.items()} | {"alpha": alpha_mean}
     posterior = {k: v[1:][None] for k, v in values.items()} | {"alpha": np.exp(log_alpha)[None]}
     dims = {"skill": ["system"], "alpha": ["prompt"], "b": ["threshold"], "style": ["feature"]}
     coords = {
@@ -641,23 +639,21 @@ def _posterior(obs, fit: MarginalFit, draws: int, seed: int, mode: dict | None, 
     }
     dims = {k: d for k, d in dims.items() if k in posterior}
     coords = {c: v for c, v in coords.items() if any(c in d for d in dims.values())}
-    return az.from_dict(posterior=posterior, coords=coords, dims=dims)
+    return Draws(az.from_dict(posterior=posterior, coords=coords, dims=dims), mode)
 
 
-def laplace_route(obs, settings: Any, fixed_alpha: bool, full_model: Callable) -> tuple[Callable, str, bool]:
-    """The runner of a MAP + Laplace ranking fit of ``obs``, what the fit says of it and whether it is the quadrature
-    fit: the quadrature fit (:func:`sample_marginal`, :data:`NOTE`, True) where it applies (:func:`not_applicable`),
-    else ``full_model`` (the Laplace fit of the full model, :func:`lib.inference.laplace.sample_laplace`) with
-    :data:`FALLBACK_NOTE` (False).
+def laplace_fit(obs, settings: Any, fixed_alpha: bool) -> tuple[Callable[..., Any] | None, str]:
+    """The votes likelihood's own MAP + Laplace fit (:attr:`lib.ranking.likelihoods.Likelihood.laplace`): the
+    quadrature fit of ``obs`` (:func:`sample_marginal`) and :data:`NOTE` where it applies (:func:`not_applicable`),
+    else None (the full model's Laplace fit runs) and :data:`FALLBACK_NOTE`.
 
-    The runner is called as ``run(problem, settings, tracker)`` (:class:`lib.inference.samplers.Problem`: the
-    quadrature fit writes its mode into ``problem.mode`` and builds no PyMC model)."""
+    The fit is called as ``fit(settings, tracker)`` (:attr:`lib.inference.settings.LaplaceSettings.exact_fit`) and
+    builds no PyMC model; the full model's refusals (a baseline that is not a system, ...) are made here, before it."""
     from lib.ranking.model import _check_effects, learns_alpha_spread
 
     reason = not_applicable(obs, intransitivity=settings.intransitivity, fixed_alpha=fixed_alpha)
     if reason is not None:
-        return full_model, FALLBACK_NOTE.format(reason=reason), False
-    # the full model's refusals (a baseline that is not a system, ...), as its build would make them
+        return None, FALLBACK_NOTE.format(reason=reason)
     _check_effects(
         obs,
         baseline=settings.baseline,
@@ -666,8 +662,4 @@ def laplace_route(obs, settings: Any, fixed_alpha: bool, full_model: Callable) -
         annotator_effect=False,
     )
     learnt = learns_alpha_spread(obs)
-
-    def run(problem, settings_, tracker):
-        return sample_marginal(obs, settings_, tracker, learnt=learnt, mode=problem.mode)
-
-    return run, NOTE.format(nodes=NODES), True
+    return functools.partial(sample_marginal, obs, learnt=learnt), NOTE.format(nodes=NODES)

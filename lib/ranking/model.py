@@ -47,6 +47,7 @@ from pymc.distributions import transforms
 from lib.irt.model import antisymmetric_cutpoints, ordinal_logp
 from lib.irt.settings import B_PRIOR_SD, LOG_ALPHA_PRIOR_SD, check_cutpoints
 from lib.ranking.data import RankingData
+from lib.ranking.likelihoods import Likelihood, of_unit
 
 SKILL_PRIOR_SD = 1.0
 TAU_PRIOR_SD = 0.5
@@ -61,7 +62,7 @@ LOCAL = ("log_alpha", "log_alpha_z", "b_log_gap", "eta_z")
 """Free variables with one row per prompt: prompts couple only through the other (global)
 variables, which the Laplace fit's block Hessian uses."""
 SCALES = ("sigma_alpha", "sigma_eta")
-"""Global variables that scale the prompt variables' prior (:attr:`lib.inference.samplers.Problem.scales`)."""
+"""Global variables that scale the prompt variables' prior (:attr:`lib.inference.settings.LaplaceSettings.scales`)."""
 
 LOGLIK_TERMS = "loglik_terms"
 """Name of the (N,) log-likelihood of each observation that the potential ``loglik`` sums: the influence of
@@ -94,14 +95,14 @@ class Observations:
     categories : list of str
         Labels of the K ordered outcomes.
     unit : {"vote", "cell", "score"}
-        What one observation is.
+        What one observation is: names the likelihood (:func:`lib.ranking.likelihoods.of_unit`).
     annotator : ndarray (N,), int, or None
         Index into ``annotators`` of who gave each score (ratings); None for paired judgments.
     annotators : list of str
         The distinct annotator ids, sorted ("" alone when the file names none).
     weight : ndarray (N,), float, or None
         Each vote's weight in the log-likelihood (its annotator's reliability,
-        :func:`lib.annotator_quality.vote_weights`); None: every observation counts once.
+        :func:`lib.judgments.annotator_quality.vote_weights`); None: every observation counts once.
     features : ndarray (N, p) or None
         Style covariates of each vote, B's answer against A's (style control); None without.
     feature_names : list of str
@@ -132,71 +133,94 @@ class Observations:
     category_names: list[str] = field(default_factory=list)
 
     @property
+    def likelihood(self) -> Likelihood:
+        """The spec of the likelihood these observations are of (:data:`lib.ranking.likelihoods.LIKELIHOODS`)."""
+        return of_unit(self.unit)
+
+    @property
     def paired(self) -> bool:
-        """Whether every observation is a pair of systems (a vote), none a single system's rating."""
-        return bool((self.system_a >= 0).all())
+        """Whether every observation is a pair of systems (a vote), none a single system's rating (the
+        likelihood's ``paired``)."""
+        return self.likelihood.paired
 
 
 def observations(rd: RankingData) -> Observations:
-    """Flatten the data of a likelihood (:class:`lib.ranking.data.RankingData`) to index arrays.
+    """Flatten the data of a likelihood (:class:`lib.ranking.data.RankingData`) to index arrays, by its spec's
+    ``observations`` (:data:`lib.ranking.likelihoods.LIKELIHOODS`).
 
-    Votes are oriented so that A is the alphabetically first system (``lib.ratings.orient_votes``);
+    Votes are oriented so that A is the alphabetically first system (``lib.judgments.ratings.orient_votes``);
     outcomes are 0 = A better, 1 = tie, 2 = B better, or 0 = A, 1 = B when no vote is a tie; style covariates
     (a's answer against b's as in the file) change sign with the votes turned round, to B's against A's. Ratings
     keep one observation per annotator's score, the outcome being the score's rank among the
     distinct scores.
     """
-    if rd.likelihood == "ratings":
-        r = rd.ratings
-        assert r is not None  # the ratings likelihood has its table
-        scores = np.sort(r["score"].unique())
-        prompts, prompt = np.unique(r["prompt_id"].to_numpy(dtype=str), return_inverse=True)
-        n = len(r)
-        system = pd.Categorical(r["system"], categories=rd.systems).codes.astype(np.int64)
-        rank = np.searchsorted(scores, r["score"].to_numpy()).astype(np.int64)
-        annotators, annotator = np.unique(r["annotator_id"].to_numpy(dtype=str), return_inverse=True)
-        return Observations(
-            np.full(n, -1),
-            system,
-            prompt.astype(np.int64),
-            rank,
-            np.zeros(n),
-            np.full(n, -1),
-            list(rd.systems),
-            prompts.tolist(),
-            pd.DataFrame(columns=["system_a", "system_b"]),
-            [f"{c:g}" for c in scores],
-            "score",
-            annotator.astype(np.int64),
-            annotators.tolist(),
-        )
-    style = None
-    if rd.likelihood == "cells":
-        rm = rd.matrix
-        assert rm is not None  # the cells likelihood has its matrix
-        i, j = np.nonzero(rm.codes() >= 0)
-        comp = rm.comparisons.iloc[i]
-        a, b = comp["system_a"].to_numpy(dtype=str), comp["system_b"].to_numpy(dtype=str)
-        code, prompt_ids = rm.codes()[i, j], np.asarray(rm.prompt_ids).astype(str)
-        side, categories = np.zeros(len(i)), [str(c) for c in rm.categories]
-        weight = None
-    else:
-        from lib.ratings import orient_votes
+    return rd.spec.load("observations")(rd)
 
-        raw = rd.votes
-        assert raw is not None  # the votes likelihood has its votes
-        votes = orient_votes(raw)
-        a, b = votes["system_a"].to_numpy(dtype=str), votes["system_b"].to_numpy(dtype=str)
-        ties = (votes["winner"] == "tie").any()
-        code = votes["winner"].map(_VOTE_CODES if ties else {"a": 0, "b": 1}).to_numpy(np.int64)
-        categories = ["A better", "tie", "B better"] if ties else ["A better", "B better"]
-        j, prompt_ids = pd.factorize(votes["prompt_id"], sort=True)
-        first = votes["first"].to_numpy(dtype=str) if "first" in votes else np.full(len(votes), "")
-        side = (first == b).astype(float) - (first == a).astype(float)
-        weight = votes["weight"].to_numpy(dtype=float) if "weight" in votes else None
-        if rd.style is not None:
-            turned = votes["system_a"].to_numpy() != raw["system_a"].to_numpy()  # the votes orient_votes turned
-            style = np.where(turned[:, None], rd.style.values, -rd.style.values)
+
+def score_observations(rd: RankingData) -> Observations:
+    """The ratings likelihood's observations: one per annotator's score (:func:`observations`)."""
+    r = rd.ratings
+    assert r is not None  # the ratings likelihood has its table
+    scores = np.sort(r["score"].unique())
+    prompts, prompt = np.unique(r["prompt_id"].to_numpy(dtype=str), return_inverse=True)
+    n = len(r)
+    system = pd.Categorical(r["system"], categories=rd.systems).codes.astype(np.int64)
+    rank = np.searchsorted(scores, r["score"].to_numpy()).astype(np.int64)
+    annotators, annotator = np.unique(r["annotator_id"].to_numpy(dtype=str), return_inverse=True)
+    return Observations(
+        np.full(n, -1),
+        system,
+        prompt.astype(np.int64),
+        rank,
+        np.zeros(n),
+        np.full(n, -1),
+        list(rd.systems),
+        prompts.tolist(),
+        pd.DataFrame(columns=["system_a", "system_b"]),
+        [f"{c:g}" for c in scores],
+        rd.spec.unit,
+        annotator.astype(np.int64),
+        annotators.tolist(),
+    )
+
+
+def cell_observations(rd: RankingData) -> Observations:
+    """The cells likelihood's observations: one per judged (pair, prompt) cell of the rating matrix
+    (:func:`observations`)."""
+    rm = rd.matrix
+    assert rm is not None  # the cells likelihood has its matrix
+    i, j = np.nonzero(rm.codes() >= 0)
+    comp = rm.comparisons.iloc[i]
+    a, b = comp["system_a"].to_numpy(dtype=str), comp["system_b"].to_numpy(dtype=str)
+    code, prompt_ids = rm.codes()[i, j], np.asarray(rm.prompt_ids).astype(str)
+    return _paired(rd, a, b, j, code, prompt_ids, np.zeros(len(i)), [str(c) for c in rm.categories], None, None)
+
+
+def vote_observations(rd: RankingData) -> Observations:
+    """The votes likelihood's observations: one per vote, oriented (:func:`observations`)."""
+    from lib.judgments.ratings import orient_votes
+
+    raw = rd.votes
+    assert raw is not None  # the votes likelihood has its votes
+    votes = orient_votes(raw)
+    a, b = votes["system_a"].to_numpy(dtype=str), votes["system_b"].to_numpy(dtype=str)
+    ties = (votes["winner"] == "tie").any()
+    code = votes["winner"].map(_VOTE_CODES if ties else {"a": 0, "b": 1}).to_numpy(np.int64)
+    categories = ["A better", "tie", "B better"] if ties else ["A better", "B better"]
+    j, prompt_ids = pd.factorize(votes["prompt_id"], sort=True)
+    first = votes["first"].to_numpy(dtype=str) if "first" in votes else np.full(len(votes), "")
+    side = (first == b).astype(float) - (first == a).astype(float)
+    weight = votes["weight"].to_numpy(dtype=float) if "weight" in votes else None
+    style = None
+    if rd.style is not None:
+        turned = votes["system_a"].to_numpy() != raw["system_a"].to_numpy()  # the votes orient_votes turned
+        style = np.where(turned[:, None], rd.style.values, -rd.style.values)
+    return _paired(rd, a, b, j, code, prompt_ids, side, categories, weight, style)
+
+
+def _paired(rd: RankingData, a, b, j, code, prompt_ids, side, categories, weight, style) -> Observations:
+    """Paired observations from the systems A and B of each (names), its prompt index ``j`` into ``prompt_ids``,
+    its outcome code, side, weight and style covariates, with the votes' categories of ``rd``."""
     category_names, category = (None, None) if rd.category is None else np.unique(rd.category, return_inverse=True)
     ia, ib = (pd.Categorical(x, categories=rd.systems).codes.astype(np.int64) for x in (a, b))
     pairs, pair = np.unique(ia * len(rd.systems) + ib, return_inverse=True)
@@ -212,7 +236,7 @@ def observations(rd: RankingData) -> Observations:
         [str(p) for p in prompt_ids],
         pd.DataFrame({"system_a": names[pairs // len(names)], "system_b": names[pairs % len(names)]}),
         categories,
-        "cell" if rd.likelihood == "cells" else "vote",
+        rd.spec.unit,
         weight=weight,
         features=style,
         feature_names=list(rd.style.names) if rd.style is not None and style is not None else [],
@@ -251,7 +275,7 @@ def learns_alpha_spread(obs: Observations) -> bool:
     cannot tell the prompt's discrimination from its own preference between the two: the spread learnt
     there was 3 (NUTS) and no Gaussian described it, and the fixed prior stays.
     """
-    if obs.unit != "vote":
+    if not obs.likelihood.per_vote:
         return False
     pairs_on_prompt = pd.Series(obs.pair).groupby(obs.prompt).nunique()
     return bool((pairs_on_prompt.to_numpy()[obs.prompt] >= 2).mean() > 0.5)
@@ -339,12 +363,14 @@ def build_ranking(
             log_alpha = pm.Normal("log_alpha", 0.0, LOG_ALPHA_PRIOR_SD, dims="prompt")
             alpha = pm.Deterministic("alpha", pt.exp(log_alpha), dims="prompt")
         prompt, code = pt.as_tensor(obs.prompt), pt.as_tensor(obs.code)
-        if obs.paired:
-            location, cut, rows = _paired_terms(
-                obs, skill, prompt, intransitivity=intransitivity, position_bias=position_bias
-            )
-        else:
-            location, cut, rows = _ratings_terms(obs, skill, prompt, annotator_effect=annotator_effect)
+        location, cut, rows = obs.likelihood.load("terms")(
+            obs,
+            skill,
+            prompt,
+            intransitivity=intransitivity,
+            position_bias=position_bias,
+            annotator_effect=annotator_effect,
+        )
         terms = ordinal_logp(alpha[prompt], location, cut, rows, code)
         if obs.weight is not None:
             terms = terms * pt.as_tensor(obs.weight)
@@ -376,9 +402,12 @@ def _check_effects(
         )
 
 
-def _paired_terms(obs: Observations, skill, prompt, *, intransitivity: bool, position_bias: bool):
+def paired_terms(
+    obs: Observations, skill, prompt, *, intransitivity: bool, position_bias: bool, annotator_effect: bool
+):
     """Votes or cells (inside the model's context): the location ``skill_b - skill_a`` (+ ``delta``,
-    + ``gamma`` as asked), the antisymmetric thresholds ``b`` and the row of ``b`` of each observation."""
+    + ``gamma`` as asked), the antisymmetric thresholds ``b`` and the row of ``b`` of each observation
+    (``annotator_effect`` is refused for paired judgments, :func:`build_ranking`)."""
     n_prompts, n_categories = len(obs.prompts), len(obs.categories)
     # tensors, not numpy arrays, as indices: PyTensor checks a numpy index element by element in Python
     # (about 1 s per index of an arena's 500,000 votes)
@@ -402,7 +431,7 @@ def _paired_terms(obs: Observations, skill, prompt, *, intransitivity: bool, pos
         )
     # votes share one set of thresholds (a prompt has too few votes to place its own, and
     # their broad prior drags alpha down and spreads the skills); cells keep the GRM's own
-    shared = obs.unit == "vote"
+    shared = obs.likelihood.per_vote
     if n_categories == 2:  # no ties: the single threshold is 0 (Bradley-Terry)
         cut = pt.zeros((1, 1))
     else:
@@ -413,9 +442,12 @@ def _paired_terms(obs: Observations, skill, prompt, *, intransitivity: bool, pos
     return location, cut, rows
 
 
-def _ratings_terms(obs: Observations, skill, prompt, *, annotator_effect: bool):
+def ratings_terms(
+    obs: Observations, skill, prompt, *, intransitivity: bool, position_bias: bool, annotator_effect: bool
+):
     """Ratings (inside the model's context): the location ``skill + eta`` (- ``zeta`` as asked), one
-    ordered set of thresholds ``b`` and its row (0) for every score."""
+    ordered set of thresholds ``b`` and its row (0) for every score (``intransitivity`` and ``position_bias``
+    are refused for ratings, :func:`build_ranking`)."""
     sigma_eta = pm.HalfNormal("sigma_eta", SIGMA_ETA_PRIOR_SD)
     eta = pm.Deterministic("eta", sigma_eta * pm.Normal("eta_z", 0.0, 1.0, dims="prompt"), dims="prompt")
     location = skill[obs.system_b] + eta[prompt]

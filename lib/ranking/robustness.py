@@ -39,6 +39,7 @@ import numpy as np
 
 from lib.errors import InputError, SettingsError
 from lib.ranking.budget import duration
+from lib.ranking.likelihoods import asked
 
 if TYPE_CHECKING:  # pandas is loaded when the search runs: the command's parser imports the defaults here
     import pandas as pd
@@ -116,7 +117,8 @@ def check_robustness(data, settings) -> None:
             f"how many votes hold the order needs pairwise votes, one a row of the file, not the {data.fmt} format "
             "(a vote must be a row that can be dropped)"
         )
-    if settings.likelihood not in (None, "votes"):
+    spec = asked(settings.likelihood)
+    if settings.likelihood is not None and (spec is None or not spec.per_vote):
         raise SettingsError(
             "how many votes hold the order needs the votes likelihood (one observation a vote), not "
             f"{settings.likelihood}"

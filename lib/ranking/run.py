@@ -72,13 +72,6 @@ NO_PAIRS_NOTE = (
 )
 SHOWN_GROUPS = 5
 """At most this many groups of systems are named in the warning."""
-RATINGS_CALIBRATION_NOTE = (
-    "Null calibration of the ratings likelihood: with two equal systems on 40 prompts it declared one better "
-    "(P(best) above 0.975) in about 6% of simulated studies, with one score a (prompt, system) cell or three, "
-    "against 5% nominal; the maximum-likelihood fit of the simulating model does the same at 40 prompts, and "
-    "both come closer to 5% with more prompts (bench/bench_null_calibration_rank.py, docs/leaderboard.md)."
-)
-"""Said with every ratings-likelihood leaderboard: its measured null calibration (issue 16)."""
 WIN_TOP_NOTE = (
     "The win matrix holds the pairs of the top {k} of the {n} systems (--win-matrix-top K, or the "
     "page's setting, for more): every pair would be {n} x {n}."
@@ -127,7 +120,7 @@ class RankingResult:
         scores lower than the skills imply) with its 95% interval and number of scores, most severe
         first; None when the option is off.
     annotator_quality : DataFrame or None
-        :data:`lib.annotator_quality.QUALITY_COLUMNS` of the votes' annotators when the votes were weighted
+        :data:`lib.judgments.annotator_quality.QUALITY_COLUMNS` of the votes' annotators when the votes were weighted
         by their reliability (``annotator_weights``), else None.
     severity_scale : DataFrame or None
         The spread of the severities (``parameter, mean, sd, low, high``) when they were estimated
@@ -222,7 +215,7 @@ def rank_systems(
     _check_sizes(n_next, win_top, max_memory_gb, max_minutes)
     rd = ranking_data(data, settings.likelihood, style=settings.style_control, by_category=settings.by_category)
     said: list[str] = []
-    if settings.annotator_effect is None and rd.likelihood == "ratings":  # the default: decided here, said
+    if settings.annotator_effect is None and rd.spec.severity:  # the default: decided here, said
         design = annotator_design(rd.ratings)
         settings = resolve_annotator_effect(settings, design)
         said.append(design.note)
@@ -268,8 +261,9 @@ def rank_systems(
         )
     ) is not None:
         result.severity_scale, result.severity = severity
-    if rd.likelihood == "ratings":
-        notes += [RATINGS_CALIBRATION_NOTE, *([NO_PAIRS_NOTE] if n_next else [])]
+    notes += rd.spec.notes
+    if not rd.spec.paired:
+        notes += [NO_PAIRS_NOTE] if n_next else []
     elif n_next:
         result.next_batch, said = annotate_next(fit.idata, n_next, component=component, judgments=data.judgments)
         notes += said
@@ -287,16 +281,16 @@ def rank_systems(
 
 def weigh_annotators(rd) -> pd.DataFrame:
     """Give each vote of ``rd`` its annotator's reliability as ``weight`` (in place) and return every
-    annotator's quality (:func:`lib.annotator_quality.vote_weights`).
+    annotator's quality (:func:`lib.judgments.annotator_quality.vote_weights`).
 
     Raises
     ------
     SettingsError
         Not the votes likelihood, votes without annotators, or a single annotator.
     """
-    from lib.annotator_quality import vote_weights
+    from lib.judgments.annotator_quality import vote_weights
 
-    if rd.likelihood != "votes":
+    if not rd.spec.per_vote:
         raise SettingsError(f"annotator weights weigh single votes: the votes likelihood, not {rd.likelihood}")
     weights, quality = vote_weights(rd.votes)
     rd.votes = rd.votes.assign(weight=weights)
@@ -410,7 +404,7 @@ def annotate_next(idata, n: int, *, component=None, judgments=None) -> tuple[pd.
         Batch size, >= 1.
     component : ndarray (K,) of int, optional
         Component of each system in the comparison graph (no pair across components).
-    judgments : lib.formats.Judgments, optional
+    judgments : lib.judgments.formats.Judgments, optional
         Its prompt texts and responses are added to each row (:data:`NEXT_TEXT_COLUMNS`) when it has any.
 
     Returns
@@ -472,13 +466,7 @@ def ranking_cost(
     """:func:`lib.ranking.budget.estimate_cost` for the data of one likelihood and the fit settings (with the
     prompt-clustering check of paired judgments unless ``cluster_check`` is False; twice the time with style
     control, which fits with and without)."""
-    if rd.likelihood == "votes":
-        n_obs, n_prompts, local = len(rd.votes), rd.votes["prompt_id"].nunique(), 1
-    elif rd.likelihood == "cells":
-        n_obs, n_prompts = int((rd.matrix.n_votes > 0).sum()), rd.matrix.u.shape[1]
-        local = 1 + (len(rd.matrix.categories) - 1) // 2
-    else:
-        n_obs, n_prompts, local = len(rd.ratings), rd.ratings["prompt_id"].nunique(), 2
+    n_obs, n_prompts, local = rd.spec.size(rd)
     cost = estimate_cost(
         len(rd.systems),
         n_prompts,
@@ -494,7 +482,7 @@ def ranking_cost(
         n_next=n_next,
         win_top=win_top,
         # by category the check is not run (lib.ranking.fit.NO_CLUSTER_CHECK_BY_CATEGORY)
-        cluster_prompts=n_prompts if rd.likelihood != "ratings" and cluster_check and not settings.by_category else 0,
+        cluster_prompts=n_prompts if rd.spec.paired and cluster_check and not settings.by_category else 0,
         clustered_draws=settings.cluster_prompts != "off" and not settings.by_category,
     )
     # style control fits twice, with and without: a second fit's time as its own phase, the memory of one fit

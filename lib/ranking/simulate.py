@@ -12,7 +12,7 @@ import pandas as pd
 from scipy.special import expit, logit
 
 from lib.errors import SettingsError
-from lib.formats import DEFAULT_CRITERION, VOTE_COLUMNS
+from lib.judgments.formats import DEFAULT_CRITERION, VOTE_COLUMNS
 from lib.ranking.active import next_batch
 from lib.ranking.bradley_terry import BradleyTerry, PairDataset
 
@@ -63,7 +63,7 @@ def simulate_arena(
     Returns
     -------
     votes : DataFrame
-        ``lib.formats.VOTE_COLUMNS`` (+ ``first``), one row per vote, one annotator id per vote.
+        ``lib.judgments.formats.VOTE_COLUMNS`` (+ ``first``), one row per vote, one annotator id per vote.
     truth : dict
         ``skill`` (K,), ``alpha`` (J,), ``b`` (float), ``gamma`` (float), ``delta`` ({(system A,
         system B): delta} with A < B), ``systems`` (list), ``prompts`` (list).
@@ -261,7 +261,7 @@ def simulate_style_arena(
     Returns
     -------
     votes : DataFrame
-        ``lib.formats.VOTE_COLUMNS`` + ``response_a, response_b``, one row per vote.
+        ``lib.judgments.formats.VOTE_COLUMNS`` + ``response_a, response_b``, one row per vote.
     truth : dict
         ``skill`` (K,), ``coefficient``, ``systems`` (list), ``feature`` ((N,) the standardised length feature).
     """
@@ -331,7 +331,7 @@ def simulate_category_arena(
     Returns
     -------
     votes : DataFrame
-        ``lib.formats.VOTE_COLUMNS`` + ``category``, one row per vote.
+        ``lib.judgments.formats.VOTE_COLUMNS`` + ``category``, one row per vote.
     truth : dict
         ``skill`` (K,), ``category_skill`` ({category: (K,)}), ``systems``, ``categories`` (lists), ``reversal``
         ((system above overall, system above in the category, category)), ``spread``.

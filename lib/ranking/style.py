@@ -126,7 +126,7 @@ def vote_features(votes: pd.DataFrame, responses: pd.DataFrame | None = None) ->
     Parameters
     ----------
     votes : DataFrame
-        Canonical votes (``lib.formats.VOTE_COLUMNS``) with ``style:NAME`` columns (:func:`named_features`),
+        Canonical votes (``lib.judgments.formats.VOTE_COLUMNS``) with ``style:NAME`` columns (:func:`named_features`),
         or the two answers' texts in ``response_a`` and ``response_b`` (the pairwise reader keeps them).
     responses : DataFrame, optional
         ``prompt_id, system, response``: the answers' texts when the votes do not carry them (a bundled data
@@ -201,7 +201,7 @@ def named_features(df: pd.DataFrame, names: Sequence[str], *, file: str) -> pd.D
     Parameters
     ----------
     df : DataFrame
-        The user's table (one vote per row, the pairwise format), as read by :func:`lib.tables.read_csv`.
+        The user's table (one vote per row, the pairwise format), as read by :func:`lib.io.tables.read_csv`.
     names : sequence of str
         Column names: ``NAME`` used as it is, or, when the file has ``NAME_a`` and ``NAME_b`` instead, their
         normalised difference ``(a - b) / (a + b)``.
@@ -237,9 +237,9 @@ def named_features(df: pd.DataFrame, names: Sequence[str], *, file: str) -> pd.D
 
 
 def _numbers(df: pd.DataFrame, column: str, file: str) -> np.ndarray:
-    """The column as floats (:func:`lib.tables.numbers`); FormatError naming the rows whose cell is blank or not a
+    """The column as floats (:func:`lib.io.tables.numbers`); FormatError naming the rows whose cell is blank or not a
     finite number."""
-    from lib.tables import numbers, refuse, row_numbers, text
+    from lib.io.tables import numbers, refuse, row_numbers, text
 
     rows = row_numbers(df)
     values = numbers(text(df[column]), rows, what="a style feature", column=column, file=file)

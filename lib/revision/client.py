@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
-from lib.cache import load, store
-from lib.paths import cache_dir
+from lib.io.cache import load, store
+from lib.io.paths import cache_dir
 from lib.revision.credentials import check_base_url, redact
 from lib.revision.prompts import PromptTemplate, build_messages
 from lib.revision.schema import RevisionEdit, RevisionEdits
@@ -210,7 +210,7 @@ class EditProposer:
     template : PromptTemplate
         :data:`lib.revision.prompts.REFERENCE_BASED` or ``REFERENCE_FREE``.
     cache : Path, optional
-        Directory of cached answers (default :func:`lib.paths.cache_dir` ``("revision")``).
+        Directory of cached answers (default :func:`lib.io.paths.cache_dir` ``("revision")``).
     use_cache : bool
         False neither reads nor writes the cache.
 
@@ -308,7 +308,7 @@ class EditProposer:
 
     def _load(self, path: Path, key: str) -> tuple[list[RevisionEdit], str] | None:
         """A cached answer, or None: an unreadable entry, or one stored for another request (key), is a
-        miss and is removed (:func:`lib.cache.load`)."""
+        miss and is removed (:func:`lib.io.cache.load`)."""
 
         def parse(raw: bytes) -> tuple[list[RevisionEdit], str]:
             stored = json.loads(raw.decode("utf-8"))
@@ -319,7 +319,7 @@ class EditProposer:
         return load(path, parse)
 
     def _store(self, path: Path, key: str, edits: list[RevisionEdit], used: str) -> None:
-        """Write atomically; a cache that cannot be written only warns (:func:`lib.cache.store`)."""
+        """Write atomically; a cache that cannot be written only warns (:func:`lib.io.cache.store`)."""
         text = json.dumps(
             {
                 "key": key,

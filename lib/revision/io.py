@@ -1,11 +1,11 @@
 """Read drafts (CSV) and uploaded edits (JSON lines or CSV) with clear errors.
 
 Both readers map the file's columns onto roles (:data:`DRAFT_REQUIRED`, :data:`EDIT_REQUIRED`,
-...) with :func:`lib.columns.resolve_roles`: the user's ``{role: column}`` wins over the guesses of
-:func:`lib.tables.guess_roles` (:func:`column_roles`). The page reads a file once with
+...) with :func:`lib.io.columns.resolve_roles`: the user's ``{role: column}`` wins over the guesses of
+:func:`lib.io.tables.guess_roles` (:func:`column_roles`). The page reads a file once with
 :func:`read_table`, shows the mapping drop-downs, then builds the table with
 :func:`drafts_from_table` or :func:`edits_from_table`.
-Rows are named as in the file (:func:`lib.tables.row_numbers`): CSV data rows (header = row 0),
+Rows are named as in the file (:func:`lib.io.tables.row_numbers`): CSV data rows (header = row 0),
 or the lines of a JSON lines file.
 """
 
@@ -18,9 +18,9 @@ from typing import IO
 
 import pandas as pd
 
-from lib import tables
-from lib.columns import resolve_roles
 from lib.errors import FormatError
+from lib.io import tables
+from lib.io.columns import resolve_roles
 from lib.revision.schema import EDIT_COLUMNS, EDIT_FIELDS, MAX_TEXT_CHARS
 
 DRAFT_REQUIRED: tuple[str, ...] = ("text_id", "system", "draft")
@@ -63,8 +63,8 @@ def column_roles(roles: Sequence[str]) -> tables.ColumnRoles:
 
     Returns
     -------
-    lib.tables.ColumnRoles
-        For :func:`lib.tables.guess_roles`, which ignores case, blanks and punctuation
+    lib.io.tables.ColumnRoles
+        For :func:`lib.io.tables.guess_roles`, which ignores case, blanks and punctuation
         (``Model Name`` = ``model_name`` = ``ModelName``) and guesses a column for one role at most.
     """
     return tables.ColumnRoles(tuple(roles), _SYNONYMS)
@@ -73,14 +73,14 @@ def column_roles(roles: Sequence[str]) -> tables.ColumnRoles:
 def read_table(source: str | Path | IO[bytes], name: str | None = None) -> pd.DataFrame:
     """A CSV, or JSON lines (by extension ``.jsonl``/``.json``/``.ndjson`` or a leading ``{``), as read.
 
-    CSV goes through :func:`lib.tables.read_csv` (encoding and delimiter detection, trailing
+    CSV goes through :func:`lib.io.tables.read_csv` (encoding and delimiter detection, trailing
     delimiters, duplicate column names), like every other upload.
 
     Returns
     -------
     DataFrame
         The file's columns; CSV cells as str. The index is the file's data row - 1 (CSV) or line
-        - 1 (JSON lines), so :func:`lib.tables.row_numbers` names the rows as the file has them.
+        - 1 (JSON lines), so :func:`lib.io.tables.row_numbers` names the rows as the file has them.
 
     Raises
     ------

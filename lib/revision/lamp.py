@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from lib.errors import FormatError
-from lib.paths import DATA_DIR
+from lib.io.paths import DATA_DIR
 from lib.revision.diff_edits import revision_level
 from lib.revision.revised import revised_table
 from lib.revision.schema import EDIT_COLUMNS

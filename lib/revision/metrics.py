@@ -88,6 +88,25 @@ def summarize(
     return out
 
 
+def per_model(per_draft: pd.DataFrame) -> pd.DataFrame:
+    """Revision Distance per model (:func:`summarize` by ``system``) with the model's mean token-level edit
+    distance beside it (the words changed by applying the located edits, :func:`token_edit_distance`).
+
+    Parameters
+    ----------
+    per_draft : DataFrame
+        One row per (draft, editor): ``system, revision_distance, token_edit_distance``.
+
+    Returns
+    -------
+    DataFrame
+        ``system, n, mean, sd, ci_low, ci_high, token_edit_distance``, one row per model, sorted.
+    """
+    by_model = summarize(per_draft, ["system"])
+    token = summarize(per_draft, ["system"], value="token_edit_distance")[["system", "mean"]]
+    return by_model.merge(token.rename(columns={"mean": "token_edit_distance"}), on="system")
+
+
 def relative_change(a: float, b: float, lower_is_better: bool = True) -> float:
     """Relative change from model A to model B in percent, as in Ma et al.'s Table 2.
 

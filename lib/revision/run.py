@@ -73,6 +73,19 @@ def with_reference(drafts: pd.DataFrame) -> pd.DataFrame:
     return drafts[reference.notna() & (reference.astype(str).str.strip() != "")]
 
 
+def llm_drafts(drafts: pd.DataFrame, template: PromptTemplate) -> pd.DataFrame:
+    """The drafts an LLM revises with ``template``: those with a reference text for a prompt that needs
+    one (:func:`with_reference`), else every draft, its reference left out (None).
+
+    Parameters
+    ----------
+    drafts : DataFrame
+        ``text_id, system, draft`` and optionally ``reference``.
+    template : PromptTemplate
+    """
+    return with_reference(drafts) if template.needs_reference else drafts.assign(reference=None)
+
+
 def diff_revision(drafts: pd.DataFrame) -> Revision:
     """Diff-based edits of every draft towards its reference (no LLM, no failures).
 
@@ -173,6 +186,27 @@ def score(edits: pd.DataFrame, drafts: pd.DataFrame, evaluated: pd.DataFrame) ->
     """
     located = locate_edits(edits.drop(columns=["path"], errors="ignore"), drafts)
     return located, revision_distance(located, evaluated)
+
+
+def beside_writers(
+    located: pd.DataFrame, per_draft: pd.DataFrame, writers: pd.DataFrame, writers_revised: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Edits and revised drafts of another source beside the human writers' own, for agreement with them
+    (:func:`lib.revision.metrics.span_agreement`).
+
+    Parameters
+    ----------
+    located, per_draft : DataFrame
+        The other source's located edits and drafts as scored (:func:`score`).
+    writers, writers_revised : DataFrame
+        The writers' located edits (:func:`score` of their edits) and their revised drafts.
+
+    Returns
+    -------
+    tuple of DataFrame
+        The edits (a new index) and the revised drafts, the other source's first.
+    """
+    return pd.concat([located, writers], ignore_index=True), pd.concat([per_draft, writers_revised])
 
 
 def edits_jsonl(located: pd.DataFrame, *, editor: bool = True) -> str:

@@ -17,7 +17,7 @@ from lib.selection.strategies import STRATEGIES, check_strategies
 from lib.selection.subset import select_subset
 
 if TYPE_CHECKING:
-    from lib.ratings import RatingMatrix
+    from lib.judgments.ratings import RatingMatrix
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class SelectionRun:
 
     Attributes
     ----------
-    matrix : lib.ratings.RatingMatrix
+    matrix : lib.judgments.ratings.RatingMatrix
     calibration : Calibration
     curve : LooCurve
     warnings : list of str
@@ -119,7 +119,7 @@ def run(
 
     Parameters
     ----------
-    rm : lib.ratings.RatingMatrix
+    rm : lib.judgments.ratings.RatingMatrix
     strategies : iterable of str
         Names of :data:`lib.selection.strategies.STRATEGIES`.
     mode : {"fast", "full"}
@@ -137,7 +137,7 @@ def run(
         Seeds the random orders (and the full mode's fits through ``settings``).
     progress : callable, optional
         ``progress(fraction, message)`` of the calibration and of the curve.
-    engine : lib.engine.Engine, optional
+    engine : lib.engine.cluster.Engine, optional
         Where the curve's held-out comparisons run as independent tasks (:func:`loo_curve`); None:
         one after the other in this process. The same result either way.
 

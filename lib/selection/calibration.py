@@ -64,21 +64,21 @@ def check_selection_data(rm) -> list[str]:
 
     Parameters
     ----------
-    rm : lib.ratings.RatingMatrix
+    rm : lib.judgments.ratings.RatingMatrix
 
     Returns
     -------
     list of str
         A warning when fewer than :data:`FEW_COMPARISONS` comparisons have ratings (the design
-        warnings of :func:`lib.data_checks.check_design` are the Data page's).
+        warnings of :func:`lib.irt.data_checks.check_design` are the Data page's).
 
     Raises
     ------
     DesignError
-        When :func:`lib.data_checks.check_design` finds the data cannot support a fit, or fewer than
+        When :func:`lib.irt.data_checks.check_design` finds the data cannot support a fit, or fewer than
         :data:`MIN_COMPARISONS` comparisons have ratings.
     """
-    from lib.data_checks import check_design
+    from lib.irt.data_checks import check_design
 
     check_design(rm)
     n_comp = int((rm.codes() >= 0).any(axis=1).sum())
@@ -287,7 +287,7 @@ class FullCalibration:
 
     Parameters
     ----------
-    rm : lib.ratings.RatingMatrix
+    rm : lib.judgments.ratings.RatingMatrix
     sample : callable
         Fits a rating matrix (see :data:`ItemSampler`); :func:`posterior_sampler` wraps ``fit_grm``.
     cutpoints : {"antisymmetric", "free"}
@@ -370,7 +370,7 @@ def make_calibration(rm, mode: str = "fast", settings: FitSettings | None = None
 
     Parameters
     ----------
-    rm : lib.ratings.RatingMatrix
+    rm : lib.judgments.ratings.RatingMatrix
     mode : {"fast", "full"}
         :data:`lib.selection.settings.MODES`.
     settings : FitSettings, optional

@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 
 from lib.errors import SettingsError
+from lib.io.typed import whole_numbers
 from lib.irt.readouts import DEFAULT_GRID, grid_moments, posterior_on_grid
 from lib.selection.adaptive import cat_path, grid_tables
 from lib.selection.settings import DEFAULT_RANDOM_DRAWS
 from lib.selection.strategies import STRATEGIES, Ask, check_strategies
-from lib.typed import whole_numbers
 
 if TYPE_CHECKING:
     from lib.selection.calibration import Calibration
@@ -223,7 +223,7 @@ def loo_curve(
         Quadrature grid.
     progress : callable, optional
         Called as ``progress(fraction_done, message)`` after each held-out comparison.
-    engine : lib.engine.Engine, optional
+    engine : lib.engine.cluster.Engine, optional
         Runs the held-out comparisons as independent tasks (``engine.map``), e.g. on a Dask
         cluster; None: one after the other here. The result is the same either way.
 

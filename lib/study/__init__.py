@@ -5,8 +5,8 @@
 - :mod:`lib.study.db`: the engine (``EVAL_DATABASE_URL``, else a SQLite file in the per-user data
   folder), migrated to the newest schema when it is first opened, its waits bounded, a deleted or
   replaced file refused; ``study backup``;
-- :mod:`lib.study.tasks`: the task types (best-worst, pairwise, Likert rating) and how an answer is
-  checked;
+- :mod:`lib.study.tasks`: the task types (best-worst, pairwise, Likert rating), one module and one
+  ``TaskSpec`` entry each: how an answer is checked, what the export holds, how agreement is measured;
 - :mod:`lib.study.items`: the researcher's items CSV; :mod:`lib.study.assign`: who judges what;
 - :mod:`lib.study.create`: a study from items; :mod:`lib.study.demo`: seed 001's own study on the
   bundled ROME passages;

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlalchemy import select
 
+from lib.io.tables import row_numbers, text
 from lib.study.assign import gold_count
 from lib.study.checks import failed
 from lib.study.create import TOKEN_BYTES
@@ -33,7 +34,6 @@ from lib.study.errors import StudyError
 from lib.study.export import check_passes, load_study
 from lib.study.models import Annotator, Assignment, Item, Study
 from lib.study.order import balanced_orders
-from lib.tables import row_numbers, text
 
 if TYPE_CHECKING:
     import pandas as pd

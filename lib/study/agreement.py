@@ -1,7 +1,13 @@
-"""Agreement of ratings: Krippendorff's alpha with the interval metric.
+"""Agreement so far of a study's judgments, per criterion: each task type's :class:`Agreement`.
 
-Krippendorff, K. (2011), "Computing Krippendorff's Alpha-Reliability", Annenberg School for
-Communication, University of Pennsylvania (section C, the general form; Hayes & Krippendorff 2007).
+- :data:`FLEISS_KAPPA` (best-worst, pairwise): Fleiss' kappa of the pairwise votes the export implies
+  (:func:`lib.judgments.ratings.fleiss_kappa`), as the Data page computes it;
+- :data:`KRIPPENDORFF_ALPHA` (Likert): Krippendorff's alpha with the interval metric of the ratings, a unit
+  being a (prompt, system).
+
+Krippendorff's alpha with the interval metric follows Krippendorff, K. (2011), "Computing Krippendorff's
+Alpha-Reliability", Annenberg School for Communication, University of Pennsylvania (section C, the general
+form; Hayes & Krippendorff 2007).
 With the interval metric delta^2(c, k) = (c - k)^2, over the *pairable* values (units judged at least
 twice; n values in all)
 
@@ -16,9 +22,16 @@ chance, below 0 for systematic disagreement.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from lib.study.tasks.spec import TaskSpec
 
 
 def _pair_sum(m: np.ndarray, total: np.ndarray, squares: np.ndarray) -> np.ndarray:
@@ -59,3 +72,55 @@ def interval_alpha(units: Sequence[object], values: Sequence[float]) -> tuple[fl
     observed = (_pair_sum(m[keep], total[keep], squares[keep]) / (m[keep] - 1)).sum() / n
     expected = _pair_sum(n, total[keep].sum(), squares[keep].sum()) / (n * (n - 1))
     return (float(1 - observed / expected) if expected > 0 else float("nan")), int(keep.sum())
+
+
+def _kappa(table: pd.DataFrame, spec: TaskSpec) -> pd.DataFrame:
+    """Fleiss' kappa per criterion of the votes the export implies."""
+    import pandas as pd
+
+    from lib.judgments.formats import read_judgments
+    from lib.judgments.ratings import fleiss_kappa
+
+    rows = []
+    if len(table):
+        votes = read_judgments(table.astype(str), spec.format, spec.roles, file="study export").votes
+        for criterion, group in votes.groupby("criterion", sort=False):
+            kappa, cells = fleiss_kappa(group)
+            rows.append({"criterion": criterion, "fleiss_kappa": kappa, "cells": cells})
+    return pd.DataFrame(rows, columns=["criterion", "fleiss_kappa", "cells"])
+
+
+def _alpha(table: pd.DataFrame, spec: TaskSpec) -> pd.DataFrame:
+    """Krippendorff's alpha (interval) per criterion of the ratings, a unit being a (prompt, system)."""
+    import pandas as pd
+
+    rows = []
+    for criterion, group in table.groupby("criterion", sort=False):
+        alpha, units = interval_alpha(list(zip(group.prompt_id, group.system, strict=True)), group.score)
+        rows.append({"criterion": criterion, "krippendorff_alpha": alpha, "units": units})
+    return pd.DataFrame(rows, columns=["criterion", "krippendorff_alpha", "units"])
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How a task's agreement so far is measured: the statistic's column, what it is, its function
+    ``compute(export, spec)`` (the study's export table and its task type) giving a row per criterion."""
+
+    column: str
+    help: str
+    compute: Callable[[pd.DataFrame, TaskSpec], pd.DataFrame]
+
+
+FLEISS_KAPPA = Agreement(
+    "fleiss_kappa",
+    "Fleiss' kappa of the pairwise votes the answers imply, per criterion (gold items left out).",
+    _kappa,
+)
+"""The agreement of the pick tasks (best-worst, pairwise)."""
+KRIPPENDORFF_ALPHA = Agreement(
+    "krippendorff_alpha",
+    "Krippendorff's alpha (interval metric) of the ratings, per criterion, a unit being a prompt's "
+    "passage (gold items left out): 1 = full agreement, 0 = agreement at chance.",
+    _alpha,
+)
+"""The agreement of the rated task (Likert)."""

@@ -62,6 +62,7 @@ def make_checks(
     list of ItemSpec
         Gold answers in the task's shape (:mod:`lib.study.tasks`), prompt ids :data:`PROMPT_PREFIX` 1, 2, ...
     """
+    spec = task_spec(task)
     regular = [it for it in items if it.gold is None]
     if n <= 0 or not regular:
         return []
@@ -71,25 +72,13 @@ def make_checks(
     for c in range(n):
         source = regular[picks[c % len(picks)]]
         systems = source.systems
-        gold = {criterion: _asked(task, systems, rng, scale) for criterion in criteria}
+        gold = {criterion: spec.asked(systems, rng, scale) for criterion in criteria}
         prompt_id = f"{PROMPT_PREFIX}{c + 1}"
         while prompt_id in taken:
             prompt_id += "-check"
         taken.add(prompt_id)
         out.append(ItemSpec(prompt_id, source.prompt_text, source.responses, gold))
     return out
-
-
-def _asked(task: str, systems: Sequence[str], rng: np.random.Generator, scale: Scale | None) -> dict[str, object]:
-    """The answer one check asks for on one criterion."""
-    spec = task_spec(task)
-    if spec.rated:
-        points = (scale or Scale()).points
-        return {s: int(rng.integers(1, points + 1)) for s in systems}
-    if spec.tie:  # pairwise: a winner (a tie would be an answer a careless annotator often gives)
-        return {"winner": systems[int(rng.integers(len(systems)))]}
-    most, least = (int(i) for i in rng.choice(len(systems), size=2, replace=False))
-    return {"most": systems[most], "least": systems[least]}
 
 
 def instruction(

@@ -42,7 +42,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 
 from lib.errors import OutputError
-from lib.paths import DATA_DIR
+from lib.io.paths import DATA_DIR
 from lib.study.errors import StorageError, StudyError
 
 log = logging.getLogger(__name__)

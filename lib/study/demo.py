@@ -10,7 +10,7 @@ instructions and the worked example are the form's own (``study_instructions.md`
 
 from __future__ import annotations
 
-from lib.paths import DATA_DIR
+from lib.io.paths import DATA_DIR
 from lib.study.items import ItemSpec, read_items
 
 DEMO_DIR = DATA_DIR / "rome_bestworst"
@@ -35,7 +35,7 @@ def demo_items(max_prompts: int | None = None, *, task: str = DEMO_TASK) -> list
     task : str
         A key of :data:`lib.study.tasks.TASKS`.
     """
-    from lib.tables import read_csv
+    from lib.io.tables import read_csv
 
     prompts = read_csv(DEMO_DIR / "prompts.csv", "prompts.csv")
     responses = read_csv(DEMO_DIR / "responses.csv", "responses.csv")

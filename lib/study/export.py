@@ -1,11 +1,11 @@
-"""The collected judgments as the CSV the Data page reads (``lib.formats``' best-worst, pairwise or ratings).
+"""The collected judgments as the CSV the Data page reads (``lib.judgments.formats``' best-worst, pairwise or ratings).
 
 Best-worst: one row per passage shown per criterion, ``annotator, page, prompt_id, prompt_text,
 criterion, system, response, judgment, position, seconds`` (``judgment`` most / least / middle,
 ``position`` 1 = shown first). Pairwise: one row per criterion, ``annotator, page, prompt_id,
 prompt_text, criterion, system_a, system_b, response_a, response_b, choice, position, seconds``
 (``system_a`` the alphabetically first, ``choice`` A / B / tie, ``position`` the system shown first,
-which :mod:`lib.formats` reads for the leaderboard's position bias). Likert (the ratings format): one
+which :mod:`lib.judgments.formats` reads for the leaderboard's position bias). Likert (the ratings format): one
 row per passage shown per criterion, ``annotator, page, prompt_id, prompt_text, criterion, system,
 response, score, shown_position, seconds`` (``score`` the rating, ``shown_position`` 1 = shown first;
 not named ``position``, which the Data page would take for the ranking format's rank). ``seconds`` is
@@ -28,52 +28,10 @@ from lib.study.checks import failed
 from lib.study.db import transaction
 from lib.study.errors import StudyError
 from lib.study.models import Annotator, Assignment, Study
-from lib.study.tasks import TIE, gold_correct
+from lib.study.tasks import gold_correct, task_spec
 
 if TYPE_CHECKING:
     import pandas as pd
-
-EXPORT_COLUMNS = {
-    "bestworst": [
-        "annotator",
-        "page",
-        "prompt_id",
-        "prompt_text",
-        "criterion",
-        "system",
-        "response",
-        "judgment",
-        "position",
-        "seconds",
-    ],
-    "pairwise": [
-        "annotator",
-        "page",
-        "prompt_id",
-        "prompt_text",
-        "criterion",
-        "system_a",
-        "system_b",
-        "response_a",
-        "response_b",
-        "choice",
-        "position",
-        "seconds",
-    ],
-    "likert": [
-        "annotator",
-        "page",
-        "prompt_id",
-        "prompt_text",
-        "criterion",
-        "system",
-        "response",
-        "score",
-        "shown_position",
-        "seconds",
-    ],
-}
-"""The export's columns per task (the Data page guesses every role from these names)."""
 
 
 def load_study(session, study_id: int) -> Study:
@@ -98,40 +56,6 @@ def load_study(session, study_id: int) -> Study:
     return study
 
 
-def _bestworst_rows(base: dict, choice: dict, responses: dict, order: list[str]) -> list[dict]:
-    judged = {choice["most"]: "most", choice["least"]: "least"}
-    return [
-        {**base, "system": s, "response": responses[s], "judgment": judged.get(s, "middle"), "position": p}
-        for p, s in enumerate(order, start=1)
-    ]
-
-
-def _pairwise_rows(base: dict, choice: dict, responses: dict, order: list[str]) -> list[dict]:
-    a, b = sorted(order)
-    code = TIE if choice.get(TIE) else {a: "A", b: "B"}[choice["winner"]]
-    return [
-        {
-            **base,
-            "system_a": a,
-            "system_b": b,
-            "response_a": responses[a],
-            "response_b": responses[b],
-            "choice": code,
-            "position": order[0],
-        }
-    ]
-
-
-def _likert_rows(base: dict, choice: dict, responses: dict, order: list[str]) -> list[dict]:
-    return [
-        {**base, "system": s, "response": responses[s], "score": choice[s], "shown_position": p}
-        for p, s in enumerate(order, start=1)
-    ]
-
-
-_ROWS = {"bestworst": _bestworst_rows, "pairwise": _pairwise_rows, "likert": _likert_rows}
-
-
 @dataclass(frozen=True)
 class Export:
     """A study's judgments and what was left out of them.
@@ -139,7 +63,7 @@ class Export:
     Attributes
     ----------
     table : pandas.DataFrame
-        :data:`EXPORT_COLUMNS` of the study's task (:func:`export_study`).
+        The columns of the study's task (:attr:`lib.study.tasks.TaskSpec.columns`; :func:`export_study`).
     failed : list of str
         The annotators who failed the attention checks, in label order (whether or not they were kept).
     left_out : list of str
@@ -195,9 +119,10 @@ def export_study(
     Returns
     -------
     Export
-        ``table``: :data:`EXPORT_COLUMNS` of the study's task, sorted by annotator, page, criterion (the
-        study's order) and position; ``seconds`` a float, ``page``, (best-worst) ``position`` and (Likert)
-        ``score`` and ``shown_position`` integers. Empty (with those columns) before any answer.
+        ``table``: the columns of the study's task (:attr:`lib.study.tasks.TaskSpec.columns`), sorted by
+        annotator, page, criterion (the study's order) and position; ``seconds`` a float, ``page``,
+        (best-worst) ``position`` and (Likert) ``score`` and ``shown_position`` integers. Empty (with those
+        columns) before any answer.
 
     Raises
     ------
@@ -219,13 +144,14 @@ def export_study(
                     dropped += len(mine)
                     continue
             rows += mine
-        table = pd.DataFrame(rows, columns=EXPORT_COLUMNS[study.task])
+        table = pd.DataFrame(rows, columns=list(task_spec(study.task).columns))
     return Export(table, flagged, left_out, dropped)
 
 
 def _rows(study: Study, person: Annotator, include_gold: bool) -> list[dict]:
     """The export's rows of one annotator's answers (no attention check; gold items when asked)."""
     rows: list[dict] = []
+    spec = task_spec(study.task)
     for asg in person.assignments:
         if asg.answer is None or asg.item.check or (asg.item.gold is not None and not include_gold):
             continue
@@ -239,7 +165,7 @@ def _rows(study: Study, person: Annotator, include_gold: bool) -> list[dict]:
                 "criterion": criterion,
                 "seconds": round(asg.answer.seconds, 3),
             }
-            rows += _ROWS[study.task](base, asg.answer.choices[criterion], responses, asg.shown_order)
+            rows += spec.rows(base, asg.answer.choices[criterion], responses, asg.shown_order)
     return rows
 
 

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lib.errors import FormatError
+from lib.io.tables import check_names, row_numbers, text
 from lib.study.errors import AnswerError
 from lib.study.tasks import Scale, TaskSpec, task_spec
-from lib.tables import check_names, row_numbers, text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,7 +69,7 @@ def read_items(
     Parameters
     ----------
     df : pandas.DataFrame
-        The table as :func:`lib.tables.read_csv` read it (text cells).
+        The table as :func:`lib.io.tables.read_csv` read it (text cells).
     task : str
         A key of :data:`lib.study.tasks.TASKS`.
     criteria : sequence of str

@@ -14,7 +14,7 @@ from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Intege
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 NAME_CHARS = 1_000
-"""Longest prompt id or system name stored (as :data:`lib.tables.MAX_NAME_CHARS`)."""
+"""Longest prompt id or system name stored (as :data:`lib.io.tables.MAX_NAME_CHARS`)."""
 
 
 class Base(DeclarativeBase):

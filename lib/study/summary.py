@@ -3,23 +3,21 @@
 Speeders: an annotator whose median seconds per page is below :data:`SPEEDER_FRACTION` of the
 study's median seconds per page (over every answered page of every annotator) is flagged. The rule
 is relative, so it holds for pages of any length; it flags, it does not remove: the researcher decides.
-Agreement (:data:`AGREEMENT`, per task): Fleiss' kappa of the pairwise votes the export implies
-(:func:`lib.ratings.fleiss_kappa`, per criterion), as the Data page computes it, for best-worst and
-pairwise; Krippendorff's alpha with the interval metric of the ratings
-(:func:`lib.study.agreement.interval_alpha`, per criterion, a unit being a (prompt, system)) for Likert.
+Agreement: the task type's statistic (:attr:`lib.study.tasks.TaskSpec.agreement`, :mod:`lib.study.agreement`):
+Fleiss' kappa of the pairwise votes the export implies for best-worst and pairwise, Krippendorff's alpha with
+the interval metric of the ratings for Likert, per criterion.
 A judgment is one pick per criterion of a page, or one rating of one passage per criterion
 (:meth:`lib.study.tasks.TaskSpec.judgments`).
 
 Annotator quality: the attention checks they passed (:mod:`lib.study.checks`; failing them flags the
 annotator, and the export leaves them out), their agreement with the other annotators on the same items and
 their reliability, Cohen's kappa of their answers against the Dawid-Skene truth
-(:mod:`lib.annotator_quality`), beside their gold accuracy.
+(:mod:`lib.judgments.annotator_quality`), beside their gold accuracy.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,37 +41,6 @@ SPEEDER_RULE = (
     "study's median seconds per page"
 )
 
-EXPORT_ROLES = {
-    "bestworst": {
-        "prompt": "prompt_id",
-        "annotator": "annotator",
-        "system": "system",
-        "judgment": "judgment",
-        "trial": "page",
-        "criterion": "criterion",
-        "position": "position",
-    },
-    "pairwise": {
-        "prompt": "prompt_id",
-        "system_a": "system_a",
-        "system_b": "system_b",
-        "annotator": "annotator",
-        "choice": "choice",
-        "criterion": "criterion",
-        "position": "position",
-    },
-    "likert": {
-        "prompt": "prompt_id",
-        "system": "system",
-        "score": "score",
-        "annotator": "annotator",
-        "criterion": "criterion",
-        "prompt_text": "prompt_text",
-        "response": "response",
-    },
-}
-"""The :mod:`lib.formats` roles of the export's columns (the Data page guesses the same)."""
-
 
 @dataclass(frozen=True)
 class StudySummary:
@@ -87,12 +54,12 @@ class StudySummary:
         speeder`` (NaN where nothing is answered yet; ``seconds_per_judgment`` the median over their pages;
         ``checks`` the attention-check pages answered, ``failed_checks`` True when they failed them,
         :func:`lib.study.checks.failed`; ``agreement`` and ``reliability`` from
-        :func:`lib.annotator_quality.annotator_quality` over the regular and gold items), and for a study
+        :func:`lib.judgments.annotator_quality.annotator_quality` over the regular and gold items), and for a study
         recruited on a crowd platform ``joined`` (whether a participant took the place).
     items : pandas.DataFrame
         Per item: ``prompt_id, systems, gold, annotators, done``.
     agreement : pandas.DataFrame
-        Per criterion: ``criterion``, the task's statistic (:data:`AGREEMENT`: ``fleiss_kappa`` or
+        Per criterion: ``criterion``, the task's statistic (its ``agreement``: ``fleiss_kappa`` or
         ``krippendorff_alpha``) and its ``cells`` / ``units`` (NaN until two of them are judged twice).
     median_seconds_per_judgment : float
         Over every answered page, its seconds divided by its judgments (criteria, times the passages
@@ -236,7 +203,6 @@ def summarize(study_id: int, *, url: str | None = None) -> StudySummary:
                     **({"joined": person.platform_hash is not None} if study.crowd_key else {}),
                 }
             )
-        task = study.task
         labels = _answers(study)
     study_median = _median(all_seconds)
     annotators = pd.DataFrame(people)
@@ -249,7 +215,7 @@ def summarize(study_id: int, *, url: str | None = None) -> StudySummary:
     return StudySummary(
         annotators=annotators,
         items=pd.DataFrame(list(per_item.values()), columns=["prompt_id", "systems", "gold", "annotators", "done"]),
-        agreement=AGREEMENT[task].compute(export_judgments(study_id, url=url), task),
+        agreement=spec.agreement.compute(export_judgments(study_id, url=url), spec),
         median_seconds_per_judgment=_median(all_per_judgment),
         gold_accuracy=sum(all_gold) / len(all_gold) if all_gold else float("nan"),
     )
@@ -272,70 +238,13 @@ def _answers(study: Study) -> list[tuple[object, str, str]]:
 
 
 def _quality(rows: list[tuple[object, str, str]]) -> pd.DataFrame:
-    """Agreement and reliability per annotator label (:func:`lib.annotator_quality.annotator_quality`)."""
+    """Agreement and reliability per annotator label (:func:`lib.judgments.annotator_quality.annotator_quality`)."""
     import pandas as pd
 
-    from lib.annotator_quality import QUALITY_COLUMNS, annotator_quality
+    from lib.judgments.annotator_quality import QUALITY_COLUMNS, annotator_quality
 
     if not rows:
         return pd.DataFrame(columns=QUALITY_COLUMNS).set_index("annotator")
     table = pd.DataFrame(rows, columns=["task", "worker", "label"])
     table["task"] = table["task"].map(repr)  # tuples as plain keys
     return annotator_quality(table).set_index("annotator")
-
-
-def _kappa(table: pd.DataFrame, task: str) -> pd.DataFrame:
-    """Fleiss' kappa per criterion of the votes the export implies."""
-    import pandas as pd
-
-    from lib.formats import read_judgments
-    from lib.ratings import fleiss_kappa
-
-    rows = []
-    if len(table):
-        fmt = task_spec(task).format
-        votes = read_judgments(table.astype(str), fmt, EXPORT_ROLES[task], file="study export").votes
-        for criterion, group in votes.groupby("criterion", sort=False):
-            kappa, cells = fleiss_kappa(group)
-            rows.append({"criterion": criterion, "fleiss_kappa": kappa, "cells": cells})
-    return pd.DataFrame(rows, columns=["criterion", "fleiss_kappa", "cells"])
-
-
-def _alpha(table: pd.DataFrame, task: str) -> pd.DataFrame:
-    """Krippendorff's alpha (interval) per criterion of the ratings, a unit being a (prompt, system)."""
-    import pandas as pd
-
-    from lib.study.agreement import interval_alpha
-
-    rows = []
-    for criterion, group in table.groupby("criterion", sort=False):
-        alpha, units = interval_alpha(list(zip(group.prompt_id, group.system, strict=True)), group.score)
-        rows.append({"criterion": criterion, "krippendorff_alpha": alpha, "units": units})
-    return pd.DataFrame(rows, columns=["criterion", "krippendorff_alpha", "units"])
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """How a task's agreement so far is measured: the statistic's column, what it is, its function."""
-
-    column: str
-    help: str
-    compute: Callable[[pd.DataFrame, str], pd.DataFrame]
-
-
-_KAPPA = Agreement(
-    "fleiss_kappa",
-    "Fleiss' kappa of the pairwise votes the answers imply, per criterion (gold items left out).",
-    _kappa,
-)
-AGREEMENT = {
-    "bestworst": _KAPPA,
-    "pairwise": _KAPPA,
-    "likert": Agreement(
-        "krippendorff_alpha",
-        "Krippendorff's alpha (interval metric) of the ratings, per criterion, a unit being a prompt's "
-        "passage (gold items left out): 1 = full agreement, 0 = agreement at chance.",
-        _alpha,
-    ),
-}
-"""The agreement statistic of each task type."""

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from lib.study import db as study_db
 from lib.study.access import SECRET_ENV
 

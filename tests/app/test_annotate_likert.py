@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from lib.study.create import create_study
 from lib.study.export import export_judgments
 from lib.study.items import ItemSpec

@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 from lib.cost.analysis import analyse
 from lib.cost.costs import DEFAULT_WEIGHT, Weights
 from lib.cost.schema import read_study
-from lib.display import readable
-from lib.formats import read_csv
+from lib.io.display import readable
+from lib.judgments.formats import read_csv
 from tests.app.shown import unescaped
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import types
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from lib.ranking.active import NEXT_COLUMNS
 from lib.study.annotate import open_page, submit
 from lib.study.create import create_study

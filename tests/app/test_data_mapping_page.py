@@ -59,7 +59,7 @@ def test_no_page_script_holds_a_bare_string_that_streamlit_would_show(at):
     widget keys..." (issue 16, item 19)."""
     import ast
 
-    from lib.paths import ROOT
+    from lib.io.paths import ROOT
     from ui.navigation import SECTIONS
 
     assert not any("Prefix of the widget keys" in m.value for m in at.markdown)

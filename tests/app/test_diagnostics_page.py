@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.inputs import bundled_input
 from lib.irt.fit import fit_grm
 from lib.irt.settings import FitSettings
+from lib.judgments.datasets import DATASETS, DEFAULT_DATASET
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "diagnostics.py")
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib.paths import DATA_DIR
+from lib.io.paths import DATA_DIR
 
 PANDALM = "pandalm_pairwise"
 JUDGES_CSV = DATA_DIR / PANDALM / "judge_votes_long.csv"

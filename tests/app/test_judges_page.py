@@ -26,7 +26,7 @@ def at(new_session) -> AppTest:
 def on_judges(at: AppTest, dataset: str = PANDALM, judges: tuple[str, bytes] | None = None) -> AppTest:
     """The Judges page on a bundled data set's human votes, with this judge file (name, bytes) kept as the
     Data page keeps it."""
-    from lib.datasets import DATASETS
+    from lib.judgments.datasets import DATASETS
 
     at.session_state["view_dataset"] = dataset
     if judges is not None:

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lib.datasets import DATASETS, DEFAULT_DATASET
 from lib.inputs import analysis_input
+from lib.judgments.datasets import DATASETS, DEFAULT_DATASET
 from lib.ranking.fit import DEFAULT_SAMPLER, rank_settings
 from lib.ranking.leaderboard import P_BEST_HELP
 
@@ -256,10 +256,10 @@ def test_target_ess_is_offered_when_the_fit_samples_with_nuts_and_the_fit_stops_
 
 def rome_pilot() -> pd.DataFrame:
     """A 20-page pilot of the Studies page's demo (seed 001's ROME study, best-worst): 10 facts, each judged by
-    two annotators, in the Studies export's columns (:data:`lib.study.export.EXPORT_COLUMNS`); the answers are
+    two annotators, in the Studies export's columns (:attr:`lib.study.tasks.TaskSpec.columns`); the answers are
     the published study's own."""
-    from lib.paths import DATA_DIR
-    from lib.study.export import EXPORT_COLUMNS
+    from lib.io.paths import DATA_DIR
+    from lib.study.tasks import TASKS
 
     d = pd.read_csv(DATA_DIR / "rome_bestworst" / "bestworst_long.csv")
     pages = d[["participant", "page", "case"]].drop_duplicates()
@@ -279,7 +279,7 @@ def rome_pilot() -> pd.DataFrame:
             "seconds": 12.5,
         }
     )
-    return table[EXPORT_COLUMNS["bestworst"]]
+    return table[list(TASKS["bestworst"].columns)]
 
 
 def test_a_small_pilot_withholds_the_design_effect_and_ranks_the_next_batch_readably(at):
@@ -357,9 +357,9 @@ def test_style_control_is_offered_only_where_the_votes_carry_the_answers(at):
 
 
 def test_by_category_shows_a_chosen_categorys_leaderboard_and_the_heatmap(at):
+    from lib.io.tables import read_csv
     from lib.ranking.categories import BY_CATEGORY_COLUMNS
     from lib.ranking.simulate import simulate_category_arena
-    from lib.tables import read_csv
 
     votes, truth = simulate_category_arena(n_votes=(240, 80, 60), n_systems=4, seed=2)
     upload = votes.rename(columns={"prompt_id": "prompt", "annotator_id": "annotator", "winner": "choice"})

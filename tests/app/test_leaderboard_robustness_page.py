@@ -14,8 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
 from lib.ranking.simulate import simulate_arena
-from lib.tables import read_csv
 from ui.robustness import COLUMN
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "leaderboard.py")

@@ -15,7 +15,7 @@ import pytest
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
-import lib.export
+import lib.io.export
 from lib.planning.power import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,17 +23,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def downloads(monkeypatch) -> dict[int, str]:
-    """The CSV text of every download the pages build, in order (``lib.export.csv_text`` recorded: the page
+    """The CSV text of every download the pages build, in order (``lib.io.export.csv_text`` recorded: the page
     scripts import it at each run)."""
     made: dict[int, str] = {}
-    real = lib.export.csv_text
+    real = lib.io.export.csv_text
 
     def recording(table, *args, **kwargs):
         text = real(table, *args, **kwargs)
         made[len(made)] = text
         return text
 
-    monkeypatch.setattr(lib.export, "csv_text", recording)
+    monkeypatch.setattr(lib.io.export, "csv_text", recording)
     return made
 
 

@@ -41,7 +41,7 @@ def test_a_new_source_of_edits_selects_its_own_editor_in_selector_and_table(at):
 
 
 def test_the_page_and_the_docs_count_the_lamp_paragraphs_alike(at):
-    from lib.paths import ROOT
+    from lib.io.paths import ROOT
 
     caption = next(c.value for c in at.caption if "distinct LLM paragraphs" in c.value)
     assert caption.startswith("54 distinct LLM paragraphs from 3 models") and "revised 50/50/50 of them" in caption

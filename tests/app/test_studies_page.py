@@ -9,7 +9,7 @@ import urllib.parse
 
 from streamlit.testing.v1 import AppTest
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from lib.study.access import SECRET_ENV
 from lib.study.create import create_study
 from lib.study.items import ItemSpec

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from tests.app.shown import unescaped
 from tests.app.test_state import VOTES
 

@@ -21,6 +21,8 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
+from tests.conftest import share_compiled_programs
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -49,6 +51,7 @@ def _free_port() -> int:
 def serve(cache: Path) -> Iterator[str]:
     """Serve app.py with ``streamlit run`` on a free loopback port and fit cache ``cache``; yield its URL."""
     port = _free_port()
+    share_compiled_programs(cache)  # programs the run compiled already are loaded, not compiled again
     env = dict(os.environ, EVAL_CACHE_DIR=str(cache))
     proc = subprocess.Popen(
         [

@@ -117,13 +117,13 @@ def test_the_offline_report_with_markup_names_fetches_nothing(browser, listener,
     import arviz as az
 
     from lib.inputs import analysis_input
+    from lib.io.tables import read_csv
     from lib.irt.fit import GRMFit, diagnose
     from lib.irt.settings import FitSettings
     from lib.irt.summary import ability_table, prompt_table
     from lib.plots.irt import ability_density, ability_forest, net_rating_heatmap
     from lib.plots.ranking import irt_vs_bradley_terry, rank_intervals, skill_forest, win_heatmap
     from lib.report import build_report
-    from lib.tables import read_csv
 
     port, hits = listener
     votes = hostile_votes(port)

@@ -7,7 +7,7 @@ import pandas as pd
 from scipy import stats
 
 from lib.cost.schema import read_study
-from lib.paths import DATA_DIR
+from lib.io.paths import DATA_DIR
 
 HANNA = DATA_DIR / "hanna_means" / "mean_human_scores_long.csv"
 EXAMPLE = DATA_DIR / "cost_example" / "study.csv"

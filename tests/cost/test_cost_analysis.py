@@ -9,7 +9,7 @@ from lib.cli import main
 from lib.cost.analysis import FILES, analyse
 from lib.cost.costs import Weights
 from lib.errors import SettingsError
-from lib.export import csv_text
+from lib.io.export import csv_text
 
 
 def test_files_name_every_table_once_and_are_what_the_command_writes(effort_study, tmp_path):

@@ -10,7 +10,7 @@ from lib.cli import main
 from lib.cost.analysis import analyse
 from lib.cost.costs import Weights, parse_weights
 from lib.cost.schema import read_study
-from lib.formats import read_csv
+from lib.judgments.formats import read_csv
 
 
 def _cli(argv):

@@ -1,10 +1,10 @@
-"""lib.display on the cost tables: a model that never pays reads ∞, a term not measured reads empty."""
+"""lib.io.display on the cost tables: a model that never pays reads ∞, a term not measured reads empty."""
 
 from __future__ import annotations
 
 from lib.cost.analysis import analyse
 from lib.cost.costs import Weights
-from lib.display import INFINITE, readable
+from lib.io.display import INFINITE, readable
 
 
 def test_cost_terms_spell_out_never_and_leave_what_was_not_measured_empty(effort_study):

@@ -15,7 +15,7 @@ from lib.cost.costs import Weights, cost_curve, cost_terms
 from lib.cost.effort import effort_medians, effort_tests
 from lib.cost.loss import loss_table
 from lib.cost.schema import read_study
-from lib.formats import read_csv
+from lib.judgments.formats import read_csv
 
 
 def test_first_instance_convention_splits_prompt_time(effort_study):

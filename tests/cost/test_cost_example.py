@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from cost_studies import EXAMPLE
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 
 
 def test_bundled_example_is_the_scripts_output():

@@ -13,7 +13,7 @@ from lib.cost.compare import MANN_WHITNEY, T_TEST
 from lib.cost.loss import likert_to_loss, loss_by_difficulty, loss_table, loss_tests
 from lib.cost.schema import read_study
 from lib.errors import SettingsError
-from lib.formats import read_csv
+from lib.judgments.formats import read_csv
 
 
 def test_loss_transform_maps_likert_ends_and_steps():

@@ -11,7 +11,7 @@ import pytest
 from lib.cost.analysis import analyse
 from lib.cost.schema import STUDY_ROLES, read_study
 from lib.errors import FormatError
-from lib.tables import guess_roles, read_csv
+from lib.io.tables import guess_roles, read_csv
 
 PROMPT_S = {1: 90, 2: 30, 3: 20}  # with the model, by instance: first prompt carries D_H
 SOLVE_S = {1: 200, 2: 260, 3: 320}  # without the model

@@ -8,7 +8,7 @@ from cost_studies import base_table
 
 from lib.cost.schema import STUDY_ROLES, guess_with_label, parse_covariates, read_study
 from lib.errors import InputError, SettingsError
-from lib.tables import guess_roles
+from lib.io.tables import guess_roles
 
 
 @pytest.mark.parametrize(

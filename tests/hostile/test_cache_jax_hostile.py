@@ -25,7 +25,7 @@ import pytest
 
 from lib.inference import compile_cache
 from lib.inference.compile_cache import KIND
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 
 LIMIT_S = 60
 EXPECTED = "-0.20650792 60.0"  # sum(2 sin(0..6)) and sum(ones(3, 4) @ ones(4, 5))

@@ -1,4 +1,4 @@
-"""Hostile inputs to the one reader (``lib.tables``), issue 17: overlong names, and paths that are no
+"""Hostile inputs to the one reader (``lib.io.tables``), issue 17: overlong names, and paths that are no
 regular file. Each runs the command line in-process under a time bound and checks exit 2 and the message."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from lib import tables
+from lib.io import tables
 from lib.cli import main
 from lib.errors import FormatError
-from lib.tables import MAX_NAME_CHARS, read_bytes, read_csv
+from lib.io.tables import MAX_NAME_CHARS, read_bytes, read_csv
 
 LIMIT_S = 30
 
@@ -64,7 +64,7 @@ def test_a_name_at_the_limit_is_read_and_a_long_prompt_text_is_not_a_name(tmp_pa
     path = pairwise(tmp_path / "ok.csv", "y" * MAX_NAME_CHARS)
     table = read_csv(path, "ok.csv")
     table["prompt_text"] = "t" * 100_000
-    from lib.formats import read_pairwise
+    from lib.judgments.formats import read_pairwise
 
     assert len(read_pairwise(table, file="ok.csv").votes) == 12
 

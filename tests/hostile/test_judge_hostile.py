@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from lib.cli import main
-from lib.paths import DATA_DIR
+from lib.io.paths import DATA_DIR
 from tests.fake_openai import FakeOpenAI
 from tests.judges.test_judges_command import PAIRS, judge_server
 

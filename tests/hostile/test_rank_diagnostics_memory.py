@@ -125,7 +125,7 @@ def test_a_check_past_the_memory_limit_is_left_out_with_a_warning(tmp_path, monk
     from lib.ranking.data import ranking_data
     from lib.ranking.fit import RankSettings
     from lib.ranking.run import ranking_cost
-    from lib.tables import read_csv
+    from lib.io.tables import read_csv
 
     rd = ranking_data(analysis_input(read_csv(tmp_path / "votes.csv", "votes.csv"), "pairwise", None, file="votes.csv"))
     full = ranking_cost(rd, RankSettings())  # what the command estimates with its defaults

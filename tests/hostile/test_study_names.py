@@ -13,15 +13,15 @@ import pandas as pd
 import pytest
 from study_hostile import answer_all, items_table, pairwise_study, run
 
-from lib.export import FORMULA_START, csv_text, write_csv
-from lib.formats import read_pairwise
+from lib.io.export import FORMULA_START, csv_text, write_csv
+from lib.judgments.formats import read_pairwise
 from lib.study import db as study_db
 from lib.study.annotate import open_page
 from lib.study.errors import StudyError
 from lib.study.export import export_judgments
 from lib.study.items import read_items
 from lib.study.summary import list_studies
-from lib.tables import read_csv
+from lib.io.tables import read_csv
 
 FORMULA_NAMES = ["-minus", "+plus", "=sum", "@cf/meta/llama-3-8b", "'-quoted", "''=twice"]
 """System and prompt names a spreadsheet would run, real model ids among them, and names that start with
@@ -41,7 +41,7 @@ def sqlite_db(tmp_path, monkeypatch):
 
 def test_the_readers_undo_exactly_the_writers_escaping():
     """Every text of up to 4 characters over the characters that matter (11**4 + ... = 16,105 texts)."""
-    from lib.export import neutral, unneutral  # new in issue 31
+    from lib.io.export import neutral, unneutral  # new in issue 31
 
     alphabet = ["=", "+", "-", "@", "'", "\t", "\r", "a", "1", ".", " "]
     for n in range(5):
@@ -80,7 +80,7 @@ def test_export_then_next_batch_then_extend_keeps_every_name(sqlite_db, tmp_path
     assert "'-minus" in export.read_text()  # still neutralised for a spreadsheet
     votes = read_pairwise(read_csv(export, export.name), file=export.name).votes  # what rank and the Data page read
     assert set(votes.system_a) | set(votes.system_b) == set(systems) and set(votes.prompt_id) == set(prompts)
-    batch = tmp_path / "next_batch.csv"  # as rank --next writes it (lib.export.write_csv)
+    batch = tmp_path / "next_batch.csv"  # as rank --next writes it (lib.io.export.write_csv)
     write_csv(pd.DataFrame({"system_a": ["-minus", "=sum"], "system_b": ["+plus", "@cf/meta/llama-3-8b"],
                             "prompt_id": ["-p0", "@p3"]}), batch)
     code, out, err, _ = run(["study", "extend", "--study", str(created.study_id), "--next", str(batch)])

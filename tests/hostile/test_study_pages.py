@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from study_hostile import answer_all, pairwise_study
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from lib.study import access
 from lib.study import db as study_db
 from lib.study.access import SECRET_ENV

@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import select
 from study_hostile import answer_all, pairwise_study, run
 
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from lib.study import db as study_db
 from lib.study.adaptive import extend
 from lib.study.annotate import open_page, submit

@@ -57,3 +57,40 @@ def test_a_one_chain_fit_of_a_new_model_compiles_a_handful_of_programs():
         fit = fit_grm(rm, FitSettings(chains=1, draws=10, tune=10, seed=2), use_cache=False)
     assert fit.idata.posterior["theta"].shape == (1, 10, 4)
     assert len(compiled) <= 25, len(compiled)  # before: 131 (the chain's start, operation by operation)
+
+
+MISSED = "/jax/compilation_cache/cache_misses"
+
+
+@contextmanager
+def cache_misses() -> Iterator[list[str]]:
+    """One entry for each program inside the block that JAX's persistent cache did not hold (compiled afresh;
+    :data:`COMPILED` counts the programs loaded from it too)."""
+    missed: list[str] = []
+
+    def listen(event: str, **kwargs) -> None:
+        if event == MISSED:
+            missed.append(event)
+
+    monitoring.register_event_listener(listen)
+    try:
+        yield missed
+    finally:
+        monitoring.unregister_event_listener(listen)
+
+
+def test_a_fit_of_new_data_of_the_same_sizes_compiles_nothing():
+    """The data are arguments of the compiled programs, not constants in them (issue 35 item 2): a second data
+    set of the same sizes loads every program of the first from JAX's persistent cache."""
+    first, second = (
+        rating_matrix_from_codes(simulate_grm(3, 23, seed=s).codes) for s in (7, 8)
+    )  # sizes no other test fits
+    assert not np.array_equal(first.codes(), second.codes())
+    settings = FitSettings(chains=2, draws=10, tune=10, seed=2)
+    with cache_misses() as missed_first:
+        fit_grm(first, settings, use_cache=False)
+    assert missed_first  # the first compiled (else the check below could not fail)
+    with cache_misses() as missed:
+        fit = fit_grm(second, settings, use_cache=False)
+    assert fit.idata.posterior["theta"].shape == (2, 10, 3)
+    assert missed == [], len(missed)  # before: 3 (the chains' start, their chunk of iterations, the start's check)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from lib.cli import EXIT_INPUT, EXIT_NOT_CONVERGED, main
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-import lib.irt.map as map_module
-from lib.irt.map import fit_map
+import lib.inference.map as map_module
+from lib.irt.map import fit_map, map_spec
 from lib.irt.simulate import simulate_grm
 
 CODES = simulate_grm(8, 40, seed=4).codes
@@ -31,13 +31,13 @@ def test_concurrent_first_compilation_of_one_shape_compiles_once(monkeypatch):
     codes = simulate_grm(3, 11, seed=9).codes  # a shape no other test compiles
     monkeypatch.setattr(map_module, "_SOLVERS", type(map_module._SOLVERS)())
     built = []
-    original = map_module._MapSolver.__init__
+    original = map_module.MapSolver.__init__
 
     def counting(self, *args):
         built.append(args)
         original(self, *args)
 
-    monkeypatch.setattr(map_module._MapSolver, "__init__", counting)
+    monkeypatch.setattr(map_module.MapSolver, "__init__", counting)
     with ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda i: loo(i, codes), [0, 0, 1, 1]))
     assert len(built) == 1
@@ -49,5 +49,5 @@ def test_one_solver_serves_every_data_set_of_a_shape():
     other = simulate_grm(8, 40, seed=5).codes
     first, second = fit_map(CODES, 7), fit_map(other, 7)
     assert not np.allclose(first.theta, second.theta)  # the data are inputs, not baked in
-    assert map_module.map_solver_ready(CODES.shape, 7, "antisymmetric")
+    assert map_module.map_solver_ready(map_spec(CODES, 7, "antisymmetric").key)
     np.testing.assert_allclose(fit_map(CODES, 7).theta, first.theta, atol=1e-6, rtol=0)

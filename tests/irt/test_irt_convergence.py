@@ -1,4 +1,4 @@
-"""Convergence checks (lib/convergence.py) and their use by the GRM fit (issue 17: a stuck NUTS chain
+"""Convergence checks (lib/inference/convergence.py) and their use by the GRM fit (issue 17: a stuck NUTS chain
 looked certain)."""
 
 import contextlib
@@ -9,7 +9,7 @@ import math
 import arviz as az
 import numpy as np
 
-from lib.convergence import ESS_MIN, RHAT_MAX, check_convergence
+from lib.inference.convergence import ESS_MIN, RHAT_MAX, check_convergence
 from lib.inference.diagnostics import NOT_CONVERGED, diagnostics_from_json, diagnostics_json
 from lib.irt.fit import diagnose
 from lib.irt.settings import FitSettings

@@ -12,16 +12,16 @@ import pytest
 import xarray as xr
 
 from lib.cli import main
-from lib.datasets import DATASETS
 from lib.errors import DesignError, FormatError
 from lib.inference.settings import TARGET_CHUNK, TARGET_ESS
+from lib.io.paths import DATA_DIR, ROOT
 from lib.irt.contraction import UNINFORMED_BELOW, threshold_prior_variance
 from lib.irt.fit import diagnose, fit_grm, load_cached, load_latest
 from lib.irt.settings import FitSettings, fit_settings
 from lib.irt.simulate import simulate_grm
 from lib.irt.summary import ability_table, prompt_table
-from lib.paths import DATA_DIR, ROOT
-from lib.ratings import RatingMatrix
+from lib.judgments.datasets import DATASETS
+from lib.judgments.ratings import RatingMatrix
 
 DATA = DATA_DIR / "irt_reference"
 

@@ -1,7 +1,7 @@
 """Issue 16 item 11, issue 30 item 4: two systems, no true difference: the fit the user runs must not declare one.
 
 The posterior of theta for one comparison is computed exactly (lib/irt/quadrature.py) for the
-cutpoints the fit would choose (lib/data_checks.py:auto_cutpoints), and checked against scipy's
+cutpoints the fit would choose (lib/irt/data_checks.py:auto_cutpoints), and checked against scipy's
 adaptive quadrature. A detection is P(B better) outside [1 - level, level]: the decision rule the
 Abilities page states (:data:`lib.irt.settings.DECISION_LEVEL`), or 0.975 (a 95% equal-tailed interval
 excluding 0) where said. The target is at most 6% false detections.
@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 from scipy.stats import binom
 
-from lib.data_checks import auto_cutpoints, cutpoints_note
+from lib.irt.data_checks import auto_cutpoints, cutpoints_note
 from lib.irt.model import build_grm
 from lib.irt.quadrature import TwoSystemPosterior, adaptive_p_b_better, null_detection_rates
 from lib.irt.settings import DECISION_LEVEL
-from lib.ratings import net_ratings
+from lib.judgments.ratings import net_ratings
 
 PROMPTS = 40
 TARGET = 0.06

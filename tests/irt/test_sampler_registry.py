@@ -12,10 +12,10 @@ from streamlit.testing.v1 import AppTest
 from lib.cli import EXIT_NOT_CONVERGED, main
 from lib.errors import SettingsError
 from lib.inference.settings import SAMPLERS, Sampler
+from lib.io.paths import DATA_DIR, ROOT
 from lib.irt.fit import fit_grm
 from lib.irt.settings import FitSettings
 from lib.irt.simulate import simulate_grm
-from lib.paths import DATA_DIR, ROOT
 from lib.ranking.fit import RankSettings, fit_ranking
 from lib.ranking.simulate import simulate_arena
 

@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from lib.errors import FormatError
-from lib.formats import guess_format, read_judgments
+from lib.io.tables import read_csv
 from lib.judges.read import read_judge_file
 from lib.judges.run import judge_leaderboard
 from lib.judges.simulate import simulate_arena
-from lib.tables import read_csv
+from lib.judgments.formats import guess_format, read_judgments
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import lib.cli
-from lib.paths import DATA_DIR
+from lib.io.paths import DATA_DIR
 
 PANDALM = DATA_DIR / "pandalm_pairwise"
 ADDED = [

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import lib.cli
+from lib.io.tables import read_csv
 from lib.judges.quality import judge_quality
 from lib.judges.read import match_items, read_judge_file
-from lib.tables import read_csv
 from tests.fake_openai import Reply, Request, Responder, chat, html
 
 PAIRS = pd.DataFrame(

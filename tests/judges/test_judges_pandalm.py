@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib.datasets import DATASETS
 from lib.inputs import analysis_input
+from lib.io.paths import DATA_DIR
+from lib.io.tables import read_csv
 from lib.judges.read import read_judge_file
 from lib.judges.run import judge_leaderboard, keep_share
-from lib.paths import DATA_DIR
-from lib.tables import read_csv
+from lib.judgments.datasets import DATASETS
 
 JUDGES = DATA_DIR / "pandalm_pairwise" / "judge_votes_long.csv"
 

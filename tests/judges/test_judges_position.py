@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from lib.formats import read_judgments
+from lib.io.tables import read_csv
 from lib.judges.quality import judge_quality, position_bias
 from lib.judges.read import match_items, oriented, read_judge_file
 from lib.judges.simulate import SimulatedJudge, simulate_arena
-from lib.tables import read_csv
+from lib.judgments.formats import read_judgments
 
 JUDGES = (SimulatedJudge("reads", noise=0.5), SimulatedJudge("first", noise=0.5, picks_first=0.4))
 

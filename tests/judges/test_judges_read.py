@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from lib.errors import DesignError, FormatError
+from lib.io.tables import read_csv
 from lib.judges.quality import judge_quality
 from lib.judges.read import match_items, read_judge_file
 from lib.judges.run import judge_leaderboard
-from lib.tables import read_csv
 
 HUMANS = pd.DataFrame(
     [

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from lib.engine import Engine
+from lib.engine.cluster import Engine
 from lib.errors import SettingsError
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from lib.planning.design import Assumptions, Design
 from lib.planning.power import iter_plan, plan
 from tests.conftest import scheduler_address

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import lib.cli
-import lib.engine
+import lib.engine.cluster
 from lib.cli import main
 from lib.errors import PlanStopped, SettingsError
 from lib.planning import power as power_module
@@ -69,7 +69,7 @@ def test_a_plan_refused_for_its_time_names_the_estimate():
 
 class LostCluster:
     """An engine whose workers die after ``keep`` studies: it yields those, then raises as
-    :meth:`lib.engine.Engine.map` does when no worker is left."""
+    :meth:`lib.engine.cluster.Engine.map` does when no worker is left."""
 
     def __init__(self, keep: int):
         self.keep = keep
@@ -113,7 +113,7 @@ def test_the_command_writes_the_finished_designs_when_the_cluster_is_lost(monkey
         def __exit__(self, *exc):
             return False
 
-    monkeypatch.setattr(lib.engine, "Engine", Engine)
+    monkeypatch.setattr(lib.engine.cluster, "Engine", Engine)
     args = [
         "--systems",
         "3",

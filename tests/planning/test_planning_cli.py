@@ -162,8 +162,8 @@ def test_plan_reports_grm_maps_threshold_and_checks_it_against_nuts(tmp_path, ca
 
 def test_plan_from_a_pilot_file(tmp_path, capsys):
     """A pilot's comparisons and prompt bank (its MAP fit) replace --systems."""
-    from lib.datasets import DATASETS, load_table
-    from lib.formats import read_ratings
+    from lib.judgments.datasets import DATASETS, load_table
+    from lib.judgments.formats import read_ratings
 
     ratings = read_ratings(load_table("hanna_means"), DATASETS["hanna_means"].columns, file="hanna")
     keep = ratings["system"].isin(sorted(ratings["system"].unique())[:3]) & ratings["criterion"].eq("Relevance")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
 from lib.ranking.data import ranking_data
-from lib.tables import read_csv
 
 ARENA_COLUMNS = {
     "prompt": "prompt_id",

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib.annotator_quality import annotator_quality, vote_labels, vote_weights
 from lib.errors import SettingsError
+from lib.judgments.annotator_quality import annotator_quality, vote_labels, vote_weights
 from lib.ranking.baseline import bradley_terry
 from lib.ranking.fit import RankSettings
 from lib.ranking.run import rank_systems

@@ -117,7 +117,7 @@ def test_the_sandwich_intervals_equal_their_value_in_fifty_digit_arithmetic():
     # G's rounding along it moved the half-widths by 3e-8 of their size here (8e-7 on LAMP's votes).
     from decimal import Decimal, getcontext
 
-    from lib.datasets import load_judgments
+    from lib.judgments.datasets import load_judgments
     from lib.ranking.baseline import bradley_terry
     from lib.ranking.bradley_terry import HESSIAN_REG
 

@@ -15,11 +15,11 @@ from scipy.stats import binom
 
 import lib.cli
 from lib.inputs import analysis_input, bundled_input
+from lib.io.tables import read_csv
 from lib.ranking.data import annotator_design, annotator_design_of, ranking_data
 from lib.ranking.fit import RankSettings, fitted_sampler, resolve_annotator_effect
 from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_ratings
-from lib.tables import read_csv
 
 COLUMNS = {"prompt": "prompt_id", "system": "system", "annotator": "annotator_id", "score": "score"}
 

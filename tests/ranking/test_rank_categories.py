@@ -16,11 +16,11 @@ from scipy.stats import binom, pearsonr
 import lib.cli
 from lib.errors import FormatError, SettingsError
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
 from lib.ranking.categories import BY_CATEGORY_COLUMNS
 from lib.ranking.fit import RankSettings, rank_settings
 from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_category_arena
-from lib.tables import read_csv
 
 SIMULATED = {"n_votes": (1200, 300, 80, 50), "spread": 0.25, "seed": 0}
 """6 systems, a large category and three small ones (:func:`simulate_category_arena`)."""

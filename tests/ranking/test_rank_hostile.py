@@ -2,7 +2,7 @@
 
 ``--chains 1 --draws 20 --tune 0`` gave 20 identical draws, zero-width intervals, P(best) = 1 and
 ``ess_bulk_min`` 20.0 with only a divergence warning. Every failed convergence check
-(:mod:`lib.convergence`) is now in ``diagnostics.json`` (``converged`` false, the warnings) and on
+(:mod:`lib.inference.convergence`) is now in ``diagnostics.json`` (``converged`` false, the warnings) and on
 standard error.
 """
 

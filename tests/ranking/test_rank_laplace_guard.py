@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
 from lib.ranking.data import ranking_data
 from lib.ranking.fit import RankSettings, fit_ranking
 from lib.ranking.simulate import simulate_ratings
-from lib.tables import read_csv
 
 COLUMNS = {"prompt": "prompt_id", "system": "system", "annotator": "annotator_id", "score": "score"}
 

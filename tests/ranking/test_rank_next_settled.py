@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lib.formats import VOTE_COLUMNS, Judgments
+from lib.judgments.formats import VOTE_COLUMNS, Judgments
 from lib.ranking.active import NEGLIGIBLE
 from lib.ranking.run import annotate_next
 

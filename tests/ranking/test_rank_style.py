@@ -17,13 +17,13 @@ import pytest
 import lib.cli
 from lib.errors import FormatError, SettingsError
 from lib.inputs import analysis_input
-from lib.paths import DATA_DIR
+from lib.io.paths import DATA_DIR
+from lib.io.tables import read_csv
 from lib.ranking.baseline import contextual_bradley_terry
 from lib.ranking.fit import RankSettings
 from lib.ranking.run import UNCONTROLLED_COLUMNS, rank_systems
 from lib.ranking.simulate import simulate_style_arena
 from lib.ranking.style import counts, named_features, normalised_difference, standardised, vote_features
-from lib.tables import read_csv
 
 ANSWER = """# Plan
 

@@ -15,12 +15,12 @@ from scipy.stats import binom
 
 from lib.errors import SettingsError
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
 from lib.ranking.data import ranking_data
 from lib.ranking.fit import LAPLACE, RankSettings, fit_ranking
 from lib.ranking.leaderboard import annotator_severity
 from lib.ranking.model import build_ranking, observations
 from lib.ranking.simulate import simulate_arena, simulate_ratings
-from lib.tables import read_csv
 
 COLUMNS = {"prompt": "prompt_id", "system": "system", "annotator": "annotator_id", "score": "score"}
 

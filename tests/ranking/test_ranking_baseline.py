@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from lib.errors import DesignError, FormatError
-from lib.paths import ROOT
+from lib.io.paths import ROOT
 from lib.ranking.baseline import bradley_terry
 
 DATA = ROOT / "data"

@@ -12,6 +12,7 @@ import pytest
 import lib.inference.laplace
 import lib.inference.store
 import lib.ranking.marginal
+from lib.inference.samplers import Draws
 from lib.ranking.fit import RankSettings, fit_ranking
 from lib.ranking.run import rank_systems
 from lib.ranking.simulate import simulate_arena
@@ -44,17 +45,17 @@ def fits(monkeypatch):
 
     monkeypatch.setattr(lib.ranking.marginal, "sample_marginal", counted)
 
-    def fake(model, names, settings, tracker, **options):
+    def fake(model, names, settings, tracker, options=None, **kept):
         calls.append(1)
         rng = np.random.default_rng(settings.seed)
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
         values = {
             n: rng.normal(size=(1, settings.draws, *(len(model.coords[d]) for d in ds))) for n, ds in dims.items()
         }
-        options["mode"].update({n: v[0, 0] for n, v in values.items()})
-        return az.from_dict(
+        idata = az.from_dict(
             posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds}, dims=dims
         )
+        return Draws(idata, {n: v[0, 0] for n, v in values.items()})
 
     monkeypatch.setattr(lib.inference.laplace, "laplace", fake)
     return calls

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import lib.cli
-from lib.datasets import DATASETS
+from lib.judgments.datasets import DATASETS
 
 LEADERBOARD = [
     "system",

@@ -4,8 +4,8 @@ position bias (votes that say which system was shown first), annotators' severit
 from __future__ import annotations
 
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
 from lib.ranking.data import names_annotators, shows_position, systems_of
-from lib.tables import read_csv
 
 VOTES = "prompt,system_a,system_b,annotator,choice,left\np1,x,y,r1,A,x\np2,y,z,r2,B,\np3,x,z,r1,tie,\n"
 SCORES = "prompt,system,annotator,score\np1,x,r1,3\np1,y,r1,4\np2,x,{b},2\np2,y,{b},5\n"

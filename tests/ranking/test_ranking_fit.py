@@ -8,12 +8,12 @@ from scipy.stats import spearmanr
 
 from lib.errors import SettingsError
 from lib.inputs import analysis_input, bundled_input
+from lib.io.tables import read_csv
+from lib.judgments.ratings import orient_votes
 from lib.ranking.data import ranking_data
 from lib.ranking.fit import RankSettings, fit_ranking, rank_settings
 from lib.ranking.model import SKILL_PRIOR_SD
 from lib.ranking.simulate import simulate_arena
-from lib.ratings import orient_votes
-from lib.tables import read_csv
 
 LAPLACE = RankSettings(sampler="laplace", draws=1000)
 

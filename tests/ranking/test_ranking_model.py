@@ -10,10 +10,10 @@ from scipy.special import expit
 
 from lib.errors import DesignError, FormatError, SettingsError
 from lib.inputs import analysis_input, bundled_input
+from lib.io.tables import read_csv
 from lib.ranking.data import ranking_data
 from lib.ranking.model import build_ranking, observations
 from lib.ranking.simulate import simulate_arena
-from lib.tables import read_csv
 
 HOSTILE = "tests/hostile/"
 

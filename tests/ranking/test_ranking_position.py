@@ -45,8 +45,8 @@ def test_gamma_of_an_arena_with_few_votes_per_prompt_is_recovered(arena, monkeyp
 def test_large_data_take_the_schur_complement_as_precision_and_say_so(monkeypatch, arena):
     asked = []
 
-    def fake(model, names, settings, tracker, **options):  # no compilation: the gate
-        asked.append(options["marginal_curvature"])
+    def fake(model, names, settings, tracker, options, **kept):  # no compilation: the gate
+        asked.append(options.marginal_curvature)
         dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
         values = {n: np.zeros((1, settings.draws, *(len(model.coords[d]) for d in ds))) for n, ds in dims.items()}
         return az.from_dict(

@@ -104,8 +104,8 @@ def test_a_clear_gap_says_no_flip_within_the_share_searched(robust):
 
 def test_file_rows_of_the_votes_survive_a_filter_a_criterion_and_left_out_rows():
     from lib.inputs import analysis_input
+    from lib.io.tables import read_csv
     from lib.ranking.data import ranking_data
-    from lib.tables import read_csv
 
     text = (
         "prompt,system_a,system_b,winner,language,criterion\n"
@@ -206,9 +206,9 @@ def test_influence_with_prompt_discriminations_matches_exact_refits_without_one_
     ],
 )
 def test_robustness_is_refused_before_any_fit_where_it_cannot_be_found(key, likelihood, sampler, says):
-    from lib.datasets import DATASETS
     from lib.errors import SettingsError
     from lib.inputs import bundled_input
+    from lib.judgments.datasets import DATASETS
     from lib.ranking.fit import RankSettings
     from lib.ranking.robustness import check_robustness
 

@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from lib.formats import DEFAULT_CRITERION
 from lib.inputs import analysis_input
+from lib.io.tables import read_csv
+from lib.judgments.formats import DEFAULT_CRITERION
 from lib.ranking.data import ranking_data
 from lib.ranking.fit import SHARED_ALPHA_NOTE, RankSettings, fit_ranking
 from lib.ranking.model import observations, one_score_a_cell
 from lib.ranking.simulate import simulate_arena, simulate_ratings
-from lib.tables import read_csv
 
 SCORES = {"prompt": "prompt_id", "system": "system", "annotator": "annotator_id", "score": "score"}
 VOTES = {"prompt": "prompt_id", "system_a": "system_a", "system_b": "system_b", "choice": "winner"}

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lib.formats import VOTE_COLUMNS
+from lib.judgments.formats import VOTE_COLUMNS
 from lib.ranking.simulate import simulate_arena
 
 

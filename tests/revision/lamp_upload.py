@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lib.paths import DATA_DIR
+from lib.io.paths import DATA_DIR
 
 WRITERS = ("W3", "W12", "W16")
 EDIT_MAPPING = {"system": "source", "revised_snippet": "edited"}

@@ -7,8 +7,8 @@ import io
 import pytest
 
 from lib.errors import FormatError
+from lib.io.tables import guess_roles
 from lib.revision.io import EDIT_OPTIONAL, EDIT_REQUIRED, column_roles, read_drafts, read_edits, read_table
-from lib.tables import guess_roles
 
 
 def test_read_drafts_errors_name_file_rows_and_column():

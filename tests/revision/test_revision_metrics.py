@@ -12,6 +12,7 @@ from lib.revision.locate import locate_edits
 from lib.revision.metrics import (
     category_table,
     compare_models,
+    per_model,
     relative_change,
     revision_distance,
     span_agreement,
@@ -63,6 +64,21 @@ def test_summary_interval_and_bootstrap_comparison():
     assert cmp["ci_low"] < cmp["change_pct"] < cmp["ci_high"] and cmp["ci_low"] > 0
     with pytest.raises(SettingsError, match="'C'"):
         compare_models(per, "A", "C")
+
+
+def test_per_model_table_has_the_token_edit_distance_beside_the_revision_distance():
+    per = pd.DataFrame(
+        {
+            "system": ["B", "A", "A", "B", "B"],
+            "revision_distance": [1, 2, 4, 3, 5],
+            "token_edit_distance": [10, 0, 6, 20, 3],
+        }
+    )
+    table = per_model(per).set_index("system")
+    assert list(table.index) == ["A", "B"]
+    assert table["mean"].tolist() == [3.0, 3.0] and table["n"].tolist() == [2, 3]
+    assert table["token_edit_distance"].tolist() == [3.0, 11.0]
+    assert list(table.columns) == [*summarize(per, ["system"]).columns.drop("system"), "token_edit_distance"]
 
 
 def test_bootstrap_interval_is_scipys_percentile_interval():

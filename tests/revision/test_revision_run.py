@@ -9,8 +9,8 @@ import streamlit as st
 
 import lib.cli as cli
 import lib.revision.run as run
-from lib.export import csv_text
-from lib.paths import ROOT
+from lib.io.export import csv_text
+from lib.io.paths import ROOT
 from lib.revision.client import LLMSettings
 from lib.revision.prompts import REFERENCE_BASED, REFERENCE_FREE
 from lib.revision.schema import DIFF_EDITOR
@@ -119,3 +119,22 @@ def test_only_drafts_with_a_reference_text_go_to_the_diff_engine_and_the_referen
     assert run.with_reference(blank).empty
     none = run.with_reference(DRAFTS.drop(columns="reference"))
     assert none.empty and "reference" in none.columns
+
+
+def test_the_llm_revises_the_drafts_with_a_reference_for_the_reference_based_prompt_else_all_without_one():
+    blank = DRAFTS.assign(reference=["The black cat sat on the mat.", " "])
+    assert run.llm_drafts(blank, REFERENCE_BASED).equals(run.with_reference(blank))
+    free = run.llm_drafts(blank, REFERENCE_FREE)
+    assert free["text_id"].tolist() == ["1", "2"] and free["reference"].isna().all()
+    assert run.llm_drafts(DRAFTS.drop(columns="reference"), REFERENCE_FREE)["reference"].isna().all()
+
+
+def test_other_edits_are_compared_with_the_writers_edits_and_drafts_beside_their_own():
+    revision = run.diff_revision(DRAFTS)
+    located, per_draft = run.score(revision.edits, DRAFTS, revision.evaluated)
+    writers = located.assign(editor="writer")
+    writers_revised = per_draft.assign(editor="writer")
+    edits, revised = run.beside_writers(located, per_draft, writers, writers_revised)
+    assert edits["editor"].tolist() == [*located["editor"], *writers["editor"]]
+    assert edits.index.tolist() == list(range(len(located) + len(writers)))
+    assert revised["editor"].tolist() == [*per_draft["editor"], *writers_revised["editor"]]

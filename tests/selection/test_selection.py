@@ -137,8 +137,8 @@ def test_full_mode_se_matches_the_actual_error_within_25_percent(paper, tmp_path
 # ------------------------------------------------------------------ systems, groups, subsets, CLI
 @pytest.fixture(scope="module")
 def hanna_small():
-    from lib.datasets import DATASETS, load_table
-    from lib.formats import read_ratings
+    from lib.judgments.datasets import DATASETS, load_table
+    from lib.judgments.formats import read_ratings
 
     ds = DATASETS["hanna_means"]
     ratings = read_ratings(load_table("hanna_means"), ds.columns, file="hanna")
@@ -147,7 +147,7 @@ def hanna_small():
 
 
 def test_group_strategy_and_subset_export_on_real_systems(hanna_small):
-    from lib.ratings import from_absolute_ratings
+    from lib.judgments.ratings import from_absolute_ratings
 
     rm = from_absolute_ratings(hanna_small, "Relevance", merge_redundant=False)
     cal = FastCalibration(rm.codes(), 7, rm.comparisons)
@@ -243,8 +243,8 @@ def _hanna_csv(ratings: pd.DataFrame, path, prompt=lambda s: s):
 
 
 def _matrix(path):
-    from lib.formats import read_csv
     from lib.inputs import analysis_input
+    from lib.judgments.formats import read_csv
 
     return analysis_input(
         read_csv(path, path.name),
@@ -297,7 +297,7 @@ def test_one_absolute_target_and_the_what_if_agrees_with_the_curve_per_compariso
 
 def test_few_comparisons_warn_and_too_few_or_no_design_fail(hanna_small, codes_to_matrix):
     from lib.errors import DesignError
-    from lib.ratings import from_absolute_ratings
+    from lib.judgments.ratings import from_absolute_ratings
     from lib.selection.calibration import check_selection_data, make_calibration
 
     def systems(n):
@@ -388,9 +388,9 @@ def test_select_checks_out_before_reading_and_writes_safe_csv(hanna_small, tmp_p
 
 def test_select_prints_the_merges_and_the_few_comparisons_warning(hanna_small, tmp_path, capsys):
     from lib.cli import main
-    from lib.formats import read_csv
     from lib.inputs import analysis_input
-    from lib.ratings import merge_lines
+    from lib.judgments.formats import read_csv
+    from lib.judgments.ratings import merge_lines
 
     few = hanna_small[hanna_small["system"].isin(sorted(hanna_small["system"].unique())[:4])]
     common = _hanna_csv(few, tmp_path / "ratings.csv")
@@ -415,7 +415,7 @@ def test_the_full_mode_fits_with_the_chosen_sampler_and_refuses_a_point(hanna_sm
     in place of ``fit_grm`` that records them and stops), from lib and from ``--sampler``."""
     import lib.irt.fit
     from lib.cli import main
-    from lib.ratings import from_absolute_ratings
+    from lib.judgments.ratings import from_absolute_ratings
     from lib.selection.calibration import make_calibration
 
     seen = []
@@ -475,7 +475,7 @@ def test_full_mode_curve_on_the_engine_equals_the_sequential_one(codes_to_matrix
     """Held-out comparisons run as independent tasks, in any order and on copies of the calibration
     (the embedded Dask cluster, or a fake one that reverses them), give exactly the sequential curve:
     the same random orders, estimates and Pareto k-hats."""
-    from lib.engine import Engine
+    from lib.engine.cluster import Engine
 
     sim = simulate_grm(8, 30, seed=5)
     codes = sim.codes.copy()

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lib.io.paths import ROOT
 from lib.irt.simulate import simulate_grm
-from lib.paths import ROOT
 from lib.selection.strategies import STRATEGIES, Ask, Strategy
 
 

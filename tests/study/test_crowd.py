@@ -327,11 +327,11 @@ def test_the_leaderboards_position_bias_runs_on_the_study_export(db, task):
     the earlier of each pair), and the leaderboard's position bias gamma comes out above 0 (best-worst fitted;
     pairwise exports said it before and the browser test ranks one)."""
     from lib.inputs import analysis_input
+    from lib.io.tables import read_csv
     from lib.ranking.data import shows_position
     from lib.ranking.fit import RankSettings
     from lib.ranking.run import rank_systems
-    from lib.study.summary import EXPORT_ROLES
-    from lib.tables import read_csv
+    from lib.study.tasks import TASKS
 
     created = _study(db, n=8, task=task, annotators=3, per_item=3, labels=None)
     for _, token in created.tokens:
@@ -342,7 +342,7 @@ def test_the_leaderboards_position_bias_runs_on_the_study_export(db, task):
     data = analysis_input(
         read_csv(table.to_csv(index=False).encode(), "study.csv"),
         "pairwise" if task == "pairwise" else "bestworst",
-        EXPORT_ROLES[task],
+        TASKS[task].roles,
         file="study.csv",
         criterion="fluency",
     )

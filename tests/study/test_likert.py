@@ -13,17 +13,17 @@ from study_helpers import items_table, shown
 
 from lib.cli import main
 from lib.errors import FormatError
-from lib.formats import FORMATS, guess_format, read_ratings
 from lib.inputs import analysis_input
+from lib.judgments.formats import FORMATS, guess_format, read_ratings
 from lib.study.agreement import interval_alpha
 from lib.study.annotate import open_page, submit
 from lib.study.create import create_study, planned_design
 from lib.study.db import transaction
 from lib.study.errors import AnswerError, StudyError
-from lib.study.export import _ROWS, EXPORT_COLUMNS, export_judgments
+from lib.study.export import export_judgments
 from lib.study.items import read_items
 from lib.study.models import Answer
-from lib.study.summary import AGREEMENT, EXPORT_ROLES, summarize
+from lib.study.summary import summarize
 from lib.study.tasks import TASKS, Scale
 
 CRITERIA = ["consistency", "fluency"]
@@ -97,9 +97,9 @@ def test_only_a_rated_task_takes_a_scale(tmp_path, monkeypatch):
 
 def test_every_task_has_its_export_its_roles_its_agreement_and_a_format_the_data_page_reads():
     for task, spec in TASKS.items():
-        assert task in _ROWS and task in EXPORT_ROLES and task in AGREEMENT
+        assert callable(spec.rows) and spec.roles and callable(spec.agreement.compute)
         assert spec.format in FORMATS
-        assert guess_format(EXPORT_COLUMNS[task]) == spec.format, task  # a downloaded export is read as it is
+        assert guess_format(list(spec.columns)) == spec.format, task  # a downloaded export is read as it is
 
 
 def test_krippendorffs_alpha_of_the_published_example():
@@ -162,7 +162,7 @@ def test_ratings_are_stored_and_exported_row_for_row_and_read_by_the_data_page(d
                 for pos, system in enumerate(order, start=1):
                     clicked.append((label, page.number, c, system, given[c][system], pos, seconds))
     table = export_judgments(created.study_id)
-    assert list(table.columns) == EXPORT_COLUMNS["likert"]
+    assert list(table.columns) == list(TASKS["likert"].columns)
     columns = ["annotator", "page", "criterion", "system", "score", "shown_position", "seconds"]
     assert list(table[columns].itertuples(index=False, name=None)) == clicked
     text = pd.read_csv(pd.io.common.StringIO(table.to_csv(index=False)), dtype=str, keep_default_na=False)

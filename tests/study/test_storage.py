@@ -9,12 +9,13 @@ import pandas as pd
 import pytest
 from study_helpers import answer, labels, make_study, shown
 
-from lib.formats import guess_format
 from lib.inputs import analysis_input
+from lib.judgments.formats import guess_format
 from lib.study import db as study_db
 from lib.study.annotate import open_page, submit
-from lib.study.export import EXPORT_COLUMNS, export_judgments
+from lib.study.export import export_judgments
 from lib.study.summary import SPEEDER_FRACTION, list_studies, study_links, summarize
+from lib.study.tasks import TASKS
 
 T0 = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 
@@ -52,7 +53,7 @@ def test_export_is_what_was_answered_row_for_row(db):
                     judged = "most" if system == most else "least" if system == least else "middle"
                     clicked.append((label, page.number, criterion, system, judged, pos, 10.0 * (p + 1) + i))
     table = export_judgments(created.study_id)
-    assert list(table.columns) == EXPORT_COLUMNS["bestworst"]
+    assert list(table.columns) == list(TASKS["bestworst"].columns)
     got = list(
         table[["annotator", "page", "criterion", "system", "judgment", "position", "seconds"]].itertuples(
             index=False, name=None
@@ -81,7 +82,7 @@ def test_pairwise_export_has_choice_and_the_system_shown_first(db):
         page = open_page(token).page
         submit(token, page.assignment_id, {"consistency": {"winner": "B"}, "fluency": {"winner": "tie"}})
     table = export_judgments(created.study_id)
-    assert list(table.columns) == EXPORT_COLUMNS["pairwise"]
+    assert list(table.columns) == list(TASKS["pairwise"].columns)
     assert len(table) == 6
     for row in table.itertuples():
         expected = "tie" if row.criterion == "fluency" else "A" if row.position != row.system_a else "B"

@@ -9,7 +9,7 @@ import pandas as pd
 from study_helpers import answer, items_table
 
 from lib.cli import main
-from lib.formats import guess_format
+from lib.judgments.formats import guess_format
 from lib.study.annotate import open_page, submit
 
 

@@ -13,9 +13,9 @@ Each format is one :class:`FormatSpec` in ``FORMATS`` (issue 2, "Judgment format
 - ``ratings``: absolute scores of several systems on the same prompts, averaged over annotators.
 
 Formats that yield votes become one table of pairwise votes (``VOTE_COLUMNS``). Columns of the
-user's file are mapped onto the format's *roles*: :func:`lib.tables.guess_roles` proposes a mapping and
+user's file are mapped onto the format's *roles*: :func:`lib.io.tables.guess_roles` proposes a mapping and
 :func:`resolve_columns` applies the user's choices over it. Files are read by
-:func:`lib.tables.read_csv` (also importable from here). Every problem raises
+:func:`lib.io.tables.read_csv` (also importable from here). Every problem raises
 :class:`lib.errors.FormatError` naming the file, the 1-based data rows (header = row 0), the column
 and what is wrong; no row is ever dropped silently. Adding a format is one :func:`register` call.
 """
@@ -28,16 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lib.columns import resolve_roles
 from lib.errors import FormatError, SettingsError
-from lib.tables import ColumnRoles, check_names, guess_roles, numbers, read_csv, row_numbers, text
+from lib.io.columns import resolve_roles
+from lib.io.tables import ColumnRoles, check_names, guess_roles, numbers, read_csv, row_numbers, text
 
 if TYPE_CHECKING:
     import pandas as pd  # imported on use: the command line's parser reads FORMATS without pandas
 
-    from lib.ratings import RatingMatrix
+    from lib.judgments.ratings import RatingMatrix
 
-__all__ = ["FORMATS", "FormatSpec", "Judgments", "format_spec", "read_csv", "register"]  # read_csv: lib.tables
+__all__ = ["FORMATS", "FormatSpec", "Judgments", "format_spec", "read_csv", "register"]  # read_csv: lib.io.tables
 
 VOTE_COLUMNS = ["prompt_id", "system_a", "system_b", "annotator_id", "winner", "criterion"]
 DEFAULT_CRITERION = "overall"
@@ -61,7 +61,9 @@ class FormatSpec:
         dropped by :func:`drop_incomplete` when the user asks for it.
     read : callable
         ``read(table, columns=None, *, file)``: a :class:`Judgments` when ``votes``, else the
-        table ``matrix`` takes.
+        table ``matrix`` takes. ``table`` is the user's (:func:`lib.io.tables.read_csv`), ``columns``
+        maps roles onto its columns over the guesses (``{role: column}``), ``file`` names it in
+        error messages.
     votes : bool
         Whether ``read`` yields pairwise votes (their net ratings are the rating matrix).
     matrix : callable, optional
@@ -74,7 +76,7 @@ class FormatSpec:
     labels : tuple of str
         What the rating matrix's rows and columns are (``("comparisons", "prompts")``).
     merge : bool
-        Whether redundant prompts can be averaged (:func:`lib.ratings.redundancy_groups`).
+        Whether redundant prompts can be averaged (:func:`lib.judgments.ratings.redundancy_groups`).
     synonyms : mapping
         ``{role: column names}`` to guess the format's own roles from (besides the shared ones).
     """
@@ -99,7 +101,7 @@ class FormatSpec:
 
     @property
     def column_roles(self) -> ColumnRoles:
-        """Its roles as :func:`lib.tables.guess_roles` guesses them: required roles first, the
+        """Its roles as :func:`lib.io.tables.guess_roles` guesses them: required roles first, the
         shared synonyms (e.g. winner/choice/preference/label; item/prompt_id/case;
         annotator/rater/worker/participant/writer; system/model/condition) and its own, the text
         roles (prompt_text, response, response_a, response_b) and its optional roles."""
@@ -133,7 +135,7 @@ def format_spec(fmt: str) -> FormatSpec:
     return FORMATS[fmt]
 
 
-# Column names each role is guessed from, best first (see lib.tables.guess_roles).
+# Column names each role is guessed from, best first (see lib.io.tables.guess_roles).
 _SYNONYMS: dict[str, tuple[str, ...]] = {
     "prompt": (
         "prompt",
@@ -320,7 +322,7 @@ def guess_format(columns: Sequence[str]) -> str | None:
 def resolve_columns(df: pd.DataFrame, fmt: str, columns: dict[str, str] | None, *, file: str) -> dict[str, str]:
     """The user's ``{role: column}`` mapping over the guesses for ``fmt``, checked against the file.
 
-    See :func:`lib.columns.resolve_roles` (an empty column name unsets a role).
+    See :func:`lib.io.columns.resolve_roles` (an empty column name unsets a role).
 
     Raises
     ------
@@ -450,6 +452,36 @@ def _rows(values: dict[str, np.ndarray], which: np.ndarray) -> list[int]:
     return [int(r) for r in values[_ROW][which]]
 
 
+def _refuse(values: dict[str, np.ndarray], bad: np.ndarray, message: str, column: str, file: str) -> None:
+    """Raise a FormatError with ``message`` naming the file rows where the boolean mask ``bad`` holds, if any.
+
+    Raises
+    ------
+    FormatError
+        Some row is ``bad``.
+    """
+    if bad.any():
+        raise FormatError(message, file=file, rows=_rows(values, bad), column=column)
+
+
+def _refuse_unknown(
+    values: dict[str, np.ndarray], raw: np.ndarray, unknown: np.ndarray, what: str, allowed: str, column: str, file: str
+) -> None:
+    """Refuse the rows whose ``what`` value (``raw``) is ``unknown`` (a mask), naming up to five such values and the
+    ``allowed`` ones.
+
+    Raises
+    ------
+    FormatError
+        Some value is unknown.
+    """
+    if unknown.any():
+        import pandas as pd
+
+        shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
+        _refuse(values, unknown, f"unknown {what} value {shown}; allowed: {allowed}", column, file)
+
+
 def _cells(
     df: pd.DataFrame,
     fmt: str,
@@ -458,7 +490,7 @@ def _cells(
 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Text of the format's mapped roles (and, under ``_ROW``, each row's file row), with the mapping.
 
-    Row numbers come from the index that :func:`lib.tables.read_csv` set, so they stay right when
+    Row numbers come from the index that :func:`lib.io.tables.read_csv` set, so they stay right when
     the caller filtered rows (e.g. one criterion). A blank cell in a not-blank role is an error.
     """
     mapping = resolve_columns(df, fmt, columns, file=file)
@@ -468,14 +500,7 @@ def _cells(
         check_names(values[role], values[_ROW], what=role, column=mapping[role], file=file)
     for role in format_spec(fmt).not_blank:
         if role in values:
-            blank = values[role] == ""
-            if blank.any():
-                raise FormatError(
-                    f"missing value for role '{role}'",
-                    file=file,
-                    rows=_rows(values, blank),
-                    column=mapping[role],
-                )
+            _refuse(values, values[role] == "", f"missing value for role '{role}'", mapping[role], file)
     return values, mapping
 
 
@@ -528,7 +553,7 @@ def read_judgments(df: pd.DataFrame, fmt: str, columns: dict[str, str] | None = 
     Parameters
     ----------
     df : pandas.DataFrame
-        The user's table (as read by :func:`lib.tables.read_csv`), one row per vote (pairwise) or
+        The user's table (as read by :func:`lib.io.tables.read_csv`), one row per vote (pairwise) or
         per system shown in a trial (best-worst, ranking).
     fmt : str
         A key of ``FORMATS`` whose spec has ``votes`` (pairwise, bestworst, ranking).
@@ -576,14 +601,7 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     values, mapping = _cells(df, "pairwise", columns, file)
     sa, sb = values["system_a"], values["system_b"]
     _at_least_two_systems(np.concatenate([sa, sb]), mapping["system_b"], file)
-    same = sa == sb
-    if same.any():
-        raise FormatError(
-            "a system is compared with itself (system_a = system_b)",
-            file=file,
-            rows=_rows(values, same),
-            column=mapping["system_b"],
-        )
+    _refuse(values, sa == sb, "a system is compared with itself (system_a = system_b)", mapping["system_b"], file)
 
     raw = values["choice"]
     seen, distinct = pd.factorize(raw)  # a handful of distinct choices: each looked up once
@@ -593,30 +611,22 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
             rest = np.flatnonzero(winner == "")
             by_name = np.array([fold(raw[i]) == fold(names[i]) for i in rest], dtype=bool)
             winner[rest[by_name]] = code
-    unknown = winner == ""
-    if unknown.any():
-        shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
-        raise FormatError(
-            f"unknown choice value {shown}; allowed: {_CHOICE_ALLOWED}",
-            file=file,
-            rows=_rows(values, unknown),
-            column=mapping["choice"],
-        )
+    _refuse_unknown(values, raw, winner == "", "choice", _CHOICE_ALLOWED, mapping["choice"], file)
 
     criterion = _criteria(values, len(sa))
     anonymous = "annotator" not in values
     if anonymous:  # one vote per row, each its own annotator: a repeated (prompt, pair) is another person's vote
         values["annotator"] = np.array([ANONYMOUS_ANNOTATOR.format(row=r) for r in values[_ROW]], dtype=object)
-    low, high = np.minimum(sa, sb), np.maximum(sa, sb)
-    key = pd.DataFrame({"p": values["prompt"], "l": low, "h": high, "r": values["annotator"], "c": criterion})
-    dup = key.duplicated(keep=False).to_numpy()
-    if dup.any():
-        raise FormatError(
+    if not anonymous:  # anonymous rows are each their own annotator: never a duplicate, and no column to name
+        low, high = np.minimum(sa, sb), np.maximum(sa, sb)  # the unordered pair
+        key = pd.DataFrame({"p": values["prompt"], "l": low, "h": high, "r": values["annotator"], "c": criterion})
+        _refuse(
+            values,
+            key.duplicated(keep=False).to_numpy(),
             "duplicated votes: the same annotator judged the same system pair on the same prompt and criterion "
             "more than once",
-            file=file,
-            rows=_rows(values, dup),
-            column=mapping["annotator"],
+            mapping["annotator"],
+            file,
         )
     votes = pd.DataFrame(
         {
@@ -659,8 +669,6 @@ _POSITION_ALLOWED = (
 
 def _first_shown(values: dict[str, np.ndarray], sa: np.ndarray, sb: np.ndarray, column: str, file: str) -> np.ndarray:
     """The system shown first (on the left) per vote, "" where the cell is blank (issue 11, position bias)."""
-    import pandas as pd
-
     raw = values["position"]
     code = np.char.lower(raw.astype(str))
     first = np.where(
@@ -668,15 +676,7 @@ def _first_shown(values: dict[str, np.ndarray], sa: np.ndarray, sb: np.ndarray, 
         sa,
         np.where(np.isin(code, ["b", "right", "second", "2"]) | (raw == sb), sb, ""),
     )
-    unknown = (first == "") & (raw != "")
-    if unknown.any():
-        shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
-        raise FormatError(
-            f"unknown position value {shown}; allowed: {_POSITION_ALLOWED}",
-            file=file,
-            rows=_rows(values, unknown),
-            column=column,
-        )
+    _refuse_unknown(values, raw, (first == "") & (raw != ""), "position", _POSITION_ALLOWED, column, file)
     return first.astype(str)
 
 
@@ -692,21 +692,11 @@ def read_bestworst(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
         Missing columns or values, a single system overall, unknown judgment values, a trial with
         one system, a system listed twice in a trial, a trial without exactly one MOST and one LEAST.
     """
-    import pandas as pd
-
     values, mapping = _cells(df, "bestworst", columns, file)
     _at_least_two_systems(values["system"], mapping["system"], file)
     raw = values["judgment"]
     code = np.array([_JUDGMENT_CODES.get(v.lower(), "") for v in raw], dtype=object)
-    unknown = code == ""
-    if unknown.any():
-        shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
-        raise FormatError(
-            f"unknown judgment value {shown}; allowed: {_JUDGMENT_ALLOWED}",
-            file=file,
-            rows=_rows(values, unknown),
-            column=mapping["judgment"],
-        )
+    _refuse_unknown(values, raw, code == "", "judgment", _JUDGMENT_ALLOWED, mapping["judgment"], file)
     # Score most = 1, middle = 0, least = -1: pairs of two middle systems are unknown.
     score = np.select([code == "most", code == "least"], [1, -1], 0)
 
@@ -834,16 +824,9 @@ def _trials(
 
 
 def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> pd.DataFrame:
-    """Read classic item-response data (one row per person and item).
+    """Read classic item-response data (one row per person and item; roles ``person, item, score``).
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The user's table with roles ``person, item, score``.
-    columns : dict, optional
-        ``{role: column}`` over the guesses.
-    file : str
-        File name for error messages.
+    A :attr:`FormatSpec.read` reader: its parameters are described there.
 
     Returns
     -------
@@ -861,23 +844,11 @@ def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
     values, mapping = _cells(df, "responses", columns, file)
     score = _numbers(values, "score", mapping["score"], file)
     fractional = score != np.round(score)
-    if fractional.any():
-        raise FormatError(
-            "score must be an ordered integer category (0, 1, 2, ...)",
-            file=file,
-            rows=_rows(values, fractional),
-            column=mapping["score"],
-        )
+    _refuse(values, fractional, "score must be an ordered integer category (0, 1, 2, ...)", mapping["score"], file)
     out = pd.DataFrame({"person": values["person"], "item": values["item"], "score": score.astype("int64")})
     out = out.astype({"person": str, "item": str})
     dup = out.duplicated(["person", "item"], keep=False).to_numpy()
-    if dup.any():
-        raise FormatError(
-            "the same person has more than one score for the same item",
-            file=file,
-            rows=_rows(values, dup),
-            column=mapping["item"],
-        )
+    _refuse(values, dup, "the same person has more than one score for the same item", mapping["item"], file)
     if out.score.nunique() < 2:
         raise FormatError(
             f"every score is {out.score.iloc[0]}; item-response models need at least two categories",
@@ -890,15 +861,8 @@ def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
 def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> pd.DataFrame:
     """Read absolute ratings of several systems on the same prompts (issue 3, "Ratings as input").
 
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The user's table with roles ``prompt, system, score`` and optionally ``annotator``,
-        ``criterion``.
-    columns : dict, optional
-        ``{role: column}`` over the guesses.
-    file : str
-        File name for error messages.
+    Roles ``prompt, system, score`` and optionally ``annotator``, ``criterion``. A :attr:`FormatSpec.read`
+    reader: its parameters are described there.
 
     Returns
     -------
@@ -906,7 +870,7 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
         ``prompt_id, system, criterion, annotator_id`` (str) and ``score`` (float64): one row per
         score given, so that a model can tell annotators apart (:mod:`lib.ranking.model`); the
         consumers that need one score per (prompt, system) average over annotators themselves
-        (:func:`lib.ratings.from_absolute_ratings`). ``annotator_id`` is "" when the file has no
+        (:func:`lib.judgments.ratings.from_absolute_ratings`). ``annotator_id`` is "" when the file has no
         annotator column (rows that then repeat a (prompt, system, criterion) are different raters
         and stay separate). Criterion is "overall" when the file has none. Sorted by criterion,
         prompt, system, annotator; repeated cells without annotators keep the file's order.
@@ -932,29 +896,28 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
         }
     ).astype({"prompt_id": str, "system": str, "criterion": str, "annotator_id": str, "score": "float64"})
     if "annotator" in values:
-        dup = table.duplicated(["prompt_id", "system", "criterion", "annotator_id"], keep=False).to_numpy()
-        if dup.any():
-            raise FormatError(
-                "the same annotator scored the same system on the same prompt and criterion more than once",
-                file=file,
-                rows=_rows(values, dup),
-                column=mapping["annotator"],
-            )
+        _refuse(
+            values,
+            table.duplicated(["prompt_id", "system", "criterion", "annotator_id"], keep=False).to_numpy(),
+            "the same annotator scored the same system on the same prompt and criterion more than once",
+            mapping["annotator"],
+            file,
+        )
     return table.sort_values(["criterion", "prompt_id", "system", "annotator_id"], kind="stable", ignore_index=True)
 
 
 # --------------------------------------------------------------------------------------- matrices
-# lib.ratings imports scipy: imported on use, so that ``python -m lib --help`` stays fast.
+# lib.judgments.ratings imports scipy: imported on use, so that ``python -m lib --help`` stays fast.
 
 
 def _responses_matrix(responses: pd.DataFrame, criterion: str | None, merge_redundant: bool) -> RatingMatrix:
-    from lib.ratings import from_responses
+    from lib.judgments.ratings import from_responses
 
     return from_responses(responses)
 
 
 def _ratings_matrix(ratings: pd.DataFrame, criterion: str | None, merge_redundant: bool) -> RatingMatrix:
-    from lib.ratings import from_absolute_ratings
+    from lib.judgments.ratings import from_absolute_ratings
 
     return from_absolute_ratings(ratings, criterion, merge_redundant=merge_redundant)
 

@@ -134,7 +134,7 @@ def net_ratings(
     Parameters
     ----------
     votes : DataFrame
-        Canonical votes (``lib.formats.VOTE_COLUMNS``).
+        Canonical votes (``lib.judgments.formats.VOTE_COLUMNS``).
     criterion : str, optional
         Which criterion to use; required when the votes hold several.
     merge_redundant, threshold
@@ -368,7 +368,7 @@ def from_absolute_ratings(
     ----------
     ratings : DataFrame
         ``prompt_id, system, criterion, score`` and optionally ``annotator_id``
-        (``lib.formats.read_ratings``): one row per score; the scores of a (prompt, system) are
+        (``lib.judgments.formats.read_ratings``): one row per score; the scores of a (prompt, system) are
         averaged over annotators (or repeated rows) first; ``scores_averaged`` of the result counts
         them.
     scale : (lo, hi), optional

@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-"""The repository (the folder holding ``lib/``, ``data/``, ``app.py``)."""
+import lib
+
+ROOT = Path(lib.__file__).resolve().parents[1]
+"""The repository (the folder holding ``lib/``, ``data/``, ``app.py``), found from the package itself
+so that this module can live in any folder of it."""
 
 DATA_DIR = ROOT / "data"
 """The bundled data sets (``data/README.md``)."""

@@ -2,7 +2,7 @@
 empty; never ``999.9999999999974``, ``0.180000``, ``None``, ``nan`` or ``Infinity``.
 
 One rule for every table a page shows (``ui.tables.show_table``) and the HTML report: :func:`readable`.
-Downloads and command outputs keep every digit (:func:`lib.export.csv_text`): only what is read on
+Downloads and command outputs keep every digit (:func:`lib.io.export.csv_text`): only what is read on
 screen is rounded.
 """
 

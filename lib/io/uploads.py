@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lib.cache import check_digest, digest, discard, load, prune, store
-from lib.paths import cache_dir
+from lib.io.cache import check_digest, digest, discard, load, prune, store
+from lib.io.paths import cache_dir
 
 MAX_FILE_BYTES = 50 * 2**20
 """The largest upload kept: the app's own upload limit (``.streamlit/config.toml``, ``maxUploadSize``)."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from lib.errors import DesignError
 from lib.irt.settings import default_cutpoints
-from lib.ratings import RatingMatrix
+from lib.judgments.ratings import RatingMatrix
 
 _SHOWN = 10
 """At most this many names are listed in one message."""

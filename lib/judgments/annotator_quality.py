@@ -109,10 +109,10 @@ def _agreement(data: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
 
 
 def vote_labels(votes: pd.DataFrame) -> pd.DataFrame:
-    """Canonical votes (``lib.formats.VOTE_COLUMNS``) as Dawid-Skene answers: a task per (prompt, system pair,
-    criterion), the label a / b / tie of the alphabetically first system (``lib.ratings.orient_votes``), the
+    """Canonical votes (``lib.judgments.formats.VOTE_COLUMNS``) as Dawid-Skene answers: a task per (prompt, system pair,
+    criterion), the label a / b / tie of the alphabetically first system (``lib.judgments.ratings.orient_votes``), the
     worker the annotator."""
-    from lib.ratings import orient_votes
+    from lib.judgments.ratings import orient_votes
 
     v = orient_votes(votes)
     task = v["prompt_id"].astype(str) + "\x1f" + v["system_a"] + "\x1f" + v["system_b"] + "\x1f" + v["criterion"]
@@ -133,7 +133,7 @@ def names_vote_annotators(data) -> bool:
 
 def _anonymous(ids: pd.Series) -> pd.Series:
     """Votes without an annotator: blank, or a row of a file without an annotator column."""
-    from lib.formats import ANONYMOUS_ANNOTATOR
+    from lib.judgments.formats import ANONYMOUS_ANNOTATOR
 
     ids = ids.astype(str)
     return (ids == "") | ids.str.startswith(ANONYMOUS_ANNOTATOR.split("{")[0])

@@ -5,7 +5,7 @@ Spreadsheet formula injection (OWASP, "CSV Injection"): a text cell that starts 
 Sheets. Such text cells get a leading single quote, which spreadsheets show as plain text. Numeric
 columns are left alone (so ``-0.5`` stays a number), and so is text that reads as a number.
 
-The project's own reader (:func:`lib.tables.read_csv`) undoes that quote (:func:`unneutral`), so a file
+The project's own reader (:func:`lib.io.tables.read_csv`) undoes that quote (:func:`unneutral`), so a file
 the project wrote comes back with every name as it was: a study's export ranked, the ranking's next
 batch added to the study, ``-minus`` and ``@cf/...`` stay themselves (issue 31). A text that itself
 starts with the quote and then one of those characters (or a second quote) gets one more quote on the
@@ -55,7 +55,7 @@ def unneutral(value: str) -> str:
 
 
 def unneutralise(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` (text cells, as :func:`lib.tables.read_csv` reads them) with :func:`unneutral` applied to
+    """``df`` (text cells, as :func:`lib.io.tables.read_csv` reads them) with :func:`unneutral` applied to
     every cell and column name; changed in place and returned."""
     for col in df.columns:
         cells = df[col]

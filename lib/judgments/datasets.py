@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 
 from lib.errors import SettingsError
-from lib.formats import Judgments, format_spec, read_judgments
-from lib.paths import DATA_DIR, ROOT
-from lib.tables import read_csv
+from lib.io.paths import DATA_DIR, ROOT
+from lib.io.tables import read_csv
+from lib.judgments.formats import Judgments, format_spec, read_judgments
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Dataset:
     title, description : str
         For the app's data-set chooser.
     fmt : str
-        A key of ``lib.formats.FORMATS``.
+        A key of ``lib.judgments.formats.FORMATS``.
     path : Path
         The long CSV.
     columns : dict
@@ -34,6 +34,9 @@ class Dataset:
         ``responses`` data).
     licence, citation : str
         Licence of the upstream data and the source to cite.
+    judges : Path, optional
+        A judge file of the same items (:mod:`lib.judges.read`): LLM-judge verdicts the Judges page and the
+        Study planner offer beside the human votes.
     """
 
     key: str
@@ -45,6 +48,7 @@ class Dataset:
     description: str
     licence: str
     citation: str
+    judges: Path | None = None
 
 
 DATASETS: dict[str, Dataset] = {
@@ -126,6 +130,7 @@ DATASETS: dict[str, Dataset] = {
                 "Wang et al. (2024), PandaLM: An automatic evaluation benchmark for LLM instruction tuning "
                 "optimization. WeOpenML/PandaLM @ 3871806e72b4832f815ecafd24d3503c73403f48, data/testset-v1.json"
             ),
+            judges=DATA_DIR / "pandalm_pairwise" / "judge_votes_long.csv",
         ),
         Dataset(
             key="hanna_means",
@@ -192,12 +197,18 @@ def dataset(key: str) -> Dataset:
     return DATASETS[key]
 
 
+def bundled_judges(key: str) -> Path | None:
+    """The judge file bundled with data set ``key`` (:attr:`Dataset.judges`); None for a data set without one
+    or a key that is not a bundled data set (an upload)."""
+    return DATASETS[key].judges if key in DATASETS else None
+
+
 def _file_name(ds: Dataset) -> str:
     return ds.path.relative_to(ROOT).as_posix()
 
 
 def load_table(key: str) -> pd.DataFrame:
-    """The bundled long CSV as read by :func:`lib.tables.read_csv` (all columns ``str``).
+    """The bundled long CSV as read by :func:`lib.io.tables.read_csv` (all columns ``str``).
 
     Raises
     ------
@@ -225,7 +236,7 @@ def load_judgments(key: str) -> Judgments:
     ------
     SettingsError
         Unknown key, or a data set whose format yields no votes (read those with ``load_table``
-        and the format's reader, ``lib.formats.FORMATS[fmt].read``, using ``DATASETS[key].columns``).
+        and the format's reader, ``lib.judgments.formats.FORMATS[fmt].read``, using ``DATASETS[key].columns``).
     """
     ds = dataset(key)
     if not format_spec(ds.fmt).votes:

@@ -26,7 +26,7 @@ import numpy as np
 from lib.errors import FormatError
 
 if TYPE_CHECKING:
-    import pandas as pd  # imported on use: the command line's parser reads lib.formats without pandas
+    import pandas as pd  # imported on use: the command line's parser reads lib.judgments.formats without pandas
 
 _SAVE_AS_UTF8 = "save it as UTF-8 (CSV UTF-8 in spreadsheet programs)"
 
@@ -114,7 +114,7 @@ def read_csv(source: Any, name: str) -> pd.DataFrame:
         shifting the columns. Blank lines are left out; the index is the 0-based data row
         (header = row 0 in messages), so :func:`row_numbers` names the rows of the file. A cell (or
         column name) the project's writer quoted against spreadsheet formulas is read as it was
-        before (:func:`lib.export.unneutral`).
+        before (:func:`lib.io.export.unneutral`).
 
     Raises
     ------
@@ -125,7 +125,7 @@ def read_csv(source: Any, name: str) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from lib.export import unneutralise
+    from lib.io.export import unneutralise
 
     data = read_bytes(source, name)
     if not data.strip():
@@ -168,7 +168,7 @@ def read_csv(source: Any, name: str) -> pd.DataFrame:
     if any(issubclass(w.category, pd.errors.ParserWarning) for w in said):
         _refuse_long_rows(text, sep, len(header), name)  # pandas dropped fields past the header's
     df.columns = [str(c).strip() for c in df.columns]
-    unneutralise(df)  # the quote lib.export put before formula-like cells: a file we wrote reads back as written
+    unneutralise(df)  # the quote lib.io.export put before formula-like cells: a file we wrote reads back as written
     # Blank lines hold no data; dropping them keeps the index = data row - 1 for error messages.
     df = df[~df.apply(lambda col: col.str.strip() == "").all(axis=1)]
     if df.empty:

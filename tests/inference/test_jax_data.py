@@ -1,0 +1,24 @@
+"""The potential numpyro's NUTS runs on (lib.inference.jax_data): minus the model's log density, the data an
+argument, checked against PyMC's own compiled log density of a model built on each data set."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lib.inference.jax_data import jaxified_potential_of_data
+from lib.irt.model import build_grm
+from lib.irt.simulate import simulate_grm
+
+
+def test_the_potential_is_minus_the_log_density_of_the_data_passed():
+    first, second = (build_grm(simulate_grm(3, 11, seed=s).codes, 7) for s in (1, 2))
+    potential, data = jaxified_potential_of_data(first)
+    _, second_data = jaxified_potential_of_data(second)
+    assert not all(np.array_equal(a, b) for a, b in zip(data, second_data, strict=True))
+    point = first.initial_point()
+    point = {k: v + 0.3 for k, v in point.items()}  # away from the priors' centres
+    values = [point[v.name] for v in first.value_vars]
+    for model, given in ((first, data), (second, second_data)):
+        logp = model.compile_logp()(point)
+        # float64 end to end: the two compiled graphs differ only in rounding
+        np.testing.assert_allclose(float(potential(values, given)), -logp, rtol=1e-10)
