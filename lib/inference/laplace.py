@@ -26,6 +26,7 @@ import arviz as az
 import numpy as np
 
 from lib.errors import SettingsError
+from lib.inference import compile_cache
 from lib.inference.progress import Tracker
 from lib.inference.samplers import COMPILE_LOCK, Draws, Problem
 from lib.inference.settings import LaplaceSettings, NutsSettings
@@ -355,6 +356,7 @@ def sample_laplace(problem: Problem, settings: NutsSettings, tracker: Tracker) -
     PyMC model is built."""
     if problem.laplace.exact_fit is not None:
         return problem.laplace.exact_fit(settings, tracker)
+    compile_cache.enable()
     memo = _memo(problem.key)
     model, names = _kept(memo, "model", lambda: problem.model(tracker))
     return laplace(model, names, settings, tracker, problem.laplace, memo=memo)

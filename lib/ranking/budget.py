@@ -264,15 +264,19 @@ def estimate_cost(
     if not mcmc:
         parts["the Hessian at the mode (systems x variables)"] = _DENSE_COPIES * k * n_vars * 8 / _GB
         parts["the judgments' gradients"] = _BYTES_PER_OBS_LAPLACE * n / _GB
-        phases["compile"] = _SECONDS_COMPILE
-        jit_optimise, per_obs_optimise, jit_hessian = likelihood_spec(likelihood).seconds
-        phases["optimise"] = jit_optimise + per_obs_optimise * n
-        phases["Hessian"] = (
-            jit_hessian
-            + _SECONDS_PER_OBS_GLOBAL * n * k
-            + (2 * k * (_SECONDS_PER_GRADIENT + 4 * _SECONDS_PER_OBS_GLOBAL * n) if n <= 20_000 else 0.0)
-            + _SECONDS_SCHUR * j * locals_per_prompt**2 * float(k) ** 2
-        )
+        spec = likelihood_spec(likelihood)
+        jit_optimise, per_obs_optimise, jit_hessian = spec.seconds
+        if spec.laplace:  # its own fit (the votes' quadrature): passes over the observations, no PyMC model
+            phases |= {"compile": jit_optimise, "optimise": per_obs_optimise * n, "Hessian": jit_hessian * n}
+        else:
+            phases["compile"] = _SECONDS_COMPILE
+            phases["optimise"] = jit_optimise + per_obs_optimise * n
+            phases["Hessian"] = (
+                jit_hessian
+                + _SECONDS_PER_OBS_GLOBAL * n * k
+                + (2 * k * (_SECONDS_PER_GRADIENT + 4 * _SECONDS_PER_OBS_GLOBAL * n) if n <= 20_000 else 0.0)
+                + _SECONDS_SCHUR * j * locals_per_prompt**2 * float(k) ** 2
+            )
         phases["draws"] = _SECONDS_JIT_DRAWS + _SECONDS_PER_DRAW_VARIABLE * n_draws * n_vars
     else:
         parts["the judgments' gradients"] = _BYTES_PER_OBS_NUTS * n * chains / _GB

@@ -62,7 +62,9 @@ class Likelihood:
         ``size(rd)``: ``(observations, prompts, local variables per prompt)`` of its data, for the cost estimate.
     seconds : tuple of float
         The cost model's (compiling the mode's programs, optimiser seconds per observation, compiling the
-        Hessian products) (:func:`lib.ranking.budget.estimate_cost`).
+        Hessian products) (:func:`lib.ranking.budget.estimate_cost`); for a likelihood with its own Laplace fit
+        (``laplace``): (compiling or loading its loops, seconds per observation of the search, of the last pass,
+        which gives the Hessian).
     observations : str
         ``"module:function"`` turning its :class:`lib.ranking.data.RankingData` into
         :class:`lib.ranking.model.Observations`, imported on use.
@@ -204,7 +206,7 @@ LIKELIHOODS: dict[str, Likelihood] = {
             check=_no_tie_only,
             design=_votes_design,
             size=_votes_size,
-            seconds=(8.0, 1.2e-4, 1.1),  # per judgment: from the 250k-2M-vote arenas of issue 17
+            seconds=(1.4, 4e-6, 1e-6),  # the quadrature fit's, bench/bench_arena_rank.py (issue 35)
             observations="lib.ranking.model:vote_observations",
             terms="lib.ranking.model:paired_terms",
             laplace="lib.ranking.marginal:laplace_fit",

@@ -11,27 +11,35 @@ with K Gauss-Hermite nodes x_k and weights w_k of the standard normal (log alpha
 z_j ~ N(0, 1), the model's non-centred form; sigma_alpha = 0.5 fixed where the spread is not learnt,
 :func:`lib.ranking.model.learns_alpha_spread`). K = :data:`NODES` computes each prompt's integral to near
 machine precision for the few votes of a prompt. What is left is a model of about as many variables as
-systems: its mode is found by Newton steps with the exact Hessian (:meth:`Marginal.hessian`: the log-sum-exp's
-Hessian is the node-weighted mean of the votes' Hessians plus the covariance over nodes of each prompt's
-gradient) and the posterior is the Gaussian there (MAP + Laplace of the marginal, Tierney & Kadane 1986),
-where the full model's Laplace fit (:mod:`lib.inference.laplace`) approximated 20,000 one-dimensional
-integrals by Gaussians too. Each alpha_j's posterior given the rest (mean and SD of log alpha_j) comes from
-the same nodes' weights (:func:`alpha_readouts`).
+systems: its mode is found by Newton steps from the mode with every alpha_j = 1 (:meth:`Marginal._warm_start`),
+each with the exact Hessian (:meth:`Marginal.hessian`: the log-sum-exp's Hessian is the node-weighted mean of the
+votes' Hessians plus the covariance over nodes of each prompt's gradient), and the posterior is the Gaussian there
+(MAP + Laplace of the marginal, Tierney & Kadane 1986), where the full model's Laplace fit
+(:mod:`lib.inference.laplace`) approximated 20,000 one-dimensional integrals by Gaussians too. Each alpha_j's
+posterior given the rest (mean and SD of log alpha_j) comes from the same nodes' weights (:func:`alpha_readouts`).
 
-Pure numpy and JAX: no PyMC model is built. Where the votes model has more than the skills, cutpoints, sigma_alpha,
-gamma and style (pair deviations, skills by category) or is not the votes likelihood, :func:`not_applicable`
-says why and the fit takes the full model's path.
+A pass over the votes is one compiled loop a prompt (:mod:`lib.ranking.marginal_loops`, numba) over the votes'
+win terms (:class:`_Terms`), in chunks of whole prompts run in two threads; no PyMC model is built and JAX is not
+imported. Where the votes model has more than the skills, cutpoints, sigma_alpha, gamma and style (pair
+deviations, skills by category) or alpha_j is fixed, :func:`not_applicable` says why and the fit takes the full
+model's path.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import dataclasses
 import functools
+import itertools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from lib.engine.blas import one_blas_thread
 from lib.errors import SettingsError
 from lib.inference.progress import Tracker
 from lib.inference.samplers import Draws
@@ -40,15 +48,19 @@ from lib.inference.settings import NutsSettings
 NODES = 15
 """Gauss-Hermite nodes per prompt integral: the marginal log-likelihood of a simulated arena changes by less
 than 1e-9 from 15 to 30 nodes (``tests/ranking/test_rank_marginal.py``)."""
-CHUNK_VOTES = 32_768
-"""Votes per chunk of the Hessian's pass (whole prompts each; memory ~ CHUNK_VOTES x NODES x variables^2)."""
+THREADS = 2
+"""Threads a pass runs its chunks in (the machines this runs on have 2 cores)."""
+CHUNK_TERMS = 1 << 17
+"""Win terms per chunk of a pass (whole prompts; memory ~ CHUNK_TERMS x NODES x a few float64 arrays, and the
+covariance's (prompts x NODES, variables) matrix of the chunk)."""
 NEWTON_MAX = 50
 NEWTON_TOL = 1e-7
-SWITCH_TOL = 1e-2
 MAX_STEP = 1.0
-"""At most NEWTON_MAX Newton steps: with the curvature lost to alpha left out (cheap) until no variable moves
-more than SWITCH_TOL, then exact until none moves more than NEWTON_TOL; no variable moves more than MAX_STEP
-(unconstrained units) in one step."""
+WARM_TOL = 1e-3
+"""At most NEWTON_MAX Newton steps, exact Hessian at each, until the next step would move no variable by more than
+NEWTON_TOL; no variable moves more than MAX_STEP (unconstrained units) in one step. The search starts from the
+mode with every alpha_j = 1 (Bradley-Terry with ties: the same passes with one node, at a fifteenth of the cost),
+found to WARM_TOL."""
 SKILL_PRIOR_SD = 1.0
 B_PRIOR_SD = 2.0
 SIGMA_ALPHA_PRIOR_SD = 0.5
@@ -83,57 +95,57 @@ def not_applicable(obs, *, intransitivity: bool, fixed_alpha: bool) -> str | Non
 
 
 @dataclass
-class _Votes:
-    """Votes sorted by prompt, in chunks of whole prompts padded to one shape (C, V) (padding: weight 0)."""
+class _Terms:
+    """The votes as win terms log sigmoid(alpha_j t), t = sign (s_B - s_A + covariates) + kappa b, sorted by prompt.
 
-    a: np.ndarray  # (C, V) int
-    b: np.ndarray
-    code: np.ndarray
-    weight: np.ndarray  # (C, V) float
-    dense: np.ndarray  # (C, V, q): side and style features, the location's linear covariates
-    seg: np.ndarray  # (C, V) int: the vote's prompt within its chunk
-    prompts: np.ndarray  # (C, J_c) int: each chunk's prompts (index into obs.prompts; -1: padding)
+    A better: t = -d - b; B better: t = d - b; a tie: t = d + b and t = -d + b, and log(1 - exp(-2 alpha_j b))
+    (the votes likelihood's P(tie) = sigmoid(alpha (d + b)) - sigmoid(alpha (d - b)), factored); without ties b = 0.
+    """
+
+    a: np.ndarray  # (T,) int: system A
+    b: np.ndarray  # (T,) int: system B
+    sign: np.ndarray  # (T,) float: +1 or -1
+    kappa: np.ndarray  # (T,) float: t's multiple of the cut b (0 without ties)
+    weight: np.ndarray  # (T,) float: the vote's weight
+    dense: np.ndarray  # (T, q) float: the location's linear covariates (side shown first, style)
+    prompt: np.ndarray  # (T,) int: the term's prompt's ordinal among the prompts with votes
+    starts: np.ndarray  # (J + 1,) int: each prompt's first term, and T
+    ties: np.ndarray  # (J,) float: each prompt's weighted number of ties
+    prompts: np.ndarray  # (J,) int: index into obs.prompts
+    chunks: list[tuple[int, int]]  # ranges of prompts, of at most CHUNK_TERMS terms (or one prompt)
 
 
-def _chunks(obs, dense: np.ndarray, weight: np.ndarray) -> _Votes:
-    """Pack the votes of whole prompts into padded chunks of at least :data:`CHUNK_VOTES` votes' room."""
-    order = np.argsort(obs.prompt, kind="stable")
-    prompt = obs.prompt[order]
-    starts = np.flatnonzero(np.r_[True, prompt[1:] != prompt[:-1]])
-    sizes = np.diff(np.r_[starts, len(prompt)])
-    room = max(min(CHUNK_VOTES, len(prompt)), int(sizes.max()))
-    chunk_of = np.zeros(len(starts), dtype=np.int64)  # greedy: a prompt goes into the current chunk if it fits
-    filled, c = 0, 0
-    for i, size in enumerate(sizes):
-        if filled + size > room:
-            c, filled = c + 1, 0
-        chunk_of[i] = c
-        filled += size
-    n_chunks = c + 1
-    per_chunk = np.bincount(chunk_of, minlength=n_chunks)
-    j_room = int(per_chunk.max())
-    first_prompt = np.r_[0, np.cumsum(per_chunk)[:-1]]
-    local_prompt = np.arange(len(starts)) - first_prompt[chunk_of]
-    vote_prompt = np.repeat(np.arange(len(starts)), sizes)  # ordinal of the vote's prompt among those present
-    vote_chunk = chunk_of[vote_prompt]
-    chunk_start = np.r_[0, np.cumsum(np.bincount(vote_chunk, minlength=n_chunks))[:-1]]
-    slot = np.arange(len(prompt)) - chunk_start[vote_chunk]
-
-    def padded(values, fill, dtype):
-        out = np.full((n_chunks, room, *values.shape[1:]), fill, dtype=dtype)
-        out[vote_chunk, slot] = values
-        return out
-
-    prompts = np.full((n_chunks, j_room), -1, dtype=np.int64)
-    prompts[chunk_of, local_prompt] = prompt[starts]
-    return _Votes(
-        padded(obs.system_a[order], 0, np.int32),
-        padded(obs.system_b[order], 0, np.int32),
-        padded(obs.code[order], 0, np.int32),
-        padded(weight[order], 0.0, np.float64),
-        padded(dense[order], 0.0, np.float64),
-        padded(local_prompt[vote_prompt], 0, np.int32),
-        prompts,
+def _terms(obs, dense: np.ndarray, weight: np.ndarray, ties: bool) -> _Terms:
+    """The win terms of the votes (:class:`_Terms`)."""
+    code = np.asarray(obs.code)
+    tie = (code == 1) if ties else np.zeros(len(code), dtype=bool)
+    second = np.flatnonzero(tie)
+    vote = np.r_[np.arange(len(code)), second]
+    sign = np.r_[np.where(code == 0, -1.0, 1.0), -np.ones(len(second))]
+    kappa = np.r_[np.where(tie, 1.0, -1.0), np.ones(len(second))] if ties else np.zeros(len(vote))
+    order = np.argsort(obs.prompt[vote], kind="stable")
+    vote, sign, kappa = vote[order], sign[order], kappa[order]
+    prompt = obs.prompt[vote]
+    first = np.flatnonzero(np.r_[True, prompt[1:] != prompt[:-1]])
+    ordinal = np.cumsum(np.r_[0, (prompt[1:] != prompt[:-1]).astype(np.int64)])
+    starts = np.r_[first, len(vote)]
+    vote_ordinal = np.empty(len(code), dtype=np.int64)
+    vote_ordinal[vote] = ordinal  # a tie's two terms share the prompt
+    tie_count = np.bincount(vote_ordinal, weights=weight * tie, minlength=len(first))
+    block = first // CHUNK_TERMS
+    bounds = np.r_[0, np.flatnonzero(np.diff(block)) + 1, len(first)]
+    return _Terms(
+        np.asarray(obs.system_a, dtype=np.int64)[vote],
+        np.asarray(obs.system_b, dtype=np.int64)[vote],
+        sign,
+        kappa,
+        weight[vote],
+        dense[vote],
+        ordinal,
+        starts,
+        tie_count,
+        prompt[first],
+        [(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds)],
     )
 
 
@@ -173,21 +185,6 @@ class Layout:
         return t
 
 
-@dataclass(frozen=True)
-class _Shape:
-    """What the compiled programs depend on of a :class:`Layout`."""
-
-    n: int
-    ties: bool
-    learnt: bool
-    q: int
-
-    @property
-    def full(self) -> int:
-        """The number of full coordinates."""
-        return self.n + self.ties + self.learnt + self.q
-
-
 def skill_basis(n: int, baseline: int | None) -> np.ndarray:
     """(n, n - 1): an orthonormal basis of the sum-to-zero subspace (Helmert's contrasts), or the identity with
     the baseline's row left at 0."""
@@ -201,150 +198,41 @@ def skill_basis(n: int, baseline: int | None) -> np.ndarray:
     return basis
 
 
-def _globals(lay: _Shape, full):
-    """The cutpoint b (0 without ties) and sigma_alpha of a full vector."""
-    import jax.numpy as jnp
-
-    b = jnp.exp(full[lay.n]) if lay.ties else 0.0
-    sigma = jnp.exp(full[lay.n + lay.ties]) if lay.learnt else FIXED_SIGMA_ALPHA
-    return b, sigma
-
-
-def _predictors(lay: _Shape, n_categories: int, x, full, chunk):
-    """Each vote's lower and upper linear predictors h, l = alpha_k (d - c) (V, K) at each node, the cuts'
-    multiples of b (V, 1) each, the outer categories (V, 1) each, alpha_k and sigma_alpha x_k (1, K) and b."""
-    import jax.numpy as jnp
-
-    a, b_idx, code, _, dense, _ = chunk
-    d = full[b_idx] - full[a] + (dense @ full[lay.n + lay.ties + lay.learnt :] if lay.q else 0.0)
-    b, sigma = _globals(lay, full)
-    xs = (sigma * x)[None, :]
-    alpha = jnp.exp(xs)
-    kappa = jnp.asarray([0.0, -1.0, 1.0, 0.0]) if n_categories == 3 else jnp.zeros(3)  # each cut over b
-    k_h, k_l = kappa[code][:, None], kappa[code + 1][:, None]
-    bottom, top = (code == 0)[:, None], (code == n_categories - 1)[:, None]
-    return alpha * (d[:, None] - k_h * b), alpha * (d[:, None] - k_l * b), k_h, k_l, bottom, top, alpha, xs, b
-
-
-def _vote_logp(lay: _Shape, n_categories: int, x, full, chunk):
-    """(V, K) log P(y_v) of each vote at each node: log(sigmoid(h) - sigmoid(l)), the outer categories'
-    missing side left out (as :func:`lib.irt.model.ordinal_logp`, without its finite stand-in for an infinite
-    cut, which large alpha_k pass)."""
-    import jax
-    import jax.numpy as jnp
-
-    hi, lo, _, _, bottom, top, _, _, _ = _predictors(lay, n_categories, x, full, chunk)
-    middle = ~(bottom | top)  # its inputs made safe in the outer categories (no NaN gradients)
-    hi_m, lo_m = jnp.where(middle, hi, 1.0), jnp.where(middle, lo, 0.0)
-    gap = lo_m - hi_m
-    log1mexp = jnp.where(gap > -0.6931, jnp.log(-jnp.expm1(gap)), jnp.log1p(-jnp.exp(gap)))
-    inner = -jax.nn.softplus(-hi_m) - jax.nn.softplus(lo_m) + log1mexp
-    return jnp.where(bottom, -jax.nn.softplus(lo), jnp.where(top, -jax.nn.softplus(-hi), inner)) * chunk[3][:, None]
-
-
-def _predictor_derivatives(lay: _Shape, lin, kap, alpha, xs, b):
-    """The gradient (V, K, r) and Hessian (V, K, r, r) of one linear predictor alpha (d - kap b) in the predictor's
-    variables (d, y = log b, u = log sigma_alpha; r = 1 + ties + learnt)."""
-    import jax.numpy as jnp
-
-    zero = jnp.zeros_like(lin)
-    grads = [alpha + zero] + [-alpha * kap * b + zero] * lay.ties + [lin * xs] * lay.learnt
-    r = len(grads)
-    hess = jnp.zeros((*lin.shape, r, r))
-    y_at, u_at = 1, 1 + lay.ties
-    if lay.ties:
-        hess = hess.at[..., y_at, y_at].set(-alpha * kap * b + zero)
-    if lay.learnt:
-        hess = hess.at[..., 0, u_at].set(alpha * xs + zero).at[..., u_at, 0].set(alpha * xs + zero)
-        hess = hess.at[..., u_at, u_at].set(lin * xs * (xs + 1))
-    if lay.ties and lay.learnt:
-        cross = -alpha * kap * b * xs + zero
-        hess = hess.at[..., y_at, u_at].set(cross).at[..., u_at, y_at].set(cross)
-    return jnp.stack(grads, -1), hess
-
-
-def _derivatives(lay: _Shape, n_categories: int, x, full, chunk):
-    """Each vote's gradient (V, K, r) and Hessian (V, K, r, r) at each node in its predictor's variables
-    (:func:`_predictor_derivatives`), in closed form (JAX's nested derivatives of :func:`_vote_logp` took 4 times
-    as long). With h, l the lower and upper predictors: l_h = sigma(-h) / (sigma(-l) (1 - e^(l-h))),
-    l_l = -sigma(l) / (sigma(h) (1 - e^(l-h))) (0 for an outer category's missing side), l_hh = l_h (1 - 2
-    sigma(h)) - l_h^2, l_ll likewise, l_hl = -l_h l_l."""
-    import jax
-    import jax.numpy as jnp
-
-    h, lo, k_h, k_l, bottom, top, alpha, xs, b = _predictors(lay, n_categories, x, full, chunk)
-    em = -jnp.expm1(jnp.where(bottom | top, -1.0, lo - h))
-    sig, log_sig = jax.nn.sigmoid, jax.nn.log_sigmoid  # ratios of sigmoids by their logs: no 0 / 0 far out
-    l_h = jnp.where(bottom, 0.0, jnp.where(top, sig(-h), jnp.exp(log_sig(-h) - log_sig(-lo)) / em))
-    l_l = jnp.where(top, 0.0, jnp.where(bottom, -sig(lo), -jnp.exp(log_sig(lo) - log_sig(h)) / em))
-    gh, hh = _predictor_derivatives(lay, h, k_h, alpha, xs, b)
-    gl, hl = _predictor_derivatives(lay, lo, k_l, alpha, xs, b)
-
-    def outer(p, r):
-        return p[..., :, None] * r[..., None, :]
-
-    grad = l_h[..., None] * gh + l_l[..., None] * gl
-    hess = (
-        (l_h * (1 - 2 * sig(h)) - l_h**2)[..., None, None] * outer(gh, gh)
-        + (l_l * (1 - 2 * sig(lo)) - l_l**2)[..., None, None] * outer(gl, gl)
-        - (l_h * l_l)[..., None, None] * (outer(gh, gl) + outer(gl, gh))
-        + l_h[..., None, None] * hh
-        + l_l[..., None, None] * hl
+def _tie_constant(alpha: np.ndarray, xi: np.ndarray, b: float) -> tuple[np.ndarray, ...]:
+    """A tie's log(1 - exp(-beta)), beta = 2 alpha_k b, at each node (K,), and its derivatives in y = log b and
+    u = log sigma_alpha (alpha_k = exp(xi_k), xi_k = sigma_alpha x_k): value, c_y, c_u, c_yy, c_yu, c_uu."""
+    beta = 2 * alpha * b
+    value = np.log(-np.expm1(-beta))
+    q1 = 1 / np.expm1(beta)  # dc / dbeta
+    q2 = -q1 * (1 + q1)  # d2c / dbeta2
+    return (
+        value,
+        q1 * beta,
+        q1 * beta * xi,
+        q2 * beta**2 + q1 * beta,
+        (q2 * beta**2 + q1 * beta) * xi,
+        q2 * beta**2 * xi**2 + q1 * beta * xi * (xi + 1),
     )
-    w = chunk[3][:, None, None]
-    return grad * w, hess * w[..., None]
 
 
-def _to_local(lay: _Shape, dense):
-    """(V, r, m): the predictor's variables (d, y, u) in a vote's own (s_A, s_B, y, u, covariates)."""
-    import jax.numpy as jnp
+@dataclass
+class _Pass:
+    """What one pass over the votes gives (full coordinates, log-likelihood): its value, and as asked its gradient,
+    Hessian and each prompt's posterior weights of the nodes (J, K)."""
 
-    extra = lay.ties + lay.learnt
-    jac = jnp.zeros((dense.shape[0], 1 + extra, 2 + extra + lay.q))
-    jac = jac.at[:, 0, 0].set(-1.0).at[:, 0, 1].set(1.0)
-    for k in range(extra):
-        jac = jac.at[:, 1 + k, 2 + k].set(1.0)
-    return jac.at[:, 0, 2 + extra :].set(dense) if lay.q else jac
+    value: float = 0.0
+    grad: np.ndarray | None = None
+    hess: np.ndarray | None = None
+    weights: np.ndarray | None = None
 
 
-@functools.lru_cache(maxsize=8)
-def _programs(lay: _Shape, n_categories: int, nodes: int, n_seg: int):
-    """The jitted per-chunk programs, kept for the next fit of the same shapes (a page's rerun compiles
-    nothing): the value and gradient of the chunk's marginal log-likelihood in full coordinates, the votes'
-    curvature (:meth:`Marginal.hessian`), each prompt's posterior weights of the nodes; and the nodes."""
-    import jax
-    import jax.numpy as jnp
+@functools.cache
+def _kernel() -> Callable[..., float]:
+    """The compiled per-prompt loops of a pass (:func:`lib.ranking.marginal_loops.prompts`): importing them
+    compiles them, or loads them from numba's cache on disk."""
+    from lib.ranking.marginal_loops import prompts
 
-    jax.config.update("jax_enable_x64", True)  # as PyTensor's JAX backend does for float64 models
-    points, w = np.polynomial.hermite_e.hermegauss(nodes)
-    x, log_w = jnp.asarray(points), jnp.asarray(np.log(w / np.sqrt(2 * np.pi)))
-
-    def node_sums(full, chunk):  # (J_c, K): each prompt's log-likelihood at each node, its log weight added
-        values = _vote_logp(lay, n_categories, x, full, chunk)
-        return jax.ops.segment_sum(values, chunk[5], num_segments=n_seg) + log_w
-
-    def chunk_value(full, chunk):
-        return jnp.sum(jax.nn.logsumexp(node_sums(full, chunk), axis=1))
-
-    def weights(full, chunk):
-        s = node_sums(full, chunk)
-        return jnp.exp(s - jax.nn.logsumexp(s, axis=1, keepdims=True))
-
-    def vote_curvature(full, chunk, exact: bool):
-        """Each vote's node-weighted Hessian of its own variables, sum_k pi_jk h_vk (V, m, m), and (``exact``)
-        its centred, weighted gradients sqrt(pi_jk) (g_vk - sum_k pi_jk g_vk) (V, K, m), from which the
-        covariance over nodes of each prompt's gradient is assembled."""
-        pi = weights(full, chunk)[chunk[5]]  # (V, K)
-        g3, h3 = _derivatives(lay, n_categories, x, full, chunk)
-        jac = _to_local(lay, chunk[4])
-        h_bar = jnp.einsum("vrm,vrs,vsn->vmn", jac, jnp.einsum("vk,vkrs->vrs", pi, h3), jac)
-        if not exact:
-            return h_bar, None
-        g = jnp.einsum("vkr,vrm->vkm", g3, jac)
-        g_bar = jnp.einsum("vk,vkm->vm", pi, g)
-        return h_bar, (g - g_bar[:, None, :]) * jnp.sqrt(pi)[..., None]
-
-    return jax.jit(jax.value_and_grad(chunk_value)), jax.jit(vote_curvature, static_argnums=2), jax.jit(weights), x
+    return prompts
 
 
 @dataclass
@@ -362,6 +250,8 @@ class MarginalFit:
     nodes : ndarray (K,)
         The nodes x_k (log alpha = sigma_alpha x_k).
     newton_steps : int
+    last_pass_s : float
+        Wall seconds of the pass at the mode, which gave its Hessian (the fit's phase "Hessian").
     """
 
     layout: Layout
@@ -370,6 +260,7 @@ class MarginalFit:
     weights: np.ndarray
     nodes: np.ndarray
     newton_steps: int
+    last_pass_s: float = 0.0
 
     def full_mode(self) -> np.ndarray:
         """The mode in full coordinates."""
@@ -404,95 +295,200 @@ def _prior(lay: Layout, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarra
 
 
 class Marginal:
-    """The marginal model of one set of votes: its negative log posterior, gradient and Hessian (reduced)."""
+    """The marginal model of one set of votes: its negative log posterior, gradient and Hessian (reduced
+    coordinates), each pass over the votes in numpy (no compilation)."""
 
     def __init__(self, obs, *, baseline: int | None, position_bias: bool, learnt: bool, nodes: int = NODES) -> None:
-        import jax.numpy as jnp
-
         columns = [obs.side[:, None]] if position_bias else []
         if obs.features is not None:
             columns.append(np.asarray(obs.features, dtype=np.float64))
         dense = np.hstack(columns) if columns else np.zeros((len(obs.code), 0))
         weight = np.ones(len(obs.code)) if obs.weight is None else np.asarray(obs.weight, dtype=np.float64)
-        self.n_categories = len(obs.categories)
-        self.layout = Layout(
-            len(obs.systems),
-            self.n_categories == 3,
-            learnt,
-            dense.shape[1],
-            skill_basis(len(obs.systems), baseline),
-            position_bias,
+        ties = len(obs.categories) == 3
+        layout = Layout(
+            len(obs.systems), ties, learnt, dense.shape[1], skill_basis(len(obs.systems), baseline), position_bias
         )
-        self.votes = _chunks(obs, dense, weight)
-        self.n_prompts = len(obs.prompts)
-        v = self.votes
-        lay = self.layout
-        self._value_grad, self._hessian, self._weights, self.nodes = _programs(
-            _Shape(lay.n, lay.ties, lay.learnt, lay.q), self.n_categories, nodes, v.prompts.shape[1]
+        self._setup(layout, _terms(obs, dense, weight, ties), len(obs.prompts), nodes)
+
+    def _setup(self, layout: Layout, terms: _Terms, n_prompts: int, nodes: int) -> None:
+        self.layout, self.terms, self.n_prompts = layout, terms, n_prompts
+        points, w = np.polynomial.hermite_e.hermegauss(nodes)
+        self.nodes, self.log_w = points, np.log(w / np.sqrt(2 * np.pi))
+        self.transform = layout.transform()
+
+    def _pass(self, full: np.ndarray, order: int) -> _Pass:
+        """The log-likelihood at the full vector: its value; ``order`` >= 1: its gradient and the node weights; 2: its
+        Hessian without the covariance over nodes of each prompt's gradient; 3: the exact Hessian (module docstring).
+        Chunks of prompts run in :data:`THREADS` threads (the compiled loops release the GIL)."""
+        lay, tm = self.layout, self.terms
+        n, size, k_nodes = lay.n, lay.full, len(self.nodes)
+        b = float(np.exp(full[n])) if lay.ties else 0.0
+        sigma = float(np.exp(full[n + lay.ties])) if lay.learnt else FIXED_SIGMA_ALPHA
+        xi = sigma * self.nodes
+        alpha = np.exp(xi)
+        tie = np.vstack(_tie_constant(alpha, xi, b)) if lay.ties else np.zeros((6, k_nodes))
+        out = _Pass()
+        if order:
+            out.grad, out.weights = np.zeros(size), np.zeros((len(tm.prompts), k_nodes))
+        if order >= 2:
+            out.hess = np.zeros((size, size))
+
+        def chunk(bounds: tuple[int, int]) -> _Pass:
+            part = _Pass(grad=None if out.grad is None else np.zeros(size))
+            part.hess = None if out.hess is None else np.zeros((size, size))
+            part.value = self._chunk(full, order, bounds, b, alpha, xi, tie, part, out.weights)
+            return part
+
+        threads = min(THREADS, len(tm.chunks))
+        with concurrent.futures.ThreadPoolExecutor(threads) if threads > 1 else contextlib.nullcontext() as pool:
+            for part in (pool.map if pool is not None else map)(chunk, tm.chunks):
+                out.value += part.value
+                if part.grad is not None:
+                    out.grad += part.grad
+                if part.hess is not None:
+                    out.hess += part.hess
+        if out.hess is not None:
+            out.hess[n:, :n] = out.hess[:n, n:].T
+        return out
+
+    def _chunk(self, full, order, bounds, b, alpha, xi, tie, part: _Pass, weights) -> float:
+        """One chunk's share of :meth:`_pass` (prompts ``bounds``): its value; its gradient and Hessian added to
+        ``part``'s, its node weights written into ``weights``' rows."""
+        lay, tm = self.layout, self.terms
+        n, size, k_nodes = lay.n, lay.full, len(self.nodes)
+        lo, hi = bounds
+        span = slice(tm.starts[lo], tm.starts[hi])
+        d = full[tm.b[span]] - full[tm.a[span]]
+        if lay.q:
+            d = d + tm.dense[span] @ full[n + lay.ties + lay.learnt :]
+        t = tm.sign[span] * d + tm.kappa[span] * b
+        psi = self._psi(span, b) if order >= 2 else np.zeros((len(t), 0))
+        pi = np.zeros((hi - lo, k_nodes))
+        terms = np.zeros((5, len(t) if order else 0))
+        c = np.zeros(((hi - lo) * k_nodes if order >= 3 else 0, size))
+        value = _kernel()(
+            order,
+            t,
+            tm.weight[span],
+            tm.sign[span],
+            tm.a[span],
+            tm.b[span],
+            psi,
+            tm.starts[lo : hi + 1] - tm.starts[lo],
+            tm.ties[lo:hi],
+            tie,
+            alpha,
+            xi,
+            self.log_w,
+            n,
+            0 if lay.ties else -1,
+            int(lay.ties) if lay.learnt else -1,
+            pi,
+            terms,
+            c,
         )
-        self._chunks = [
-            (
-                jnp.asarray(v.a[c]),
-                jnp.asarray(v.b[c]),
-                jnp.asarray(v.code[c]),
-                jnp.asarray(v.weight[c]),
-                jnp.asarray(v.dense[c]),
-                jnp.asarray(v.seg[c]),
-            )
-            for c in range(len(v.a))
-        ]
-        self.transform = self.layout.transform()
-        rest = np.arange(self.layout.n, self.layout.full)
-        self._index = [  # (V, m): each vote's own variables in full coordinates
-            np.hstack([v.a[c][:, None], v.b[c][:, None], np.broadcast_to(rest, (v.a.shape[1], len(rest)))])
-            for c in range(len(v.a))
-        ]
+        if order:
+            weights[lo:hi] = pi
+            self._add_gradient(part.grad, span, slice(lo, hi), terms, pi, tie, b)
+        if order >= 2:
+            self._add_curvature(part.hess, span, slice(lo, hi), terms, psi, pi, tie, b)
+            part.hess += c.T @ c
+        return value
+
+    def _psi(self, span: slice, b: float) -> np.ndarray:
+        """(T_c, globals): the globals' part of each term's dt (y: kappa b; u: 0; covariates: sign x)."""
+        lay, tm = self.layout, self.terms
+        psi = np.zeros((span.stop - span.start, lay.full - lay.n))
+        if lay.ties:
+            psi[:, 0] = tm.kappa[span] * b
+        if lay.q:
+            psi[:, lay.ties + lay.learnt :] = tm.sign[span, None] * tm.dense[span]
+        return psi
+
+    def _add_gradient(self, grad, span, prompts, terms, pi, tie, b) -> None:
+        """A chunk's gradient from its terms' node-weighted dl/dt, dl/du and its prompts' node weights."""
+        lay, tm = self.layout, self.terms
+        n, iu = lay.n, lay.n + lay.ties
+        a, bb, sign, w = tm.a[span], tm.b[span], tm.sign[span], tm.weight[span]
+        wg = w * terms[0]
+        om = sign * wg
+        grad[:n] += np.bincount(bb, om, n) - np.bincount(a, om, n)
+        if lay.q:
+            grad[iu + lay.learnt :] += tm.dense[span].T @ om
+        if lay.ties:
+            grad[n] += b * (tm.kappa[span] @ wg) + tm.ties[prompts] @ (pi @ tie[1])
+        if lay.learnt:
+            grad[iu] += w @ terms[1] + tm.ties[prompts] @ (pi @ tie[2])
+
+    def _add_curvature(self, hess, span, prompts, terms, psi, pi, tie, b) -> None:
+        """A chunk's node-weighted Hessian (without the covariance over nodes): the skills' weighted Laplacian, the
+        skills' cross terms with the globals, the globals' block."""
+        lay, tm = self.layout, self.terms
+        n, iu = lay.n, int(lay.ties)  # u's column among the globals
+        a, bb, sign, w = tm.a[span], tm.b[span], tm.sign[span], tm.weight[span]
+        wh = w * terms[2]
+        pairs = np.bincount(a * n + bb, wh, n * n).reshape(n, n)
+        hess[:n, :n] += np.diag(pairs.sum(0) + pairs.sum(1)) - pairs - pairs.T
+        cross = wh[:, None] * psi
+        block = psi.T @ cross
+        ties = tm.ties[prompts]
+        if lay.learnt:
+            wtu = w * terms[3]
+            cross[:, iu] += wtu
+            column = psi.T @ wtu
+            block[:, iu] += column
+            block[iu, :] += column
+            block[iu, iu] += w @ terms[4] + ties @ (pi @ tie[5])
+        cross *= sign[:, None]  # the skills' side of dt: sign (e_B - e_A)
+        for col in range(lay.full - n):
+            hess[:n, n + col] += np.bincount(bb, cross[:, col], n) - np.bincount(a, cross[:, col], n)
+        if lay.ties:
+            block[0, 0] += b * (tm.kappa[span] @ (w * terms[0])) + ties @ (pi @ tie[3])
+            if lay.learnt:
+                yu = ties @ (pi @ tie[4])
+                block[0, iu] += yu
+                block[iu, 0] += yu
+        hess[n:, n:] += block
+
+    def evaluate(self, theta: np.ndarray, order: int) -> _Pass:
+        """The negative log posterior (up to a constant) at the reduced vector, as :meth:`_pass` gives the
+        log-likelihood (``order``), with the prior (:func:`_prior`), in reduced coordinates."""
+        p = self._pass(self.transform @ theta, order)
+        value, grad, hess = _prior(self.layout, theta)
+        p.value = value - p.value
+        if p.grad is not None:
+            p.grad = grad - self.transform.T @ p.grad
+        if p.hess is not None:
+            p.hess = hess - self.transform.T @ p.hess @ self.transform
+        return p
 
     def value_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """The negative log posterior (up to a constant) of the reduced vector and its gradient."""
-        full = self.transform @ theta
-        value, grad = 0.0, np.zeros(self.layout.full)
-        for chunk in self._chunks:
-            v, g = self._value_grad(full, chunk)
-            value, grad = value + float(v), grad + np.asarray(g)
-        p_value, p_grad, _ = _prior(self.layout, theta)
-        return p_value - value, p_grad - self.transform.T @ grad
+        p = self.evaluate(theta, 1)
+        assert p.grad is not None
+        return p.value, p.grad
 
     def hessian(self, theta: np.ndarray, exact: bool = True) -> np.ndarray:
         """The negative log posterior's Hessian at the reduced vector: exact, or (``exact`` False) without the
         covariance over nodes of each prompt's gradient (the curvature lost to not knowing alpha_j), which
-        makes it larger: Newton steps with it are shorter than exact ones and never overshoot."""
-        full = self.transform @ theta
-        size, nodes = self.layout.full, len(self.nodes)
-        total = np.zeros(size * size)
-        gram = np.zeros((size, size))
-        for chunk, idx, seg in zip(self._chunks, self._index, self.votes.seg, strict=True):
-            h_bar, r = self._hessian(full, chunk, exact)
-            # sum_v M_v' h_bar_v M_v: each vote's (m, m) block added at its variables' rows and columns
-            flat = (idx[:, :, None] * size + idx[:, None, :]).ravel()
-            total += np.bincount(flat, weights=np.asarray(h_bar).ravel(), minlength=size * size)
-            if exact:  # each prompt's gradient at each node (J_c K, full), centred: their weighted Gram matrix
-                rows = (seg[:, None, None] * nodes + np.arange(nodes)[None, :, None]) * size + idx[:, None, :]
-                n_rows = (int(seg.max()) + 1) * nodes
-                c = np.bincount(rows.ravel(), weights=np.asarray(r).ravel(), minlength=n_rows * size)
-                c = c.reshape(n_rows, size)
-                gram += c.T @ c
-        total = total.reshape(size, size) + gram
-        total = (total + total.T) / 2
-        return _prior(self.layout, theta)[2] - self.transform.T @ total @ self.transform
+        makes it larger."""
+        p = self.evaluate(theta, 3 if exact else 2)
+        assert p.hess is not None
+        return p.hess
 
     def node_weights(self, theta: np.ndarray) -> np.ndarray:
-        """(J, K) each prompt's posterior weights of the nodes at the reduced vector."""
-        full = self.transform @ theta
-        out = np.zeros((self.n_prompts, len(self.nodes)))
-        for chunk, prompts in zip(self._chunks, self.votes.prompts, strict=True):
-            pi = np.asarray(self._weights(full, chunk))
-            keep = prompts >= 0
-            out[prompts[keep]] = pi[keep]
+        """(J, K) each prompt's posterior weights of the nodes at the reduced vector (prompts in ``obs.prompts``
+        order; a prompt without votes keeps the prior's weights)."""
+        p = self.evaluate(theta, 1)
+        return self._by_prompt(p.weights)
+
+    def _by_prompt(self, weights) -> np.ndarray:
+        out = np.tile(np.exp(self.log_w), (self.n_prompts, 1))
+        out[self.terms.prompts] = weights
         return out
 
     def start(self) -> np.ndarray:
-        """The start of the search: skills 0, b = 0.7 and sigma_alpha = 0.3 (the full model's initial b)."""
+        """Skills 0, b = 0.7 and sigma_alpha = 0.3 (the full model's initial b)."""
         theta = np.zeros(self.layout.reduced)
         i = self.layout.basis.shape[1]
         if self.layout.ties:
@@ -502,50 +498,72 @@ class Marginal:
             theta[i] = np.log(0.3)
         return theta
 
-    def fit(self, timer=None) -> MarginalFit:
-        """The mode by damped Newton steps (exact Hessian; halved steps until the value falls) and the Hessian
-        there.
+    def fit(self) -> MarginalFit:
+        """The mode by Newton steps with the exact Hessian (halved until the value falls), from the mode with
+        every alpha_j = 1 (:meth:`_warm_start`), and the Hessian there.
 
         Raises
         ------
         SettingsError
             The Hessian at the mode is not positive definite, or the search did not converge.
         """
+        with one_blas_thread():  # small matrices: BLAS threads only contend on a shared machine
+            theta, p, steps, seconds = self._newton(self._warm_start(), NEWTON_TOL, 3)
+            assert p.hess is not None and p.weights is not None
+            try:
+                np.linalg.cholesky(p.hess)
+            except np.linalg.LinAlgError as err:
+                raise SettingsError(
+                    "the Laplace approximation failed: the Hessian at the mode is not positive definite; fit with a "
+                    "NUTS sampler"
+                ) from err
+        return MarginalFit(self.layout, theta, p.hess, self._by_prompt(p.weights), self.nodes, steps, seconds)
+
+    def _warm_start(self) -> np.ndarray:
+        """The start of the search: the mode of the same votes with every alpha_j = 1 (one node at 0: Bradley-Terry
+        with ties), sigma_alpha = 0.3."""
+        warm = Marginal.__new__(Marginal)
+        warm._setup(dataclasses.replace(self.layout, learnt=False), self.terms, self.n_prompts, 1)
+        found = warm._newton(warm.start(), WARM_TOL, 2)[0]
         theta = self.start()
-        value, grad = self.value_grad(theta)
-        exact, steps = False, 0
-        for steps in range(1, NEWTON_MAX + 1):  # noqa: B007 (the count is reported)
-            precision = self.hessian(theta, exact)
-            if not np.isfinite(precision).all():
+        k = self.layout.basis.shape[1] + self.layout.ties
+        theta[:k] = found[:k]
+        theta[k + self.layout.learnt :] = found[k:]
+        return theta
+
+    def _newton(self, theta: np.ndarray, tol: float, order: int) -> tuple[np.ndarray, _Pass, int, float]:
+        """Newton steps from ``theta`` with the Hessian of ``order`` (:meth:`_pass`) until the next would move no
+        variable by more than ``tol``: the point, its pass and the number of steps."""
+        began = time.perf_counter()
+        p = self.evaluate(theta, order)
+        seconds = time.perf_counter() - began
+        for steps in range(NEWTON_MAX + 1):
+            assert p.grad is not None and p.hess is not None
+            if not np.isfinite(p.hess).all():
                 raise SettingsError("the quadrature fit's Hessian is not finite; fit with a NUTS sampler")
-            step = _newton_step(precision, grad)
+            step = _newton_step(p.hess, p.grad)
+            if np.abs(step).max() < tol:
+                return theta, p, steps, seconds
             scale = min(1.0, MAX_STEP / np.abs(step).max())  # far from the mode sigma_alpha could overflow alpha
             while True:
                 trial = theta - scale * step
-                new_value, new_grad = self.value_grad(trial)
-                if np.isfinite(new_value) and np.isfinite(new_grad).all() and new_value <= value + 1e-12 * abs(value):
+                with np.errstate(over="ignore", invalid="ignore"):
+                    began = time.perf_counter()
+                    new = self.evaluate(trial, order)
+                    seconds = time.perf_counter() - began
+                if (
+                    np.isfinite(new.value)
+                    and np.isfinite(new.grad if new.grad is not None else np.nan).all()
+                    and new.value <= p.value + 1e-12 * abs(p.value)
+                ):
                     break
                 scale /= 2
                 if scale < 1e-6:
                     raise SettingsError(
                         "the quadrature fit's Newton steps found no lower value; fit with a NUTS sampler"
                     )
-            theta, value, grad = trial, new_value, new_grad
-            moved = np.abs(scale * step).max()
-            if exact and moved < NEWTON_TOL:
-                break  # the Hessian at the last point but one, within NEWTON_TOL of the mode, is the precision
-            # the steps with the larger curvature converge linearly; the last ones, exact, quadratically
-            exact = exact or moved < SWITCH_TOL
-        else:
-            raise SettingsError("the quadrature fit's Newton steps did not converge; fit with a NUTS sampler")
-        try:
-            np.linalg.cholesky(precision)
-        except np.linalg.LinAlgError as err:
-            raise SettingsError(
-                "the Laplace approximation failed: the Hessian at the mode is not positive definite; fit with a "
-                "NUTS sampler"
-            ) from err
-        return MarginalFit(self.layout, theta, precision, self.node_weights(theta), np.asarray(self.nodes), steps)
+            theta, p = trial, new
+        raise SettingsError("the quadrature fit's Newton steps did not converge; fit with a NUTS sampler")
 
 
 def _newton_step(hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
@@ -592,9 +610,13 @@ def sample_marginal(obs, settings: Any, tracker: Tracker, *, learnt: bool) -> Dr
             position_bias=settings.position_bias,
             learnt=learnt,
         )
+    with tracker.timer.phase("compile"):  # numba's, or its cache's on disk
+        _kernel()
     tracker.stage(0.1, "finding the mode (Newton steps on the skills, alpha integrated out)")
-    with tracker.timer.phase("optimise"):
-        fit = model.fit()
+    began = time.perf_counter()
+    fit = model.fit()
+    tracker.timer.add("optimise", time.perf_counter() - began - fit.last_pass_s)
+    tracker.timer.add("Hessian", fit.last_pass_s)
     tracker.stage(0.8, "drawing from the Gaussian")
     with tracker.timer.phase("draws"):
         return _posterior(obs, fit, draws, settings.seed, az)
