@@ -267,7 +267,16 @@ def estimate_cost(
         spec = likelihood_spec(likelihood)
         jit_optimise, per_obs_optimise, jit_hessian = spec.seconds
         if spec.laplace:  # its own fit (the votes' quadrature): passes over the observations, no PyMC model
-            phases |= {"compile": jit_optimise, "optimise": per_obs_optimise * n, "Hessian": jit_hessian * n}
+            from lib.ranking.marginal import NODES
+
+            # each pass's exact Hessian: the Gram matrix of the prompts' gradients at the nodes, its Cholesky; the
+            # search takes about 3 passes, the Hessian at the mode 1
+            curvature = _SECONDS_FLOP * (j * NODES * float(k) ** 2 + float(k) ** 3)
+            phases |= {
+                "compile": jit_optimise,
+                "optimise": per_obs_optimise * n + 3 * curvature,
+                "Hessian": jit_hessian * n + curvature,
+            }
         else:
             phases["compile"] = _SECONDS_COMPILE
             phases["optimise"] = jit_optimise + per_obs_optimise * n

@@ -48,6 +48,9 @@ from lib.inference.settings import NutsSettings
 NODES = 15
 """Gauss-Hermite nodes per prompt integral: the marginal log-likelihood of a simulated arena changes by less
 than 1e-9 from 15 to 30 nodes (``tests/ranking/test_rank_marginal.py``)."""
+CHUNK_CELLS = 1 << 24
+"""Cells of a chunk's covariance matrix (prompts x NODES, variables; 128 MB of float64): many systems, fewer prompts a
+chunk."""
 THREADS = 2
 """Threads a pass runs its chunks in (the machines this runs on have 2 cores)."""
 CHUNK_TERMS = 1 << 17
@@ -115,8 +118,8 @@ class _Terms:
     chunks: list[tuple[int, int]]  # ranges of prompts, of at most CHUNK_TERMS terms (or one prompt)
 
 
-def _terms(obs, dense: np.ndarray, weight: np.ndarray, ties: bool) -> _Terms:
-    """The win terms of the votes (:class:`_Terms`)."""
+def _terms(obs, dense: np.ndarray, weight: np.ndarray, ties: bool, n_full: int) -> _Terms:
+    """The win terms of the votes (:class:`_Terms`); ``n_full``: the model's full coordinates."""
     code = np.asarray(obs.code)
     tie = (code == 1) if ties else np.zeros(len(code), dtype=bool)
     second = np.flatnonzero(tie)
@@ -132,7 +135,10 @@ def _terms(obs, dense: np.ndarray, weight: np.ndarray, ties: bool) -> _Terms:
     vote_ordinal = np.empty(len(code), dtype=np.int64)
     vote_ordinal[vote] = ordinal  # a tie's two terms share the prompt
     tie_count = np.bincount(vote_ordinal, weights=weight * tie, minlength=len(first))
-    block = first // CHUNK_TERMS
+    # at most CHUNK_TERMS terms (or one prompt), and a covariance matrix (prompts x nodes, variables) of at most
+    # CHUNK_CELLS cells
+    prompts_per_chunk = max(1, CHUNK_CELLS // (NODES * (n_full)))
+    block = (first // CHUNK_TERMS) * (len(first) + 1) + np.arange(len(first)) // prompts_per_chunk
     bounds = np.r_[0, np.flatnonzero(np.diff(block)) + 1, len(first)]
     return _Terms(
         np.asarray(obs.system_a, dtype=np.int64)[vote],
@@ -308,7 +314,7 @@ class Marginal:
         layout = Layout(
             len(obs.systems), ties, learnt, dense.shape[1], skill_basis(len(obs.systems), baseline), position_bias
         )
-        self._setup(layout, _terms(obs, dense, weight, ties), len(obs.prompts), nodes)
+        self._setup(layout, _terms(obs, dense, weight, ties, layout.full), len(obs.prompts), nodes)
 
     def _setup(self, layout: Layout, terms: _Terms, n_prompts: int, nodes: int) -> None:
         self.layout, self.terms, self.n_prompts = layout, terms, n_prompts
