@@ -5,17 +5,18 @@ old defaults on the paper's design: 4 chains x 1000 draws after 500 tuning itera
 1000``, the first default, and issue 35's "4 chains x 1000 x 1000"); the paper's design is 20 comparisons
 x 200 prompts x 3 votes, simulated. Then the default on mirt's Science data.
 
-Paper's design: each setting runs twice in a cache folder of its own, one whole process each, one after
-the other: cold (a new user's first fit: everything compiled) and warm (a second process on the same
-machine: JAX's persistent compilation cache, issue 19 item 4). Prints each process's whole seconds, its
-phases, draws per chain, the lowest bulk and tail ESS, the highest R-hat, divergences and the coverage of
-the true thetas by the 95% intervals, then the ratios of the whole-process times (target: at most 1/2,
-with R-hat at most 1.01, no divergences and bulk ESS at least 400 at the default).
+Paper's design: each setting runs in a cache folder of its own, one whole process each: cold (a new user's
+first fit: everything compiled), then ``--rounds`` warm rounds (a later process on the same machine: JAX's
+persistent compilation cache, issue 19 item 4), the settings one after the other in each round, so that a
+shared machine's load falls on all of them alike. Prints each process's whole seconds, its phases, draws
+per chain, the lowest bulk and tail ESS, the highest R-hat, divergences and the coverage of the true thetas
+by the 95% intervals, then the ratios of the whole-process times (warm: the median over the rounds; target:
+at most 1/2, with R-hat at most 1.01, no divergences and bulk ESS at least 400 at the default).
 
 Science (392 persons x 4 items, mirt's reference, ``data/irt_reference``): the default fit's slopes
 against mirt's 95% intervals (estimate +- 1.96 SE), with its R-hat, ESS, divergences and seconds.
 
-Run: ``.venv/bin/python bench/bench_target_ess.py [--seed N]``.
+Run: ``.venv/bin/python bench/bench_target_ess.py [--seed N] [--rounds R]``.
 """
 
 from __future__ import annotations
@@ -95,27 +96,27 @@ def chains_line(r: dict) -> str:
     )
 
 
-def paper_design(seed: int, tmp: Path) -> dict[str, dict]:
-    """Both settings, cold then warm, on the paper's design; prints each run."""
+def paper_design(seed: int, tmp: Path, rounds: int) -> dict[str, list[dict]]:
+    """Every setting cold, then ``rounds`` warm rounds of every setting, on the paper's design; prints each
+    run. Returns the runs of each setting and start ("name, cold" or "name, warm"), in the rounds' order."""
     votes, truth = paper_votes(seed)
     csv = tmp / "votes.csv"
     votes.to_csv(csv, index=False)
-    results = {}
-    for i, (name, extra) in enumerate(RUNS.items()):
-        for start in ("cold", "warm"):
-            results[f"{name}, {start}"] = r = run(
-                ["--input", str(csv), "--format", "pairwise"], extra, tmp / str(i), start
-            )
-            ab = r["abilities"].set_index("comparison")
-            theta = truth.reindex(ab.index)
-            covered = int(((ab["hdi_low"] <= theta) & (theta <= ab["hdi_high"])).sum())
-            print(f"\npaper's design, {name}, {start}: {r['seconds']:.1f} s whole process")
-            print(
-                f"  {chains_line(r)}, 95% intervals cover {covered} of {len(theta)} true thetas, "
-                f"corr(theta mean, truth) {np.corrcoef(ab['theta_mean'], theta)[0, 1]:.3f}"
-            )
-            print(timings_text(r["diagnostics"]["timings"], r["seconds"]))
-    return results
+    runs: dict[str, list[dict]] = {}
+    for k, (i, (name, extra)) in itertools.product(range(rounds + 1), enumerate(RUNS.items())):
+        start = "cold" if k == 0 else "warm"
+        r = run(["--input", str(csv), "--format", "pairwise"], extra, tmp / str(i), f"round{k}")
+        runs.setdefault(f"{name}, {start}", []).append(r)
+        ab = r["abilities"].set_index("comparison")
+        theta = truth.reindex(ab.index)
+        covered = int(((ab["hdi_low"] <= theta) & (theta <= ab["hdi_high"])).sum())
+        print(f"\npaper's design, {name}, {start}: {r['seconds']:.1f} s whole process (load {os.getloadavg()[0]:.1f})")
+        print(
+            f"  {chains_line(r)}, 95% intervals cover {covered} of {len(theta)} true thetas, "
+            f"corr(theta mean, truth) {np.corrcoef(ab['theta_mean'], theta)[0, 1]:.3f}"
+        )
+        print(timings_text(r["diagnostics"]["timings"], r["seconds"]))
+    return runs
 
 
 def science(tmp: Path) -> None:
@@ -139,24 +140,27 @@ def science(tmp: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rounds", type=int, default=1, help="warm rounds of every setting (the median is compared)")
     args = ap.parse_args()
     print(f"load average (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
-        results = paper_design(args.seed, tmp)
+        results = paper_design(args.seed, tmp, args.rounds)
         science(tmp)
     print(f"\nload average (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for start, baseline in itertools.product(("cold", "warm"), (OLD, OLD_1000)):
-        old, new = results[f"{baseline}, {start}"], results[f"{NEW}, {start}"]
-        d = new["diagnostics"]
+        olds, news = results[f"{baseline}, {start}"], results[f"{NEW}, {start}"]
+        ratios = [new["seconds"] / old["seconds"] for old, new in zip(olds, news, strict=True)]
+        d = news[-1]["diagnostics"]  # a seed's draws are the same in every round
         checks = (
             d["rhat_max"] <= RHAT_MAX
             and d["divergences"] == 0
             and min(d["ess_bulk_min"], d["ess_tail_min"]) >= TARGET_ESS
         )
         print(
-            f"\nwhole process, {start}: default / {baseline} {new['seconds'] / old['seconds']:.2f} "
-            f"({new['seconds']:.1f} s / {old['seconds']:.1f} s; target: at most {MOST_RATIO}); the default's "
+            f"\nwhole process, {start}: default / {baseline} {np.median(ratios):.2f} (the median of the rounds': "
+            + ", ".join(f"{n['seconds']:.1f} s / {o['seconds']:.1f} s" for o, n in zip(olds, news, strict=True))
+            + f"; target: at most {MOST_RATIO}); the default's "
             f"R-hat <= {RHAT_MAX}, no divergences, bulk and tail ESS >= {TARGET_ESS}: {'yes' if checks else 'NO'}"
         )
 

@@ -1,7 +1,6 @@
-"""``python -m lib``: the command line (:func:`lib.cli.main`)."""
+"""``python -m lib``: the command line (:func:`lib.cli.main`), ended by :func:`lib.cli.exit_now` once the command
+has returned (an exception, or argparse's exit, ends it as usual)."""
 
-import sys
+from lib.cli import exit_now, main
 
-from lib.cli import main
-
-sys.exit(main())
+exit_now(main())

@@ -29,7 +29,6 @@ import pandas as pd
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from lib.inference.samplers import split_host_cpu
 from lib.judgments.ratings import RatingMatrix
 from tests.fake_openai import FakeOpenAI, Responder
 
@@ -66,27 +65,6 @@ def scheduler_address(scheduler_file: Path, scheduler: subprocess.Popen, seconds
             assert scheduler.poll() is None, "the scheduler stopped"
             assert time.monotonic() < deadline, "the scheduler did not start"
             time.sleep(0.1)
-
-
-# The CPU is split for numpyro's chains as the first numpyro fit of a process splits it, here, before test
-# modules are collected: one that imported JAX would leave the process with one device for good.
-_XLA_FLAGS = os.environ.get("XLA_FLAGS")
-split_host_cpu()
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _cpu_split_for_numpyro_chains():
-    """Starts JAX's CPU backend split (XLA reads ``XLA_FLAGS`` then, not when JAX is imported); the
-    processes tests start (commands, the app's server, Dask workers) get the environment as it was, as a
-    user's would."""
-    import jax
-
-    jax.devices()
-    if _XLA_FLAGS is None:
-        os.environ.pop("XLA_FLAGS", None)
-    else:
-        os.environ["XLA_FLAGS"] = _XLA_FLAGS
-    yield
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -50,3 +50,25 @@ def test_prune_keeps_the_newest_entries_within_count_and_size(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["2.nc", "3.nc", "4.nc"]
     prune([[tmp_path / f"{n}.nc"] for n in (2, 3, 4)], max_entries=10, max_bytes=150)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["4.nc"]  # the newest stays even alone over the bound
+
+
+def test_draws_of_real_numbers_are_written_uncompressed_and_whole_numbers_compressed():
+    """Float draws do not compress (zlib saved 5% of an arena's entry for an eight times longer write): written
+    as they are, re-written so after a read (which carries the file's encoding); counts and flags compressed."""
+    import io
+
+    import arviz as az
+    import h5py
+    import numpy as np
+
+    from lib.io.cache import netcdf_bytes, netcdf_from_bytes
+
+    rng = np.random.default_rng(0)
+    idata = az.from_dict(
+        posterior={"skill": rng.normal(size=(1, 50, 3))}, sample_stats={"diverging": np.zeros((1, 50), dtype=bool)}
+    )
+    for raw in (netcdf_bytes(idata), netcdf_bytes(netcdf_from_bytes(netcdf_bytes(idata)))):
+        with h5py.File(io.BytesIO(raw), "r") as f:
+            assert f["posterior/skill"].compression is None
+            assert f["sample_stats/diverging"].compression == "gzip"
+        np.testing.assert_array_equal(netcdf_from_bytes(raw).posterior["skill"], idata.posterior["skill"])

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import io
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lib.cost.schema import STUDY_ROLES, read_study
 from lib.errors import FormatError, InputError
@@ -92,6 +95,12 @@ def test_text_and_row_numbers_follow_the_spreadsheet():
     assert list(row_numbers(df.reset_index(drop=True).set_index("a"))) == [1, 2, 3]  # not read_csv's index
 
 
+def test_lines_ended_by_a_carriage_return_alone_are_read():
+    """Old Mac files end lines with CR: the header was refused ("new-line character seen in unquoted field")."""
+    df = read_csv(b"a,b\r1,2\r3,4\r", "f.csv")
+    assert df.to_dict("list") == {"a": ["1", "3"], "b": ["2", "4"]}
+
+
 def test_revision_drafts_name_the_spreadsheet_row_after_a_blank_line():
     with pytest.raises(FormatError, match="empty draft") as info:
         read_drafts(io.BytesIO(b"text_id,system,draft\n1,A,one\n\n2,A,  \n"), "d.csv")
@@ -115,3 +124,53 @@ def test_study_reader_takes_semicolons_utf16_and_names_rows():
     assert (info.value.rows, info.value.column) == ([4], "usefulness")
     study = read_study(read_csv(csv.replace("nine", "5").encode("utf-16"), "s.csv"), file="s.csv")
     assert list(study.data["row"]) == [1, 2, 4] and study.with_label == "with"
+
+
+CELL = st.text(alphabet=st.sampled_from(list("aB7 ,;\"'\n\r\t\u00e9\u20ac#")), max_size=6)
+"""A CSV cell with the characters a parser can trip on: delimiters, quotes, line breaks, blanks."""
+
+
+def _both_parsers(text: str, sep: str):
+    """(pyarrow's table or None, pandas' table or its refusal) of ``text`` (:func:`lib.io.tables._parse_regular`)."""
+    import csv
+
+    from lib.io.tables import _parse, _parse_regular
+
+    fields = next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
+    try:
+        slow = _parse(text, sep, len(fields), "f.csv")
+    except FormatError as err:
+        slow = err
+    return _parse_regular(text, sep, fields), slow
+
+
+@settings(deadline=None)  # a loaded machine
+@given(
+    st.integers(1, 4).flatmap(lambda k: st.lists(st.lists(CELL, min_size=k, max_size=k), min_size=2, max_size=6)),
+    st.sampled_from([",", ";", "\t", "|"]),
+    st.sampled_from(["\n", "\r\n"]),
+    st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL]),
+)
+def test_the_fast_parser_reads_every_written_table_as_pandas_does(rows, sep, newline, quoting):
+    """A table any CSV writer makes (the header's names given, each once) reads the same by pyarrow as by
+    pandas' parser: cell for cell, with the row index that names the file's rows."""
+    rows[0] = [f"c{i}" + name.replace("\r", "").replace("\n", "") for i, name in enumerate(rows[0])]
+    if newline == "\n":  # a writer ending lines with "\n" leaves a lone "\r" unquoted: another line break
+        rows = [[cell.replace("\r", "") for cell in row] for row in rows]
+    buffer = io.StringIO()
+    csv.writer(buffer, delimiter=sep, lineterminator=newline, quoting=quoting).writerows(rows)
+    fast, slow = _both_parsers(buffer.getvalue(), sep)
+    assert fast is not None, buffer.getvalue()
+    pd.testing.assert_frame_equal(fast, slow)
+
+
+@settings(deadline=None)
+@given(st.lists(st.lists(CELL, min_size=1, max_size=4), min_size=1, max_size=6), st.sampled_from([",", ";"]))
+def test_the_fast_parser_takes_no_text_that_pandas_reads_otherwise(rows, sep):
+    """Any text, joined without quoting (stray quotes, short and long rows, blank lines): the fast parser
+    either declines it or reads exactly what pandas' parser reads."""
+    text = "\n".join(sep.join(row) for row in rows)
+    fast, slow = _both_parsers(text, sep)
+    if fast is not None:
+        assert isinstance(slow, pd.DataFrame), (text, slow)
+        pd.testing.assert_frame_equal(fast, slow)

@@ -45,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=FitSettings.sampler,
         help="; ".join(f"{s.name}: {s.help}" for s in SAMPLERS.values()),
     )
-    add_sampling_options(p, reported="theta, alpha and b")
+    add_sampling_options(p, "grm", reported="theta, alpha and b")
     add_verbose_option(p)
     finish_parser(p, run)
 

@@ -191,7 +191,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help=f"--robustness for the adjacent pairs of the top K systems (default {ROBUSTNESS_TOP}: "
         f"{ROBUSTNESS_TOP - 1} pairs)",
     )
-    add_sampling_options(p, laplace=True)
+    add_sampling_options(p, "ranking", laplace=True)
     add_verbose_option(p)
     finish_parser(p, run)
 

@@ -221,50 +221,52 @@ def _guarded_cost(inner, value_and_grad, start) -> tuple[Callable, list]:
     return cost, local
 
 
-def _marginal_programs(f, n: int, G: np.ndarray, L: np.ndarray, inner_steps: int) -> tuple[Callable, Callable]:
+def _marginal_programs(
+    f, n: int, G: np.ndarray, L: np.ndarray, inner_steps: int, data: tuple
+) -> tuple[Callable, Callable]:
     """The compiled programs of :func:`marginal_mode`: ``inner(g, l)`` (the prompt variables' Newton steps
-    to their conditional mode) and the value and gradient of the marginal ``F`` at ``(g, l)``."""
+    to their conditional mode) and the value and gradient of the marginal ``F`` at ``(g, l)``, of ``data``
+    (an argument of the programs, not a constant in them)."""
     import jax
     import jax.numpy as jnp
 
     m = L.shape[1]
     probes = jnp.asarray(np.stack([np.isin(np.arange(n), L[:, r]).astype(float) for r in range(m)]))
-    grad_f = jax.grad(f)
+    grad_f = jax.grad(f)  # of x, at (x, data)
 
     def assemble(g, l_loc):
         return jnp.zeros(n, dtype=g.dtype).at[G].set(g).at[L].set(l_loc)
 
-    def newton_step(g, l_loc):
+    def newton_step(g, l_loc, data):
         """One Newton step of every prompt's variables (J, m); also their Hessian blocks D (J, m, m)."""
         xx = assemble(g, l_loc)
-        columns = jax.vmap(lambda v: jax.jvp(grad_f, (xx,), (v,))[1])(probes)  # (m, n)
+        columns = jax.vmap(lambda v: jax.jvp(lambda y: grad_f(y, data), (xx,), (v,))[1])(probes)  # (m, n)
         D = jnp.transpose(columns[:, L], (1, 2, 0))  # D[j, a, r] = d2f / dl_ja dl_jr
         # Safeguarded far from the mode, a no-op near it: a block that is not positive definite is
         # shifted until it is, and no coordinate moves more than INNER_MAX_STEP (ratings on HANNA's
         # 13 score levels otherwise overshot to NaN).
         shift = jax.nn.relu(1e-3 - jnp.linalg.eigvalsh((D + jnp.swapaxes(D, 1, 2)) / 2)[:, :1])[..., None]
-        step = jnp.linalg.solve(D + shift * jnp.eye(m), grad_f(xx)[L][..., None])[..., 0]
+        step = jnp.linalg.solve(D + shift * jnp.eye(m), grad_f(xx, data)[L][..., None])[..., 0]
         return l_loc - jnp.clip(step, -INNER_MAX_STEP, INNER_MAX_STEP), D
 
-    @jax.jit
-    def inner(g, l_loc):
+    def inner(g, l_loc, data):
         # Newton converges quadratically: from the last solution (a warm start) two or three steps reach
         # INNER_TOL, and the rest of the inner_steps are skipped
         def step(state):
             i, l_, _ = state
-            new = newton_step(g, l_)[0]
+            new = newton_step(g, l_, data)[0]
             return i + 1, new, jnp.max(jnp.abs(new - l_))
 
         return jax.lax.while_loop(
             lambda state: (state[0] < inner_steps) & (state[2] > INNER_TOL), step, (0, l_loc, jnp.inf)
         )[1]
 
-    def marginal(g, l_loc):
-        l_star = newton_step(g, jax.lax.stop_gradient(l_loc))[0]
-        _, D = newton_step(g, l_star)
-        return f(assemble(g, l_star)) + 0.5 * jnp.sum(jnp.linalg.slogdet(D)[1])
+    def marginal(g, l_loc, data):
+        l_star = newton_step(g, jax.lax.stop_gradient(l_loc), data)[0]
+        _, D = newton_step(g, l_star, data)
+        return f(assemble(g, l_star), data) + 0.5 * jnp.sum(jnp.linalg.slogdet(D)[1])
 
-    return inner, jax.jit(jax.value_and_grad(marginal))
+    return _given(jax.jit(inner), data), _given(jax.jit(jax.value_and_grad(marginal)), data)
 
 
 def marginal_mode(
@@ -274,6 +276,7 @@ def marginal_mode(
     L: np.ndarray,
     *,
     curvature: np.ndarray,
+    data: tuple = (),
     inner_steps: int = 8,
     timer: PhaseTimer | None = None,
     memo: dict | None = None,
@@ -291,17 +294,19 @@ def marginal_mode(
     Parameters
     ----------
     f : callable
-        The negative log posterior of the flat unconstrained vector (JAX).
+        ``f(x, data)``: the negative log posterior of the flat unconstrained vector (JAX), given the data.
     x : ndarray (n,)
         The joint mode (the start).
     G, L : ndarray
         Global indices (n_g,) and the (J, m) table of each prompt's indices (:class:`_Layout`).
     curvature : ndarray (k,)
         Positions in ``G`` whose columns of F's Hessian are returned (2 k gradients of F).
+    data : tuple of arrays
+        The data ``f`` reads: an argument of the compiled programs (:mod:`lib.inference.jax_data`).
     timer : PhaseTimer, optional
         Takes the seconds of the search (phase "optimise") and of the curvature ("Hessian").
     memo : dict, optional
-        Keeps the compiled programs of this ``f`` for the next call (:func:`_memo`).
+        Keeps the compiled programs of this ``f`` and ``data`` for the next call (:func:`_memo`).
 
     Returns
     -------
@@ -315,7 +320,9 @@ def marginal_mode(
     from scipy.optimize import minimize
 
     n = len(x)
-    inner, value_and_grad = _kept(memo, ("marginal", inner_steps), lambda: _marginal_programs(f, n, G, L, inner_steps))
+    inner, value_and_grad = _kept(
+        memo, ("marginal", inner_steps), lambda: _marginal_programs(f, n, G, L, inner_steps, data)
+    )
     cost, local = _guarded_cost(inner, value_and_grad, jnp.asarray(x[L]))
     timer = timer or PhaseTimer()
     with timer.phase("optimise"):
@@ -393,7 +400,7 @@ def laplace(
     """
     import jax
 
-    lay, _, outputs, to_params, x, blocks = _fitted_mode(model, names, tracker, options or LaplaceSettings(), memo)
+    lay, outputs, to_params, x, blocks = _fitted_mode(model, names, tracker, options or LaplaceSettings(), memo)
     tracker.stage(0.8, "drawing from the Gaussian")
     with tracker.timer.phase("draws"):
         params = _kept(memo, "params", lambda: jax.jit(jax.vmap(lambda flat: to_params(*lay.split(flat)))))
@@ -436,13 +443,13 @@ def laplace_mode(problem: Problem, tracker: Tracker) -> LaplaceMode:
     """
     memo = _memo(problem.key)
     model, names = _kept(memo, "model", lambda: problem.model(tracker))
-    lay, _, _, _, x, blocks = _fitted_mode(model, names, tracker, problem.laplace, memo)
+    lay, _, _, x, blocks = _fitted_mode(model, names, tracker, problem.laplace, memo)
     return LaplaceMode(model, lay, x, blocks)
 
 
 def _fitted_mode(model, names: list[str], tracker: Tracker, options: LaplaceSettings, memo: dict | None):
-    """The model's programs in JAX (``lay, f, outputs, to_params``: :func:`_jaxified`), its mode and the Hessian
-    blocks there (:func:`laplace`), kept in ``memo``."""
+    """The model in JAX (``lay, outputs, to_params``: :func:`_jaxified`), its mode and the Hessian blocks there
+    (:func:`laplace`), kept in ``memo``."""
     # Global variables cost one Hessian-vector product each (the leaderboard's skills, thresholds, gamma,
     # sigma_eta): fine for hundreds; its pair deviations (K^2 / 2 of them) are never fitted so.
     import jax
@@ -450,23 +457,32 @@ def _fitted_mode(model, names: list[str], tracker: Tracker, options: LaplaceSett
     tracker.stage(0.02, "compiling")
     timer = tracker.timer
     with timer.phase("compile"):
-        lay, f, outputs, to_params = _kept(
+        lay, f, data, outputs, to_params = _kept(
             memo, "jax", lambda: _jaxified(model, names, options.local, options.unit, options.scales)
         )
-        value_and_grad, hvp = _kept(
+
+        def hvp(x, v, d):  # Hessian-vector products, vectorised over v (the data an argument, not a constant)
+            return jax.jvp(lambda y: jax.grad(f)(y, d), (x,), (v,))[1]
+
+        value_and_grad, hvps = _kept(
             memo,
             "f",
             lambda: (
-                jax.jit(jax.value_and_grad(f)),
-                jax.jit(jax.vmap(lambda x, v: jax.jvp(jax.grad(f), (x,), (v,))[1], in_axes=(None, 0))),
+                _given(jax.jit(jax.value_and_grad(f)), data),
+                _given(jax.jit(jax.vmap(hvp, in_axes=(None, 0, None))), data),
             ),
         )
     x, blocks = _kept(
         memo,
         ("mode", options.marginal_curvature),  # the mode and its curvature depend on the model and data only
-        lambda: _mode(value_and_grad, hvp, f, lay, options.unit, tracker, options.marginal_curvature, memo),
+        lambda: _mode(value_and_grad, hvps, f, data, lay, options.unit, tracker, options.marginal_curvature, memo),
     )
-    return lay, f, outputs, to_params, x, blocks
+    return lay, outputs, to_params, x, blocks
+
+
+def _given(program: Callable, data: tuple) -> Callable:
+    """``program(..., data)`` as a function of its other arguments."""
+    return lambda *args: program(*args, data)
 
 
 def lbfgs(value_and_grad: Callable, x0: np.ndarray):
@@ -507,7 +523,9 @@ def _scales_at_start(x: np.ndarray, lay: _Layout) -> np.ndarray:
     return x
 
 
-def _mode(value_and_grad, hvp, f, lay: _Layout, unit: str, tracker: Tracker, marginal_curvature: bool, memo):
+def _mode(
+    value_and_grad, hvp, f, data: tuple, lay: _Layout, unit: str, tracker: Tracker, marginal_curvature: bool, memo
+):
     """The posterior mode (flat, unconstrained) and the Hessian blocks there (:func:`laplace`)."""
     timer, cost = tracker.timer, _cost(value_and_grad)
     tracker.stage(0.1, "finding the mode (L-BFGS)")
@@ -518,7 +536,7 @@ def _mode(value_and_grad, hvp, f, lay: _Layout, unit: str, tracker: Tracker, mar
         x = _scales_at_start(x, lay)  # from the joint mode's scales a prompt's Newton steps overflowed
         tracker.stage(0.4, f"integrating out the {unit} variables ({result.nit} L-BFGS iterations at the joint mode)")
         rows = np.arange(len(G)) if marginal_curvature else lay.scales
-        x, hessian = marginal_mode(f, x, G, L, curvature=rows, timer=timer, memo=memo)
+        x, hessian = marginal_mode(f, x, G, L, curvature=rows, data=data, timer=timer, memo=memo)
         tracker.stage(0.7, "Hessian at the mode")
         if marginal_curvature and not np.all(np.linalg.eigvalsh(hessian) > 0):
             raise SettingsError(
@@ -547,21 +565,25 @@ def _mode(value_and_grad, hvp, f, lay: _Layout, unit: str, tracker: Tracker, mar
 
 def _jaxified(
     model, names: list[str], local: tuple[str, ...], unit: str, scales: tuple[str, ...]
-) -> tuple[_Layout, Callable, list, Callable]:
-    """The model in JAX: its layout, the negative log posterior ``f`` of the flat unconstrained vector, the
-    kept variables (``outputs``) and ``to_params`` (value variables -> their values)."""
-    from pymc.sampling.jax import get_jaxified_graph, get_jaxified_logp
+) -> tuple[_Layout, Callable, tuple, list, Callable]:
+    """The model in JAX: its layout, the negative log posterior ``f(x, data)`` of the flat unconstrained
+    vector and the model's data (:mod:`lib.inference.jax_data`: arguments of every compiled program, not
+    constants in it, so a new data set of the same sizes compiles nothing), the kept variables (``outputs``)
+    and ``to_params`` (value variables -> their values)."""
+    from pymc.sampling.jax import get_jaxified_graph
+
+    from lib.inference.jax_data import jaxified_potential_of_data
 
     lay = _Layout(model, local, unit, scales)
     with COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
-        neg_logp = get_jaxified_logp(model, negative_logp=False)  # False gives -logp (as numpyro wants)
+        potential, data = jaxified_potential_of_data(model)
         outputs = [v for v in model.unobserved_value_vars if v.name in names]
         to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
 
-    def f(x):
-        return neg_logp(lay.split(x))
+    def f(x, data):
+        return potential(lay.split(x), data)
 
-    return lay, f, outputs, to_params
+    return lay, f, data, outputs, to_params
 
 
 def _gaussian_draws(

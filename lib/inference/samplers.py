@@ -6,9 +6,8 @@ density, about 3x the effective samples per second of PyMC's own sampler on the 
 :mod:`lib.inference.map`, ``laplace`` in :mod:`lib.inference.laplace`. A runner returns the posterior, or
 :class:`Draws` (the posterior and the mode).
 
-``XLA_FLAGS``: the first numpyro fit of a process, if JAX is not imported yet, adds
-``--xla_force_host_platform_device_count=8`` to ``XLA_FLAGS`` so that chains run in parallel
-(:data:`MAX_PARALLEL_CHAINS`); importing this module leaves the environment alone.
+JAX's CPU devices: numpyro runs chains in parallel across them; importing ``lib`` splits the CPU
+(:mod:`lib.engine.devices`), the same in every process.
 
 JAX's persistent compilation cache: :func:`runner` turns it on for the samplers of :data:`ON_JAX`
 (:mod:`lib.inference.compile_cache`; the ``laplace`` runner where it compiles a PyMC model), so a second
@@ -23,7 +22,6 @@ from __future__ import annotations
 import importlib
 import itertools
 import os
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -37,13 +35,6 @@ from lib.inference.settings import SAMPLERS, TARGET_CHUNK, LaplaceSettings, Nuts
 
 if TYPE_CHECKING:  # the MAP solver imports pymc
     from lib.inference.map import MapSpec
-
-MAX_PARALLEL_CHAINS = 8
-"""numpyro runs chains in parallel only across JAX devices, and the CPU is one device unless XLA
-is told to split it before JAX is first imported (:func:`numpyro_sample` does). Split it so up to
-8 chains run side by side: 4 chains on the 2-core machines sample 3x faster than numpyro's
-vectorised chains (``bench/bench_samplers.py``). A process with one device runs them one after another
-(a 20 x 200 fit, 4 chains of 1,000 iterations: 31 s, against 45 s vectorised)."""
 
 PROGRESS_EVERY = 25
 """PyMC's sampler reports every this many iterations of a chain."""
@@ -128,21 +119,8 @@ def runner(sampler: str) -> Callable[[Problem, NutsSettings, Tracker], Any]:
     module, _, name = SAMPLERS[sampler].run.partition(":")
     run = getattr(importlib.import_module(module), name)
     if sampler in ON_JAX:
-        if sampler == "numpyro":
-            split_host_cpu()  # before the cache imports JAX
         compile_cache.enable()
     return run
-
-
-def split_host_cpu() -> None:
-    """If JAX is not imported yet, add ``--xla_force_host_platform_device_count``
-    (:data:`MAX_PARALLEL_CHAINS`) to ``XLA_FLAGS`` so numpyro's chains run in parallel. XLA reads the
-    flag when its CPU backend starts (the first device query or computation, after the import): the
-    import is the safe side to check, as a process that imported JAX may have started it."""
-    if "jax" not in sys.modules and "host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-        os.environ["XLA_FLAGS"] = (
-            os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={MAX_PARALLEL_CHAINS}"
-        ).strip()
 
 
 def pm_sample(
@@ -212,8 +190,7 @@ def numpyro_sample(
     does), in chunks of iterations (:func:`_sample_in_chunks`): a fixed number of draws, or draws to a
     target ESS.
 
-    The first call in a process, if JAX is not imported yet, splits the CPU into
-    :data:`MAX_PARALLEL_CHAINS` devices (:func:`split_host_cpu`) so chains run in parallel.
+    Chains run in parallel on JAX's CPU devices (:mod:`lib.engine.devices`).
 
     Parameters
     ----------
@@ -239,8 +216,6 @@ def numpyro_sample(
         (``"target"`` or ``"ceiling"``, read by :func:`lib.inference.diagnostics.diagnose`).
     """
     import arviz as az
-
-    split_host_cpu()
     import jax
     from pymc.sampling.jax import get_jaxified_graph
 
@@ -251,9 +226,11 @@ def numpyro_sample(
     with tracker.timer.phase("compile"), COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
         # -logp, the data as arguments: one program for every file of a shape
         potential, data = jaxified_potential_of_data(model)
-        outputs = [v for v in model.unobserved_value_vars if v.name in var_names]
+        by_name = {v.name: v for v in model.unobserved_value_vars}
+        outputs = [by_name[name] for name in var_names if name in by_name]  # in the caller's order: as it checks them
         to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
-    init = _initial_points(model, potential, settings, data)
+    with tracker.timer.phase("compile"):  # the start's check compiles a program (a cold cache: seconds)
+        init = _initial_points(model, potential, settings, data)
     key = jax.random.PRNGKey(settings.seed)
     keys = jax.random.split(key, chains) if chains > 1 else key
     dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
@@ -264,11 +241,22 @@ def numpyro_sample(
     transform = jax.jit(jax.vmap(jax.vmap(to_params)))
     transformed: list[list[np.ndarray]] = []  # of the chunks seen so far: the chunks only grow
 
-    def to_idata(pieces: list[tuple[Any, dict]]) -> Any:
-        """Chunks of (unconstrained draws, extra fields), each (chain, draw, ...), as one InferenceData; a
-        later call passes the same chunks and maybe more (only the new ones are transformed)."""
+    def transform_new(pieces: list[tuple[Any, dict]]) -> None:
+        """The kept variables of chunks of (unconstrained draws, extra fields), each (chain, draw, ...); a later
+        call passes the same chunks and maybe more (only the new ones are transformed)."""
         for piece in pieces[len(transformed) :]:
             transformed.append([np.asarray(x) for x in transform(*[np.asarray(z) for z in piece[0]])])
+
+    def to_array(pieces: list[tuple[Any, dict]]) -> np.ndarray:
+        """The chunks' kept variables as one (chain, draw, n) float array, laid out as
+        :func:`lib.inference.chain_stats.stacked` lays out the posterior of ``to_idata`` (for the ESS checks)."""
+        transform_new(pieces)
+        flat = [np.concatenate([x.reshape(*x.shape[:2], -1) for x in t], axis=2) for t in transformed]
+        return np.concatenate(flat, axis=1).astype(float)
+
+    def to_idata(pieces: list[tuple[Any, dict]]) -> Any:
+        """The chunks as one InferenceData (the kept variables with their dims, and :data:`FIELDS`)."""
+        transform_new(pieces)
         return az.from_dict(
             posterior={v.name: np.concatenate([t[i] for t in transformed], axis=1) for i, v in enumerate(outputs)},
             sample_stats={k: np.concatenate([np.asarray(p[1][k]) for p in pieces], axis=1) for k in FIELDS},
@@ -276,7 +264,7 @@ def numpyro_sample(
             dims=dims,
         )
 
-    idata = _sample_in_chunks(_Nuts(potential, data, target_accept), keys, init, to_idata, settings, tracker)
+    idata = _sample_in_chunks(_Nuts(potential, data, target_accept), keys, init, to_idata, to_array, settings, tracker)
     # Every fit compiles new programs (a new model's closures) that JAX's in-memory caches keep: about 600
     # memory mappings a fit, until XLA cannot allocate and the process segfaults after about 93 fits
     # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat
@@ -353,7 +341,13 @@ def chunk_length(tune: int, draws: int) -> int:
 
 
 def _sample_in_chunks(
-    kernel: _Nuts, keys, init: list, to_idata: Callable, settings: NutsSettings, tracker: Tracker
+    kernel: _Nuts,
+    keys,
+    init: list,
+    to_idata: Callable,
+    to_array: Callable,
+    settings: NutsSettings,
+    tracker: Tracker,
 ) -> Any:
     """NUTS from ``init`` in chunks of iterations per chain, all by one program compiled once: ``tune``
     warm-up iterations (the kernel's adaptation), then draws until the stop rule of ``settings`` —
@@ -363,13 +357,14 @@ def _sample_in_chunks(
     the next fit of the same model and sizes, in any process, loads it instead of compiling it.
 
     Chains run in parallel on the host CPU's devices (``jax.pmap``) when there are enough of them
-    (:func:`split_host_cpu`), else one after another by the same one-chain program, as numpyro's
+    (:mod:`lib.engine.devices`), else one after another by the same one-chain program, as numpyro's
     ``chain_method`` ``"parallel"`` and ``"sequential"``: the draws of a seed do not depend on the
     number of devices.
 
     Returns ``to_idata(chunks)`` (chunks of (unconstrained draws, extra fields :data:`FIELDS`), each
     (chain, draw, ...)); with a target, its posterior's attrs say ``target_ess`` and ``stopped``
-    (``"target"`` or ``"ceiling"``).
+    (``"target"`` or ``"ceiling"``). ``to_array(chunks)``: the chunks' kept variables as one (chain, draw,
+    n) array, for the ESS checks.
     """
     import jax
 
@@ -414,7 +409,7 @@ def _sample_in_chunks(
     chunks = _kept_chunks(step, state, ran, length, settings)
     if target is not None:
         with tracker.timer.phase("sampling"):
-            return _draw_to_target(chunks, to_idata, settings, tracker)
+            return _draw_to_target(chunks, to_idata, to_array, settings, tracker)
     pieces = []
     with tracker.timer.phase("sampling"):
         for piece in chunks:
@@ -466,6 +461,7 @@ def _kept_chunks(
 def _draw_to_target(
     chunks: Iterator[tuple[list[np.ndarray], dict[str, np.ndarray]]],
     to_idata: Callable,
+    to_array: Callable,
     settings: NutsSettings,
     tracker: Tracker,
 ) -> Any:
@@ -474,7 +470,13 @@ def _draw_to_target(
     R-hat is at most :data:`lib.inference.convergence.RHAT_MAX`, or the ceiling (``settings.draws`` per chain) is
     drawn. Between two checks it draws as many chunks as the ESS (growing in proportion to the draws) and
     R-hat (R-hat - 1 shrinking so) say the target needs, at most as many draws as it has (the draws at most
-    double between checks)."""
+    double between checks).
+
+    A check looks first at the :data:`WATCHED` parameters furthest from the target at the last check of all
+    of them (:func:`slowest`): if one of those falls short, the target is not reached and the others are not
+    looked at; else all are checked (sampling stops only when all reach the target). The last check, of all
+    of them, is the one the fit's diagnostics read (:mod:`lib.inference.chain_stats` remembers it)."""
+    from lib.inference.chain_stats import chain_stats
     from lib.inference.convergence import RHAT_MAX
 
     target, draws, tune = settings.target_ess, settings.draws, settings.tune
@@ -482,17 +484,23 @@ def _draw_to_target(
     tune_share = tune / (tune + draws)
     pieces: list[tuple[Any, dict]] = []
     done, wanted = 0, 1  # draws kept per chain; chunks to draw before the next check
+    watched: np.ndarray | None = None  # None: check all
     while True:
         pieces += itertools.islice(chunks, wanted)
         done = sum(p[1]["energy"].shape[1] for p in pieces)
-        idata = to_idata(pieces)
-        ess, rhat = worst_ess_rhat(idata)
+        x = to_array(pieces)
+        ess, rhat = (0.0, 0.0) if watched is None else worst_ess_rhat(chain_stats(x[:, :, watched]))
+        if watched is None or (ess >= target and rhat <= RHAT_MAX):  # all of them, else the watched are enough
+            stats = chain_stats(x)
+            ess, rhat = worst_ess_rhat(stats)
+            watched = slowest(stats, target, WATCHED)
         tracker.stage(
             0.05 + 0.9 * (tune_share + (1 - tune_share) * min(1.0, max(ess / target, done / draws))),
             f"sampling: ESS {ess:.0f} of the target {target}, R-hat {rhat:.3f}, after {done} draws per chain",
         )
         reached = ess >= target and rhat <= RHAT_MAX
         if reached or done >= draws:
+            idata = to_idata(pieces)
             idata.posterior.attrs.update(target_ess=target, stopped="target" if reached else "ceiling")
             return idata
         # ESS grows about in proportion to the draws, and R-hat - 1 shrinks so of chains that mix (Vehtari et
@@ -504,14 +512,27 @@ def _draw_to_target(
         wanted = int(np.clip(np.ceil(needed / TARGET_CHUNK), 1, most))
 
 
-def worst_ess_rhat(idata: Any) -> tuple[float, float]:
-    """The smallest bulk or tail ESS and the largest rank-normalised split R-hat of any variable and element
-    of ``idata.posterior`` (:mod:`lib.inference.chain_stats`, arviz's numbers), elements where one is
-    undefined (NaN: draws that do not vary have no R-hat) left out: the convergence check reports those
-    when they should vary (a stuck chain). 0 for either when no element has one."""
-    from lib.inference.chain_stats import chain_stats, stacked
+WATCHED = 100
+"""Parameters a check of the target ESS looks at first (:func:`_draw_to_target`): a check of all 1,420 of
+the paper's design (4 x 700 draws) took about 1.5 s, 3 s on a loaded machine, with the sampler idle."""
 
-    stats = chain_stats(stacked(idata["posterior"]))
+
+def slowest(stats: Any, target: float, count: int) -> np.ndarray:
+    """The columns of the ``count`` parameters furthest from the target (:class:`lib.inference.chain_stats.ChainStats`):
+    by the larger of target / (bulk or tail ESS) and (R-hat - 1) / (:data:`lib.inference.convergence.RHAT_MAX`
+    - 1), the draws each needs relative to those drawn; undefined ones (NaN) last."""
+    from lib.inference.convergence import RHAT_MAX
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.fmax(target / np.fmin(stats.ess_bulk, stats.ess_tail), (stats.rhat - 1) / (RHAT_MAX - 1))
+    return np.argsort(-np.nan_to_num(need, nan=-np.inf), kind="stable")[:count]
+
+
+def worst_ess_rhat(stats: Any) -> tuple[float, float]:
+    """The smallest bulk or tail ESS and the largest rank-normalised split R-hat of any parameter of
+    ``stats`` (:class:`lib.inference.chain_stats.ChainStats`, arviz's numbers), parameters where one is
+    undefined (NaN: draws that do not vary have no R-hat) left out: the convergence check reports those
+    when they should vary (a stuck chain). 0 for either when no parameter has one."""
     ess = np.concatenate([stats.ess_bulk, stats.ess_tail])
     rhat = stats.rhat
     return (

@@ -114,7 +114,9 @@ def thinned(posterior: Any, dim: str) -> Any:
             out = out.drop_vars(name).assign(
                 {
                     f"{name}{THINNED}": kept.drop_vars("draw").rename({"draw": f"{name}{DRAW}"}),
-                    f"{name}{MEAN}": var.mean(("chain", "draw")).astype(np.float64),
+                    # draws are finite (a fit stores no NaN): the plain mean, not xarray's NaN-skipping copy (0.6 s
+                    # for an arena's 20,000,000 alpha draws)
+                    f"{name}{MEAN}": var.mean(("chain", "draw"), skipna=False).astype(np.float64),
                 }
             )
     return out

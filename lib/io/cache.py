@@ -155,7 +155,9 @@ def store(path: Path, data: bytes, what: str) -> bool:
 
 def netcdf_bytes(idata: Any) -> bytes:
     """An ``arviz.InferenceData`` as netcdf file contents, made in memory (as ``idata.to_netcdf``
-    writes it: attributes at the root, one group per group, numbers zlib-compressed).
+    writes it: attributes at the root, one group per group, whole numbers and flags zlib-compressed; draws of
+    real numbers are written as they are: they do not compress (an arena's entry, 1,000 skill draws and 50 of
+    20,000 prompts' alpha: 5% smaller for an eight times longer write, 0.8 s against 0.1 s).
 
     h5netcdf writing to a file crashed the process (segmentation fault in its close) when the disk
     filled half-way; in memory nothing can fail half-way, and the bytes are then written plainly.
@@ -174,7 +176,9 @@ def netcdf_bytes(idata: Any) -> bytes:
             mode = "a"
         for group in idata.groups():
             data = getattr(idata, group)
-            encoding = {name: {"zlib": True} for name, v in data.variables.items() if v.dtype.kind in "biufc"}
+            encoding = {
+                name: {"zlib": v.dtype.kind in "biu"} for name, v in data.variables.items() if v.dtype.kind in "biufc"
+            }
             data.to_netcdf(buf, mode=mode, group=group, engine="h5netcdf", encoding=encoding)
             mode = "a"
     return buf.getvalue()

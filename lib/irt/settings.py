@@ -152,5 +152,5 @@ def fit_settings(
         A target ESS for a sampler that does not sample to one.
     """
     given = {k: v for k, v in (("chains", chains), ("seed", seed)) if v is not None}
-    sizes = sampling_sizes(sampler, draws=draws, tune=tune, target_ess=target_ess)
+    sizes = sampling_sizes("grm", sampler, draws=draws, tune=tune, target_ess=target_ess)
     return FitSettings(cutpoints=cutpoints, sampler=sampler, **given, **sizes)

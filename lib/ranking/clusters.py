@@ -263,9 +263,13 @@ def prompt_clustering(
         d = d * obs.weight
     g = _cluster_sums(obs.system_b, obs.system_a, d, obs.prompt, k)
     factor = n_prompts / max(n_prompts - 1, 1)
-    # Sigma only through the draws (no (K, K) array unless the draws are moved): an arena of 10,000 systems
     centred = skill - mean
-    spread = centred.T @ (centred @ g.T) * (np.sqrt(factor) / (len(skill) - 1))  # (K, C): Sigma g_c
+    # Sigma = X'X / (S - 1), X the centred draws: formed (K, K) where K <= S (an arena of 100 systems and 20,000
+    # prompts: 0.03 s, against 3 s and an (S, C) array through X); with more systems than draws only through the
+    # draws (no (K, K) array unless the draws are moved: an arena of 10,000 systems)
+    gram = centred.T @ centred if k <= len(skill) else None
+    sigma_g = gram @ g.T if gram is not None else centred.T @ (centred @ g.T)
+    spread = sigma_g * (np.sqrt(factor) / (len(skill) - 1))  # (K, C): Sigma g_c
     var = np.einsum("sk,sk->k", centred, centred) / (len(skill) - 1)  # diag(Sigma)
     draws = skill
     if transform:
@@ -277,8 +281,11 @@ def prompt_clustering(
     if n_prompts < MIN_PROMPTS:
         return Clustering(float("nan"), float("nan"), n_prompts, several, False, draws, most)
     varies = var > 1e-12 * var.max()
-    # diag(Sigma Sigma) = diag(X' (X X') X) / (S - 1)^2 with X the centred draws (S x S, not K x K)
-    square = np.einsum("sk,sk->k", centred, (centred @ centred.T) @ centred) / (len(skill) - 1) ** 2
+    # diag(Sigma Sigma) (S - 1)^2 = diag((X'X)^2), the squares of X'X's rows; = diag(X' (X X') X) (S x S, not K x K)
+    if gram is not None:
+        square = np.einsum("ij,ij->i", gram, gram) / (len(skill) - 1) ** 2
+    else:
+        square = np.einsum("sk,sk->k", centred, (centred @ centred.T) @ centred) / (len(skill) - 1) ** 2
     terms = (spread[varies] ** 2 / var[varies, None]).mean(axis=0)  # t_c, (C,)
     design_effect = float((square[varies] / var[varies]).mean() / prior_sd**2 + terms.sum())
     se = float(np.sqrt(factor * ((terms - terms.mean()) ** 2).sum()))

@@ -249,7 +249,7 @@ def rank_settings(
     }
     settings = RankSettings(**choices, **given)
     runs = fitted_sampler(resolve_annotator_effect(settings, design or AnnotatorDesign(False, "")))
-    return replace(settings, **sampling_sizes(runs, draws=draws, tune=tune, target_ess=target_ess))
+    return replace(settings, **sampling_sizes("ranking", runs, draws=draws, tune=tune, target_ess=target_ess))
 
 
 TARGET_ACCEPT_BY_CATEGORY = 0.95

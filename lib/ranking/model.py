@@ -37,17 +37,21 @@ they are global variables of its block Hessian.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import pymc as pm
-import pytensor.tensor as pt
-from pymc.distributions import transforms
 
-from lib.irt.model import antisymmetric_cutpoints, ordinal_logp
 from lib.irt.settings import B_PRIOR_SD, LOG_ALPHA_PRIOR_SD, check_cutpoints
 from lib.ranking.data import RankingData
 from lib.ranking.likelihoods import Likelihood, of_unit
+
+if TYPE_CHECKING:
+    import pymc as pm
+
+# pymc and pytensor (3 s to import) are imported by the functions that build the PyMC model: the observations
+# and their checks are the data of every route, and a fit that builds no PyMC model does not load them
+# (tests/ranking/test_rank_imports.py).
 
 SKILL_PRIOR_SD = 1.0
 TAU_PRIOR_SD = 0.5
@@ -205,7 +209,7 @@ def vote_observations(rd: RankingData) -> Observations:
     votes = orient_votes(raw)
     a, b = votes["system_a"].to_numpy(dtype=str), votes["system_b"].to_numpy(dtype=str)
     ties = (votes["winner"] == "tie").any()
-    code = votes["winner"].map(_VOTE_CODES if ties else {"a": 0, "b": 1}).to_numpy(np.int64)
+    code = votes["winner"].astype("category").map(_VOTE_CODES if ties else {"a": 0, "b": 1}).to_numpy(np.int64)
     categories = ["A better", "tie", "B better"] if ties else ["A better", "B better"]
     j, prompt_ids = pd.factorize(votes["prompt_id"], sort=True)
     first = votes["first"].to_numpy(dtype=str) if "first" in votes else np.full(len(votes), "")
@@ -329,6 +333,11 @@ def build_ranking(
     With ``obs.weight`` each vote's log-likelihood is multiplied by its weight (a weighted likelihood: a vote
     of weight 0 counts for nothing, one of weight 1 as an unweighted vote).
     """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from lib.irt.model import ordinal_logp
+
     _check_effects(
         obs,
         baseline=baseline,
@@ -408,6 +417,11 @@ def paired_terms(
     """Votes or cells (inside the model's context): the location ``skill_b - skill_a`` (+ ``delta``,
     + ``gamma`` as asked), the antisymmetric thresholds ``b`` and the row of ``b`` of each observation
     (``annotator_effect`` is refused for paired judgments, :func:`build_ranking`)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from lib.irt.model import antisymmetric_cutpoints
+
     n_prompts, n_categories = len(obs.prompts), len(obs.categories)
     # tensors, not numpy arrays, as indices: PyTensor checks a numpy index element by element in Python
     # (about 1 s per index of an arena's 500,000 votes)
@@ -448,6 +462,10 @@ def ratings_terms(
     """Ratings (inside the model's context): the location ``skill + eta`` (- ``zeta`` as asked), one
     ordered set of thresholds ``b`` and its row (0) for every score (``intransitivity`` and ``position_bias``
     are refused for ratings, :func:`build_ranking`)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+    from pymc.distributions import transforms
+
     sigma_eta = pm.HalfNormal("sigma_eta", SIGMA_ETA_PRIOR_SD)
     eta = pm.Deterministic("eta", sigma_eta * pm.Normal("eta_z", 0.0, 1.0, dims="prompt"), dims="prompt")
     location = skill[obs.system_b] + eta[prompt]

@@ -89,3 +89,23 @@ def test_stacked_lays_every_element_of_every_variable_side_by_side():
     assert stacked(post).shape == (2, 5, 11)
     with pytest.raises(ValueError, match="chain, draw, parameter"):
         chain_stats(np.zeros((5, 3)))
+
+
+def test_the_same_draws_are_computed_once_and_other_draws_again(monkeypatch):
+    """A fit sampled to a target ESS stops on a check of the draws its diagnostics then check: computed once."""
+    import lib.inference.chain_stats as module
+
+    computed = []
+    compute = module._chain_stats
+    monkeypatch.setattr(module, "_chain_stats", lambda x: computed.append(x.shape) or compute(x))
+    x = ar1(np.random.default_rng(8), 4, 50, 3, 0.5)
+    first = chain_stats(x)
+    again = chain_stats(x.copy())
+    assert again is first and len(computed) == 1
+    y = x.copy()
+    y[2, 10, 1] += 1.0  # one draw changed: other numbers
+    changed = chain_stats(y)
+    assert len(computed) == 2 and changed.ess_bulk[1] != first.ess_bulk[1]
+    assert chain_stats(x[:, :, :2]).rhat.shape == (2,) and len(computed) == 3  # another shape
+    with pytest.raises(ValueError, match="read-only"):
+        first.rhat[0] = 1.0  # shared by every caller of the same draws

@@ -266,3 +266,32 @@ def test_a_sandwich_beyond_what_dependent_votes_can_give_is_no_design_effect():
     said = []
     cluster_by_prompt(idata, obs, "on", said)  # asked for: clustered, and said so
     assert idata["posterior"].attrs["prompt_clustered"] == 1 and said[0].endswith(BEYOND_INTERVALS[True])
+
+
+@pytest.mark.parametrize("n_draws", [300, 40])  # more draws than systems (Sigma formed) and fewer (through the draws)
+def test_the_design_effect_is_the_formula_with_sigma_formed_or_not(n_draws):
+    """Both ways of computing the sandwich give :func:`prompt_clustering`'s formula with Sigma written out."""
+    from lib.ranking.clusters import _cluster_sums, vote_scores
+
+    rng = np.random.default_rng(3)
+    k, n = 60, 3000
+    a = rng.integers(0, k - 1, n)
+    obs = SimpleNamespace(
+        system_a=a,
+        system_b=a + 1,
+        prompt=np.arange(n) // 10,
+        code=rng.integers(0, 2, n),
+        side=np.zeros(n),
+        pair=a,
+        weight=None,
+    )
+    means = {"alpha": np.ones(n // 10), "b": np.zeros(1)}
+    skill = rng.normal(0, 0.2, (n_draws, k))
+    result = prompt_clustering(skill, obs, means, prior_sd=1.0, transform=False)
+    sigma = np.cov(skill, rowvar=False)
+    g = _cluster_sums(obs.system_b, obs.system_a, vote_scores(skill.mean(axis=0), obs, means), obs.prompt, k)
+    c = n // 10
+    var, spread = np.diag(sigma), sigma @ g.T * np.sqrt(c / (c - 1))
+    terms = (spread**2 / var[:, None]).mean(axis=0)
+    assert result.design_effect == pytest.approx((np.diag(sigma @ sigma) / var).mean() + terms.sum(), rel=1e-9)
+    assert result.se == pytest.approx(np.sqrt(c / (c - 1) * ((terms - terms.mean()) ** 2).sum()), rel=1e-9)

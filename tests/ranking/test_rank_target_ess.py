@@ -48,12 +48,12 @@ def asked(monkeypatch):
     ("options", "sampler", "draws", "tune", "target"),
     [
         # numpyro with neither: the default target, its warm-up, the default ceiling
-        (["--sampler", "numpyro"], "numpyro", TARGET_CEILING, TARGET_TUNE, TARGET_ESS),
+        (["--sampler", "numpyro"], "numpyro", TARGET_CEILING, TARGET_TUNE["ranking"], TARGET_ESS),
         (["--sampler", "numpyro", "--draws", "200"], "numpyro", 200, RankSettings.tune, None),  # exactly these
-        (["--sampler", "numpyro", "--draws", "200", "--target-ess", "50"], "numpyro", 200, TARGET_TUNE, 50),
+        (["--sampler", "numpyro", "--draws", "200", "--target-ess", "50"], "numpyro", 200, TARGET_TUNE["ranking"], 50),
         (["--sampler", "numpyro", "--target-ess", "50", "--tune", "80"], "numpyro", TARGET_CEILING, 80, 50),
         # the default Laplace fit falls back to NUTS for intransitivity: that NUTS samples to the target
-        (["--intransitivity"], "laplace", TARGET_CEILING, TARGET_TUNE, TARGET_ESS),
+        (["--intransitivity"], "laplace", TARGET_CEILING, TARGET_TUNE["ranking"], TARGET_ESS),
         ([], "laplace", RankSettings.draws, RankSettings.tune, None),  # Laplace itself: draws as before
         (["--sampler", "pymc", "--draws", "300"], "pymc", 300, RankSettings.tune, None),
     ],

@@ -132,6 +132,7 @@ def test_file_rows_of_the_votes_survive_a_filter_a_criterion_and_left_out_rows()
     assert rd.votes["prompt_id"].tolist() == ["p1", "p2", "p3"]
 
 
+@pytest.mark.validation
 def test_influence_matches_exact_single_vote_deletion():
     """Bradley–Terry votes (alpha_j = 1: no prompt variables), every vote: the exact posterior mode without it by
     Newton steps, against the first-order change of the top gap (AMIP)."""
@@ -143,6 +144,7 @@ def test_influence_matches_exact_single_vote_deletion():
     from lib.ranking.data import ranking_data
     from lib.ranking.fit import RankSettings, fit_ranking, laplace_state
     from lib.ranking.model import LOGLIK_TERMS
+    from tests.inference.test_fit_programs import compiled_programs
     from tests.ranking.conftest import arena_analysis_input
 
     votes, _ = simulate_arena(4, 30, 300, skills=[0.6, 0.3, 0.0, -0.9], seed=5)
@@ -150,7 +152,9 @@ def test_influence_matches_exact_single_vote_deletion():
     fit = fit_ranking(rd, RankSettings(), fixed_alpha=True, use_cache=False)
     state = laplace_state(fit, fixed_alpha=True)
     contrast = np.array([[1.0, -1.0, 0.0, 0.0]])  # sys000 - sys001
-    (gap,), (approx,) = drop_influence(state, LOGLIK_TERMS, "skill", contrast)
+    with compiled_programs() as compiled:
+        (gap,), (approx,) = drop_influence(state, LOGLIK_TERMS, "skill", contrast)
+    assert len(compiled) <= 10, len(compiled)  # before: 102 one-operation programs (evaluated eagerly)
 
     model, lay = state.model, state.layout
     neg_logp = get_jaxified_logp(model, negative_logp=False)
@@ -174,6 +178,7 @@ def test_influence_matches_exact_single_vote_deletion():
     assert np.abs(approx - exact).max() < 0.05 * np.abs(exact).max()
 
 
+@pytest.mark.validation
 def test_influence_with_prompt_discriminations_matches_exact_refits_without_one_vote(tmp_path, monkeypatch):
     """The leaderboard's own model (a discrimination per prompt, integrated out): the votes the influences rank
     first and last, each refitted away as ``rank`` would (exact), against their first-order change."""
