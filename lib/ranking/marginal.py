@@ -5,18 +5,21 @@ votes, so the likelihood of everything else (the skills, the shared cutpoints, t
 position effect gamma, the style coefficients) is a product over prompts of one-dimensional integrals::
 
     p(votes_j | theta) = integral of prod_{v in j} p(y_v | exp(sigma_alpha z) (s_B - s_A + ...), b) phi(z) dz
-                      ~= sum_k w_k prod_{v in j} p(y_v | exp(sigma_alpha x_k) ..., b)
+                      ~= sum_k w_jk prod_{v in j} p(y_v | exp(sigma_alpha z_jk) ..., b)
 
-with K Gauss-Hermite nodes x_k and weights w_k of the standard normal (log alpha_j = sigma_alpha z_j,
-z_j ~ N(0, 1), the model's non-centred form; sigma_alpha = 0.5 fixed where the spread is not learnt,
-:func:`lib.ranking.model.learns_alpha_spread`). K = :data:`NODES` computes each prompt's integral to near
-machine precision for the few votes of a prompt. What is left is a model of about as many variables as
-systems: its mode is found by Newton steps from the mode with every alpha_j = 1 (:meth:`Marginal._warm_start`),
-each with the exact Hessian (:meth:`Marginal.hessian`: the log-sum-exp's Hessian is the node-weighted mean of the
-votes' Hessians plus the covariance over nodes of each prompt's gradient), and the posterior is the Gaussian there
-(MAP + Laplace of the marginal, Tierney & Kadane 1986), where the full model's Laplace fit
-(:mod:`lib.inference.laplace`) approximated 20,000 one-dimensional integrals by Gaussians too. Each alpha_j's
-posterior given the rest (mean and SD of log alpha_j) comes from the same nodes' weights (:func:`alpha_readouts`).
+(log alpha_j = sigma_alpha z_j, z_j ~ N(0, 1), the model's non-centred form; sigma_alpha = 0.5 fixed where the
+spread is not learnt, :func:`lib.ranking.model.learns_alpha_spread`) with K = :data:`NODES` Gauss-Hermite nodes a
+prompt, adaptive (Pinheiro & Bates 1995, lme4's nAGQ): z_jk = m_j + s_j x_k, centred at the conditional mode m_j of
+z_j and scaled by its conditional curvature s_j, with weights w_k s_j phi(z_jk) / phi(x_k) (the prior exactly). A
+prompt of many votes has a posterior of z_j far narrower than the prior's, which the standard normal's nodes would
+miss between them (:meth:`Marginal.adapt`). The nodes are held while the mode is searched, and placed again at the
+mode found until it stays (:meth:`Marginal.fit`). What is left is a model of about as many variables as systems:
+its mode is found by Newton steps from the mode with every alpha_j = 1 (:meth:`Marginal._warm_start`), each with
+the exact Hessian (:meth:`Marginal.hessian`: the log-sum-exp's Hessian is the node-weighted mean of the votes'
+Hessians plus the covariance over nodes of each prompt's gradient), and the posterior is the Gaussian there (MAP +
+Laplace of the marginal, Tierney & Kadane 1986), where the full model's Laplace fit (:mod:`lib.inference.laplace`)
+approximated 20,000 one-dimensional integrals by Gaussians too. Each alpha_j's posterior given the rest (mean and
+SD of log alpha_j) comes from the same nodes' weights (:func:`alpha_readouts`).
 
 A pass over the votes is one compiled loop a prompt (:mod:`lib.ranking.marginal_loops`, numba) over the votes'
 win terms (:class:`_Terms`), in chunks of whole prompts run in two threads; no PyMC model is built and JAX is not
@@ -46,8 +49,17 @@ from lib.inference.samplers import Draws
 from lib.inference.settings import NutsSettings
 
 NODES = 15
-"""Gauss-Hermite nodes per prompt integral: the marginal log-likelihood of a simulated arena changes by less
-than 1e-9 from 15 to 30 nodes (``tests/ranking/test_rank_marginal.py``)."""
+"""Gauss-Hermite nodes per prompt integral, centred and scaled to each prompt's conditional posterior of z_j
+(:meth:`Marginal.adapt`): the mode and SDs of a simulated arena change by less than 1e-9 SDs from 15 to 30 nodes,
+and on 400 votes a prompt they agree with 200 nodes at the prior's scale where 15 of those miss by 1-2 SDs
+(``tests/ranking/test_rank_marginal.py``)."""
+LARGEST_SCALE = 1.0
+"""The widest nodes' scale: the prior's of z_j (its conditional posterior is at most as wide where the votes'
+log-likelihood is concave in z_j)."""
+ADAPT_ROUNDS = 5
+ADAPT_TOL = 1e-6
+"""The nodes are placed at the warm start, the mode found with them held, then placed again at that mode and the
+mode found again, until it moves no variable by more than ADAPT_TOL (at most ADAPT_ROUNDS placements)."""
 CHUNK_CELLS = 1 << 24
 """Cells of a chunk's covariance matrix (prompts x NODES, variables; 128 MB of float64): many systems, fewer prompts a
 chunk."""
@@ -205,11 +217,12 @@ def skill_basis(n: int, baseline: int | None) -> np.ndarray:
 
 
 def _tie_constant(alpha: np.ndarray, xi: np.ndarray, b: float) -> tuple[np.ndarray, ...]:
-    """A tie's log(1 - exp(-beta)), beta = 2 alpha_k b, at each node (K,), and its derivatives in y = log b and
-    u = log sigma_alpha (alpha_k = exp(xi_k), xi_k = sigma_alpha x_k): value, c_y, c_u, c_yy, c_yu, c_uu."""
+    """A tie's log(1 - exp(-beta)), beta = 2 alpha b, at each node (J, K), and its derivatives in y = log b and
+    u = log sigma_alpha (alpha = exp(xi), xi = sigma_alpha z_jk): value, c_y, c_u, c_yy, c_yu, c_uu."""
     beta = 2 * alpha * b
     value = np.log(-np.expm1(-beta))
-    q1 = 1 / np.expm1(beta)  # dc / dbeta
+    with np.errstate(over="ignore"):  # a node far out (alpha_j in the thousands): q1 = 0
+        q1 = 1 / np.expm1(beta)  # dc / dbeta
     q2 = -q1 * (1 + q1)  # d2c / dbeta2
     return (
         value,
@@ -253,8 +266,8 @@ class MarginalFit:
         The negative log posterior's Hessian at the mode.
     weights : ndarray (J, K)
         Each prompt's posterior weights of the quadrature nodes at the mode.
-    nodes : ndarray (K,)
-        The nodes x_k (log alpha = sigma_alpha x_k).
+    nodes : ndarray (J, K)
+        Each prompt's nodes z_jk (log alpha_j = sigma_alpha z_jk).
     newton_steps : int
     last_pass_s : float
         Wall seconds of the pass at the mode, which gave its Hessian (the fit's phase "Hessian").
@@ -321,6 +334,49 @@ class Marginal:
         points, w = np.polynomial.hermite_e.hermegauss(nodes)
         self.nodes, self.log_w = points, np.log(w / np.sqrt(2 * np.pi))
         self.transform = layout.transform()
+        self._place(np.zeros(len(terms.prompts)), np.ones(len(terms.prompts)))
+
+    def _place(self, centre: np.ndarray, scale: np.ndarray) -> None:
+        """Each prompt's nodes z_jk = centre_j + scale_j x_k (J, K) and their log weights: the rule's, times
+        scale_j phi(z_jk) / phi(x_k), so that sum_k w_jk f(z_jk) integrates f against the N(0, 1) prior of z_j
+        (Pinheiro & Bates 1995, eq. 11)."""
+        self.centre, self.scale = centre, scale
+        self.z = centre[:, None] + scale[:, None] * self.nodes
+        self.log_wj = self.log_w + np.log(scale)[:, None] + 0.5 * (self.nodes**2 - self.z**2)
+
+    def adapt(self, theta: np.ndarray) -> None:
+        """Centre each prompt's nodes at the conditional mode of its z_j given the reduced vector ``theta`` and
+        scale them by the conditional curvature there (adaptive Gauss-Hermite quadrature, Pinheiro & Bates 1995;
+        lme4's nAGQ > 1): a prompt whose alpha_j many votes determine has a posterior of z_j far narrower than the
+        prior's, which fixed nodes at the prior's scale would miss between them. Scales are at most
+        :data:`LARGEST_SCALE` (the prior's, where the votes say little or the log posterior is not concave)."""
+        from lib.ranking.marginal_loops import modes
+
+        lay, tm, full = self.layout, self.terms, self.transform @ theta
+        b = float(np.exp(full[lay.n])) if lay.ties else 0.0
+        sigma = float(np.exp(full[lay.n + lay.ties])) if lay.learnt else FIXED_SIGMA_ALPHA
+        centre, scale = self.centre.copy(), np.empty(len(tm.prompts))
+
+        def chunk(bounds: tuple[int, int]) -> None:
+            lo, hi = bounds
+            span = slice(tm.starts[lo], tm.starts[hi])
+            t = self._t(full, span, b)
+            modes(
+                t,
+                tm.weight[span],
+                tm.starts[lo : hi + 1] - tm.starts[lo],
+                tm.ties[lo:hi],
+                b,
+                sigma,
+                centre[lo:hi],
+                scale[lo:hi],
+                LARGEST_SCALE,
+            )
+
+        threads = min(THREADS, len(tm.chunks))
+        with concurrent.futures.ThreadPoolExecutor(threads) if threads > 1 else contextlib.nullcontext() as pool:
+            list((pool.map if pool is not None else map)(chunk, tm.chunks))
+        self._place(centre, scale)
 
     def _pass(self, full: np.ndarray, order: int) -> _Pass:
         """The log-likelihood at the full vector: its value; ``order`` >= 1: its gradient and the node weights; 2: its
@@ -330,9 +386,10 @@ class Marginal:
         n, size, k_nodes = lay.n, lay.full, len(self.nodes)
         b = float(np.exp(full[n])) if lay.ties else 0.0
         sigma = float(np.exp(full[n + lay.ties])) if lay.learnt else FIXED_SIGMA_ALPHA
-        xi = sigma * self.nodes
-        alpha = np.exp(xi)
-        tie = np.vstack(_tie_constant(alpha, xi, b)) if lay.ties else np.zeros((6, k_nodes))
+        xi = sigma * self.z
+        with np.errstate(over="ignore"):  # a trial point far out: an infinite value, refused by the search
+            alpha = np.exp(xi)
+        tie = np.stack(_tie_constant(alpha, xi, b), axis=1) if lay.ties else np.zeros((len(xi), 6, k_nodes))
         out = _Pass()
         if order:
             out.grad, out.weights = np.zeros(size), np.zeros((len(tm.prompts), k_nodes))
@@ -364,10 +421,8 @@ class Marginal:
         n, size, k_nodes = lay.n, lay.full, len(self.nodes)
         lo, hi = bounds
         span = slice(tm.starts[lo], tm.starts[hi])
-        d = full[tm.b[span]] - full[tm.a[span]]
-        if lay.q:
-            d = d + tm.dense[span] @ full[n + lay.ties + lay.learnt :]
-        t = tm.sign[span] * d + tm.kappa[span] * b
+        t = self._t(full, span, b)
+        alpha, xi, tie = alpha[lo:hi], xi[lo:hi], tie[lo:hi]
         psi = self._psi(span, b) if order >= 2 else np.zeros((len(t), 0))
         pi = np.zeros((hi - lo, k_nodes))
         terms = np.zeros((5, len(t) if order else 0))
@@ -385,7 +440,7 @@ class Marginal:
             tie,
             alpha,
             xi,
-            self.log_w,
+            self.log_wj[lo:hi],
             n,
             0 if lay.ties else -1,
             int(lay.ties) if lay.learnt else -1,
@@ -395,11 +450,20 @@ class Marginal:
         )
         if order:
             weights[lo:hi] = pi
-            self._add_gradient(part.grad, span, slice(lo, hi), terms, pi, tie, b)
+            tie_means = np.einsum("jk,jrk->rj", pi, tie)  # (6, J_c): each prompt's node-weighted tie constant
+            self._add_gradient(part.grad, span, slice(lo, hi), terms, tie_means, b)
         if order >= 2:
-            self._add_curvature(part.hess, span, slice(lo, hi), terms, psi, pi, tie, b)
+            self._add_curvature(part.hess, span, slice(lo, hi), terms, psi, tie_means, b)
             part.hess += c.T @ c
         return value
+
+    def _t(self, full: np.ndarray, span: slice, b: float) -> np.ndarray:
+        """Each term's t (:class:`_Terms`) at the full vector."""
+        lay, tm = self.layout, self.terms
+        d = full[tm.b[span]] - full[tm.a[span]]
+        if lay.q:
+            d = d + tm.dense[span] @ full[lay.n + lay.ties + lay.learnt :]
+        return tm.sign[span] * d + tm.kappa[span] * b
 
     def _psi(self, span: slice, b: float) -> np.ndarray:
         """(T_c, globals): the globals' part of each term's dt (y: kappa b; u: 0; covariates: sign x)."""
@@ -411,8 +475,9 @@ class Marginal:
             psi[:, lay.ties + lay.learnt :] = tm.sign[span, None] * tm.dense[span]
         return psi
 
-    def _add_gradient(self, grad, span, prompts, terms, pi, tie, b) -> None:
-        """A chunk's gradient from its terms' node-weighted dl/dt, dl/du and its prompts' node weights."""
+    def _add_gradient(self, grad, span, prompts, terms, tie, b) -> None:
+        """A chunk's gradient from its terms' node-weighted dl/dt, dl/du and its prompts' node-weighted tie
+        constant's derivatives ``tie`` (6, J_c)."""
         lay, tm = self.layout, self.terms
         n, iu = lay.n, lay.n + lay.ties
         a, bb, sign, w = tm.a[span], tm.b[span], tm.sign[span], tm.weight[span]
@@ -422,11 +487,11 @@ class Marginal:
         if lay.q:
             grad[iu + lay.learnt :] += tm.dense[span].T @ om
         if lay.ties:
-            grad[n] += b * (tm.kappa[span] @ wg) + tm.ties[prompts] @ (pi @ tie[1])
+            grad[n] += b * (tm.kappa[span] @ wg) + tm.ties[prompts] @ tie[1]
         if lay.learnt:
-            grad[iu] += w @ terms[1] + tm.ties[prompts] @ (pi @ tie[2])
+            grad[iu] += w @ terms[1] + tm.ties[prompts] @ tie[2]
 
-    def _add_curvature(self, hess, span, prompts, terms, psi, pi, tie, b) -> None:
+    def _add_curvature(self, hess, span, prompts, terms, psi, tie, b) -> None:
         """A chunk's node-weighted Hessian (without the covariance over nodes): the skills' weighted Laplacian, the
         skills' cross terms with the globals, the globals' block."""
         lay, tm = self.layout, self.terms
@@ -444,14 +509,14 @@ class Marginal:
             column = psi.T @ wtu
             block[:, iu] += column
             block[iu, :] += column
-            block[iu, iu] += w @ terms[4] + ties @ (pi @ tie[5])
+            block[iu, iu] += w @ terms[4] + ties @ tie[5]
         cross *= sign[:, None]  # the skills' side of dt: sign (e_B - e_A)
         for col in range(lay.full - n):
             hess[:n, n + col] += np.bincount(bb, cross[:, col], n) - np.bincount(a, cross[:, col], n)
         if lay.ties:
-            block[0, 0] += b * (tm.kappa[span] @ (w * terms[0])) + ties @ (pi @ tie[3])
+            block[0, 0] += b * (tm.kappa[span] @ (w * terms[0])) + ties @ tie[3]
             if lay.learnt:
-                yu = ties @ (pi @ tie[4])
+                yu = ties @ tie[4]
                 block[0, iu] += yu
                 block[iu, 0] += yu
         hess[n:, n:] += block
@@ -486,11 +551,12 @@ class Marginal:
         """(J, K) each prompt's posterior weights of the nodes at the reduced vector (prompts in ``obs.prompts``
         order; a prompt without votes keeps the prior's weights)."""
         p = self.evaluate(theta, 1)
-        return self._by_prompt(p.weights)
+        return self._by_prompt(p.weights, np.exp(self.log_w))
 
-    def _by_prompt(self, weights) -> np.ndarray:
-        out = np.tile(np.exp(self.log_w), (self.n_prompts, 1))
-        out[self.terms.prompts] = weights
+    def _by_prompt(self, rows, prior) -> np.ndarray:
+        """(J, K) ``rows`` of the prompts with votes, ``prior`` (K,) for the prompts without."""
+        out = np.tile(prior, (self.n_prompts, 1))
+        out[self.terms.prompts] = rows
         return out
 
     def start(self) -> np.ndarray:
@@ -514,7 +580,14 @@ class Marginal:
             The Hessian at the mode is not positive definite, or the search did not converge.
         """
         with one_blas_thread():  # small matrices: BLAS threads only contend on a shared machine
-            theta, p, steps, seconds = self._newton(self._warm_start(), NEWTON_TOL, 3)
+            theta, steps = self._warm_start(), 0
+            for _ in range(ADAPT_ROUNDS):
+                self.adapt(theta)
+                found, p, taken, seconds = self._newton(theta, NEWTON_TOL, 3)
+                steps += taken
+                moved, theta = np.abs(found - theta).max(), found
+                if moved < ADAPT_TOL:
+                    break
             assert p.hess is not None and p.weights is not None
             try:
                 np.linalg.cholesky(p.hess)
@@ -523,7 +596,10 @@ class Marginal:
                     "the Laplace approximation failed: the Hessian at the mode is not positive definite; fit with a "
                     "NUTS sampler"
                 ) from err
-        return MarginalFit(self.layout, theta, p.hess, self._by_prompt(p.weights), self.nodes, steps, seconds)
+        nodes = self._by_prompt(self.z, self.nodes)
+        return MarginalFit(
+            self.layout, theta, p.hess, self._by_prompt(p.weights, np.exp(self.log_w)), nodes, steps, seconds
+        )
 
     def _warm_start(self) -> np.ndarray:
         """The start of the search: the mode of the same votes with every alpha_j = 1 (one node at 0: Bradley-Terry
@@ -589,11 +665,11 @@ def _newton_step(hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
 
 def alpha_readouts(fit: MarginalFit) -> tuple[np.ndarray, np.ndarray]:
     """Each prompt's log alpha_j posterior mean and SD given the rest at the mode, (J,) each: the moments of
-    sigma_alpha x_k under the prompt's node weights."""
+    sigma_alpha z_jk under the prompt's node weights."""
     sigma = fit.sigma_alpha(fit.full_mode())
-    log_alpha = sigma * fit.nodes  # (K,)
-    mean = fit.weights @ log_alpha
-    var = np.maximum(fit.weights @ log_alpha**2 - mean**2, 0.0)
+    log_alpha = sigma * fit.nodes  # (J, K)
+    mean = (fit.weights * log_alpha).sum(1)
+    var = np.maximum((fit.weights * log_alpha**2).sum(1) - mean**2, 0.0)
     return mean, np.sqrt(var)
 
 
@@ -655,7 +731,7 @@ def _posterior(obs, fit: MarginalFit, draws: int, seed: int, az) -> Draws:
         i += 1
     if obs.features is not None:
         values["style"] = full[:, i : i + obs.features.shape[1]]
-    alpha_mean = fit.weights @ np.exp(fit.sigma_alpha(full[0]) * fit.nodes)
+    alpha_mean = (fit.weights * np.exp(fit.sigma_alpha(full[0]) * fit.nodes)).sum(1)
     mode = {k: v[0] for k, v in values.items()} | {"alpha": alpha_mean}
     posterior = {k: v[1:][None] for k, v in values.items()} | {"alpha": np.exp(log_alpha)[None]}
     dims = {"skill": ["system"], "alpha": ["prompt"], "b": ["threshold"], "style": ["feature"]}
