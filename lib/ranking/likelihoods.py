@@ -206,7 +206,11 @@ LIKELIHOODS: dict[str, Likelihood] = {
             check=_no_tie_only,
             design=_votes_design,
             size=_votes_size,
-            seconds=(0.8, 4e-6, 1e-6),  # the quadrature fit's: bench/bench_arena_rank.py, bench_rank_cost.py (issue 35)
+            # the quadrature fit's (issue 35; bench/bench_rank_cost.py, 2026-11-28 at load 2, adaptive nodes): its
+            # loops loaded from numba's cache on disk in 0.01 s (the first run after an install compiles them,
+            # 8-30 s, not counted); the search, its Gram matrices aside, 6.3e-6 s a vote on 100,000 votes (0.93 s
+            # in all), 5e-6 on 20,000
+            seconds=(0.05, 6e-6, 1e-6),
             observations="lib.ranking.model:vote_observations",
             terms="lib.ranking.model:paired_terms",
             laplace="lib.ranking.marginal:laplace_fit",
