@@ -20,8 +20,11 @@ true skills (1: the simulated scale). arena-rank's Bradley–Terry ignores the p
 and scores a tie as half a win, and its ratings are Elo points: its slope is not 1 and its intervals
 are not checked.
 
-Usage: ``python bench/bench_arena_rank.py [--quick] [--systems K --prompts J --votes N] [--venv DIR]``
-(``--quick``: 30 systems x 2,000 prompts x 50,000 votes). The virtual environment is made once under
+Usage: ``python bench/bench_arena_rank.py [--quick] [--systems K --prompts J --votes N] [--venv DIR]
+[--scaling N,N,...]`` (``--quick``: 30 systems x 2,000 prompts x 50,000 votes). ``--scaling`` then runs ``rank``
+alone on arenas of N votes each (prompts in proportion, 25 votes a prompt as the default arena) and prints each
+one's wall time and peak memory, and both per million votes (linear growth: the same per million; the
+command's own limits raised, ``--max-minutes 120 --max-memory 32``). The virtual environment is made once under
 the project's cache folder (``lib.io.paths.cache_dir("bench")``) and reused; it needs PyPI the first time.
 """
 
@@ -127,6 +130,7 @@ def main() -> None:
     parser.add_argument("--votes", type=int, default=500_000)
     parser.add_argument("--quick", action="store_true", help="30 systems x 2,000 prompts x 50,000 votes")
     parser.add_argument("--venv", type=Path, default=cache_dir("bench") / PEER.replace("==", "-"))
+    parser.add_argument("--scaling", default="", help="votes of further arenas ranked alone, e.g. 2000000,10000000")
     args = parser.parse_args()
     systems, prompts, n_votes = QUICK if args.quick else (args.systems, args.prompts, args.votes)
 
@@ -164,7 +168,31 @@ def main() -> None:
         timings = json.loads((out / "diagnostics.json").read_text()).get("timings")
         if timings:
             print("  phases: " + ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in timings.items()))
-        print(f"ratio rank / arena-rank: {ours_wall / peer_wall:.2f} (target <= 1.0)")
+        print(f"ratio rank / arena-rank: {ours_wall / peer_wall:.2f} (target <= 1.0)", flush=True)
+        sizes = [(n_votes, ours_wall, ours_gb)]
+        for size in [int(v) for v in args.scaling.split(",") if v]:
+            sizes.append((size, *_rank_alone(systems, max(1, size * prompts // n_votes), size, Path(folder))))
+        for size, wall, gb in sizes[1:]:
+            print(
+                f"{size:,} votes: {wall:.1f} s, peak memory {gb:.2f} GB; per million votes {wall / size * 1e6:.1f} s, "
+                f"{gb / size * 1e6:.2f} GB (at {n_votes:,}: {sizes[0][1] / n_votes * 1e6:.1f} s, "
+                f"{sizes[0][2] / n_votes * 1e6:.2f} GB); {load()}",
+                flush=True,
+            )
+
+
+def _rank_alone(systems: int, prompts: int, n_votes: int, folder: Path) -> tuple[float, float]:
+    """``rank``'s whole-process wall time and peak memory on a simulated arena of these sizes (empty cache)."""
+    from lib.ranking.simulate import simulate_arena
+
+    csv, out = folder / f"arena_{n_votes}.csv", folder / f"out_{n_votes}"
+    simulate_arena(systems, prompts, n_votes, seed=1)[0].to_csv(csv, index=False)
+    env = {**os.environ, "EVAL_CACHE_DIR": str(folder / f"cache_{n_votes}")}
+    command = [sys.executable, "-m", "lib", "rank", "--input", csv, "--format", "pairwise"]
+    command += ["--likelihood", "votes", "--sampler", "laplace", "--out", out, "--max-minutes", "120"]
+    wall, gb = measured([*command, "--max-memory", "32"], env=env)
+    csv.unlink()
+    return wall, gb
 
 
 if __name__ == "__main__":

@@ -34,10 +34,12 @@ sys.exit(code)
 
 
 def start(cache: Path, out: Path, **env: str) -> subprocess.Popen:
-    """Rank PandaLM with Laplace in a new process caching under ``cache`` (see :func:`finish`)."""
+    """Rank PandaLM with Laplace in a new process caching under ``cache`` (see :func:`finish`): its net-rating cells,
+    whose Laplace fit compiles JAX programs (the votes' quadrature fit compiles none, :mod:`lib.ranking.marginal`)."""
     ds = DATASETS["pandalm_pairwise"]
     columns = ",".join(f"{role}={name}" for role, name in ds.columns.items())
     args = ["rank", "--input", str(ds.path), "--format", ds.fmt, "--columns", columns, "--sampler", "laplace"]
+    args += ["--likelihood", "cells"]
     environ = {k: v for k, v in os.environ.items() if not k.startswith("JAX_") and k != ENV}
     environ.update(EVAL_CACHE_DIR=str(cache), **env)
     return subprocess.Popen(

@@ -26,6 +26,7 @@ import arviz as az
 import numpy as np
 
 from lib.errors import SettingsError
+from lib.inference import compile_cache
 from lib.inference.progress import Tracker
 from lib.inference.samplers import COMPILE_LOCK, Draws, Problem
 from lib.inference.settings import LaplaceSettings, NutsSettings
@@ -357,7 +358,12 @@ def _marginal_curvature(value_and_grad, g_hat: np.ndarray, l_hat, rows: np.ndarr
 
 def sample_laplace(problem: Problem, settings: NutsSettings, tracker: Tracker) -> Draws:
     """The ``laplace`` sampler: :func:`laplace` on the problem's model with its Laplace settings; the model and
-    its compiled programs are kept by ``problem.key`` (:data:`KEPT_MODELS`) for its next fit."""
+    its compiled programs are kept by ``problem.key`` (:data:`KEPT_MODELS`) for its next fit. A problem whose local
+    variables the model integrates out exactly (``problem.laplace.exact_fit``) is fitted by that instead, and no
+    PyMC model is built."""
+    if problem.laplace.exact_fit is not None:
+        return problem.laplace.exact_fit(settings, tracker)
+    compile_cache.enable()
     memo = _memo(problem.key)
     model, names = _kept(memo, "model", lambda: problem.model(tracker))
     return laplace(model, names, settings, tracker, problem.laplace, memo=memo)

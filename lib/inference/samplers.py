@@ -10,7 +10,8 @@ JAX's CPU devices: numpyro runs chains in parallel across them; importing ``lib`
 (:mod:`lib.engine.devices`), the same in every process.
 
 JAX's persistent compilation cache: :func:`runner` turns it on for the samplers of :data:`ON_JAX`
-(:mod:`lib.inference.compile_cache`), so a second process on the same shapes skips compilation. numpyro
+(:mod:`lib.inference.compile_cache`; the ``laplace`` runner where it compiles a PyMC model), so a second
+process on the same shapes skips compilation. numpyro
 runs warm-up and draws in chunks by one program without host callbacks (which JAX never caches), so a
 second fit of the same model and sizes, in this process or another, compiles nothing, whatever its data: the
 data are arguments of the programs (:mod:`lib.inference.jax_data`), not constants in them.
@@ -46,9 +47,11 @@ be longer than :data:`lib.inference.settings.TARGET_CHUNK`), progress reported a
 FIELDS = ("diverging", "energy")
 """numpyro's per-draw statistics a posterior keeps (``sample_stats``)."""
 
-ON_JAX = ("numpyro", "laplace")
+ON_JAX = ("numpyro",)
 """Samplers whose programs JAX compiles: :func:`runner` turns on JAX's persistent compilation cache
-for them (:mod:`lib.inference.compile_cache`; ``EVAL_JAX_CACHE=0`` turns it off)."""
+for them (:mod:`lib.inference.compile_cache`; ``EVAL_JAX_CACHE=0`` turns it off). The ``laplace`` runner
+turns it on itself where it fits a PyMC model: a model's own exact fit
+(:attr:`lib.inference.settings.LaplaceSettings.exact_fit`) needs no JAX, whose import takes 1.5-3.5 s."""
 
 COMPILE_LOCK = threading.Lock()
 """threading.Lock held while pytensor compiles, copies or jaxifies a function (any model's):

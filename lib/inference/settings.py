@@ -6,7 +6,7 @@ offers the registered samplers made for it (:func:`samplers_for`), on the comman
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -279,9 +279,15 @@ class LaplaceSettings:
         Global variables that scale the ``local`` variables' prior (e.g. ``sigma_alpha``): their rows of the
         precision are the marginal's curvature even with the Schur complement (which leaves out the local
         variables' log-determinant, most of a scale's curvature).
+    exact_fit : callable, optional
+        The model's own Laplace fit with its local variables integrated out exactly (e.g. the votes' quadrature
+        over each prompt's alpha_j, :mod:`lib.ranking.marginal`), called as ``exact_fit(settings, tracker)``
+        instead of fitting the PyMC model, which is then never built; it returns a
+        :class:`lib.inference.samplers.Draws`. None: the PyMC model's (:func:`lib.inference.laplace.laplace`).
     """
 
     local: tuple[str, ...] = ()
     unit: str = "prompt"
     marginal_curvature: bool = True
     scales: tuple[str, ...] = ()
+    exact_fit: Callable[..., Any] | None = None

@@ -51,6 +51,7 @@ _SECONDS_COMPILE = 1.1  # the model translated to JAX
 _SECONDS_PER_OBS_GLOBAL = 3e-8  # one Hessian-vector product column per judgment and global variable
 _SECONDS_PER_GRADIENT = 2e-3  # fixed cost of one JAX gradient call
 _SECONDS_JIT_DRAWS = 0.7  # the draws' program compiled
+_SECONDS_QUADRATURE_DRAWS = 0.3  # the quadrature fit's draws: no program compiled, their InferenceData built
 _SECONDS_PER_DRAW_VARIABLE = 6e-8  # a Gaussian draw turned into the model's parameters
 _SECONDS_NUTS_COMPILE = 6.0
 _SECONDS_JOINT_MODE = 2.0  # numpyro's warm start at the joint mode (to a target ESS)
@@ -264,16 +265,31 @@ def estimate_cost(
     if not mcmc:
         parts["the Hessian at the mode (systems x variables)"] = _DENSE_COPIES * k * n_vars * 8 / _GB
         parts["the judgments' gradients"] = _BYTES_PER_OBS_LAPLACE * n / _GB
-        phases["compile"] = _SECONDS_COMPILE
-        jit_optimise, per_obs_optimise, jit_hessian = likelihood_spec(likelihood).seconds
-        phases["optimise"] = jit_optimise + per_obs_optimise * n
-        phases["Hessian"] = (
-            jit_hessian
-            + _SECONDS_PER_OBS_GLOBAL * n * k
-            + (2 * k * (_SECONDS_PER_GRADIENT + 4 * _SECONDS_PER_OBS_GLOBAL * n) if n <= 20_000 else 0.0)
-            + _SECONDS_SCHUR * j * locals_per_prompt**2 * float(k) ** 2
-        )
-        phases["draws"] = _SECONDS_JIT_DRAWS + _SECONDS_PER_DRAW_VARIABLE * n_draws * n_vars
+        spec = likelihood_spec(likelihood)
+        jit_optimise, per_obs_optimise, jit_hessian = spec.seconds
+        if spec.laplace:  # its own fit (the votes' quadrature): passes over the observations, no PyMC model
+            from lib.ranking.marginal import NODES
+
+            # each pass's exact Hessian: the Gram matrix of the prompts' gradients at the nodes, its Cholesky; the
+            # search takes about 4 passes (3 with the nodes placed at the warm start, 1 after placing them again at
+            # the mode), the Hessian at the mode 1
+            curvature = _SECONDS_FLOP * (j * NODES * float(k) ** 2 + float(k) ** 3)
+            phases |= {
+                "compile": jit_optimise,
+                "optimise": per_obs_optimise * n + 4 * curvature,
+                "Hessian": jit_hessian * n + curvature,
+            }
+        else:
+            phases["compile"] = _SECONDS_COMPILE
+            phases["optimise"] = jit_optimise + per_obs_optimise * n
+            phases["Hessian"] = (
+                jit_hessian
+                + _SECONDS_PER_OBS_GLOBAL * n * k
+                + (2 * k * (_SECONDS_PER_GRADIENT + 4 * _SECONDS_PER_OBS_GLOBAL * n) if n <= 20_000 else 0.0)
+                + _SECONDS_SCHUR * j * locals_per_prompt**2 * float(k) ** 2
+            )
+        jit_draws = _SECONDS_QUADRATURE_DRAWS if spec.laplace else _SECONDS_JIT_DRAWS
+        phases["draws"] = jit_draws + _SECONDS_PER_DRAW_VARIABLE * n_draws * n_vars
     else:
         parts["the judgments' gradients"] = _BYTES_PER_OBS_NUTS * n * chains / _GB
         steps = min(_MAX_LEAPFROG, _LEAPFROG_STEPS * (n_vars / 200) ** 0.25)

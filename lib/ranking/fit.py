@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -65,9 +66,10 @@ takes seconds where NUTS takes minutes (hours on an arena), and it agrees with N
 where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and says so (:func:`nuts_reason`)."""
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
-STORE = FitStore("rankings", model_version=4, thin_dim="prompt")
+STORE = FitStore("rankings", model_version=5, thin_dim="prompt")
 """Ranking fits' cache (``lib.io.paths.cache_dir("rankings")``); raise the version when the model or what is
-stored with it changes (4: the prompt clustering and its notes).
+stored with it changes (4: the prompt clustering and its notes; 5: the votes' alpha_j integrated out by
+quadrature, :mod:`lib.ranking.marginal`).
 Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
 (:func:`lib.inference.store.thinned`): the read-outs use only the means of alpha and b."""
 
@@ -442,7 +444,8 @@ def _plan(rd: RankingData, settings: RankSettings, fixed_alpha: bool, cluster_ch
     request = _request(obs, settings, fixed_alpha, cluster_check)
     reason = nuts_reason(settings)
     sampler = fitted_sampler(settings)
-    problem = _problem(obs, settings, fixed_alpha)
+    exact, route = _exact_laplace(rd, obs, settings, fixed_alpha) if sampler == LAPLACE else (None, "")
+    problem = _problem(obs, settings, fixed_alpha, exact)
 
     def diagnose_fit(idata: az.InferenceData) -> Diagnostics:
         # constant by construction: b = 0 of votes without ties, alpha = 1 when fixed; the baseline's skill
@@ -452,7 +455,7 @@ def _plan(rd: RankingData, settings: RankSettings, fixed_alpha: bool, cluster_ch
         diag = diagnose(idata, sampler, 0.0, names, drop)
         if reason:
             diag.warnings.insert(0, FALLBACK_NOTE.format(reason=reason, sampler=sampler))
-        diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha
+        diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha + [route] * bool(route)
         if sampler == LAPLACE and obs.paired and not fixed_alpha and not problem.laplace.marginal_curvature:
             diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
         _check_clustering(idata, obs, settings, cluster_check, diag.warnings)
@@ -479,10 +482,25 @@ def _plan(rd: RankingData, settings: RankSettings, fixed_alpha: bool, cluster_ch
     )
 
 
-def _problem(obs: Observations, settings: RankSettings, fixed_alpha: bool) -> Problem:
+def _exact_laplace(
+    rd: RankingData, obs: Observations, settings: RankSettings, fixed_alpha: bool
+) -> tuple[Callable[..., Draws] | None, str]:
+    """The likelihood's own Laplace fit of ``obs`` with the prompt variables integrated out exactly, and what the
+    fit says of it (:attr:`lib.ranking.likelihoods.Likelihood.laplace`: the votes' quadrature over alpha_j,
+    :mod:`lib.ranking.marginal`): ``(None, note)`` where it does not apply (the full model's Laplace fit runs),
+    ``(None, "")`` for a likelihood without one."""
+    if not rd.spec.laplace:
+        return None, ""
+    return rd.spec.load("laplace")(obs, settings, fixed_alpha)
+
+
+def _problem(
+    obs: Observations, settings: RankSettings, fixed_alpha: bool, exact: Callable[..., Draws] | None = None
+) -> Problem:
     """What the sampler fits: the ranking model of ``obs`` (:func:`lib.ranking.model.build_ranking`), its prompt
     variables local, keyed by the model and its data (under which a Laplace fit keeps its compiled programs and
-    mode, :func:`lib.inference.laplace.laplace_mode`)."""
+    mode, :func:`lib.inference.laplace.laplace_mode`); ``exact``: the Laplace fit with them integrated out exactly
+    (:func:`_exact_laplace`), which the ``laplace`` sampler runs instead of the model's."""
     from lib.ranking.model import LOCAL, SCALES, build_ranking, posterior_names
 
     # Ratings always take the marginal's curvature: their Schur complement need not be positive
@@ -502,7 +520,13 @@ def _problem(obs: Observations, settings: RankSettings, fixed_alpha: bool) -> Pr
 
     return Problem(
         build=build,
-        laplace=LaplaceSettings(local=LOCAL, unit="prompt", marginal_curvature=curvature, scales=SCALES),
+        laplace=LaplaceSettings(
+            local=LOCAL,
+            unit="prompt",
+            marginal_curvature=curvature or exact is not None,  # the exact fit's precision is its marginal's
+            scales=SCALES,
+            exact_fit=exact,
+        ),
         target_accept=TARGET_ACCEPT_BY_CATEGORY if obs.category is not None else 0.8,
         key=digest_of(  # the model and its data, under which its compiled programs are kept
             obs,

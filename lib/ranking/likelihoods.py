@@ -62,7 +62,9 @@ class Likelihood:
         ``size(rd)``: ``(observations, prompts, local variables per prompt)`` of its data, for the cost estimate.
     seconds : tuple of float
         The cost model's (compiling the mode's programs, optimiser seconds per observation, compiling the
-        Hessian products) (:func:`lib.ranking.budget.estimate_cost`).
+        Hessian products) (:func:`lib.ranking.budget.estimate_cost`); for a likelihood with its own Laplace fit
+        (``laplace``): (compiling or loading its loops, seconds per observation of the search, of the last pass,
+        which gives the Hessian).
     observations : str
         ``"module:function"`` turning its :class:`lib.ranking.data.RankingData` into
         :class:`lib.ranking.model.Observations`, imported on use.
@@ -72,6 +74,14 @@ class Likelihood:
         and each observation's row of them (:func:`lib.ranking.model.build_ranking`), imported on use.
     notes : tuple of str
         Said with every leaderboard of this likelihood.
+    laplace : str
+        ``"module:function"`` of its own MAP + Laplace fit with the prompt variables integrated out exactly,
+        imported on use, or empty (the full model's, :mod:`lib.inference.laplace`). Called as
+        ``laplace(obs, settings, fixed_alpha)`` (:class:`lib.ranking.model.Observations`,
+        :class:`lib.ranking.fit.RankSettings`) when the fit runs the Laplace sampler; it gives ``(fit, note)``:
+        ``fit(settings, tracker)`` returning :class:`lib.inference.samplers.Draws` (no PyMC model built;
+        :attr:`lib.inference.settings.LaplaceSettings.exact_fit`), or None where it does not apply, and what the
+        fit says of it.
     """
 
     name: str
@@ -91,9 +101,10 @@ class Likelihood:
     observations: str
     terms: str
     notes: tuple[str, ...] = ()
+    laplace: str = ""
 
     def load(self, part: str) -> Callable[..., Any]:
-        """The function named by ``observations`` or ``terms`` (``part``), imported."""
+        """The function named by ``observations``, ``terms`` or ``laplace`` (``part``), imported."""
         module, _, name = getattr(self, part).partition(":")
         return getattr(importlib.import_module(module), name)
 
@@ -195,9 +206,14 @@ LIKELIHOODS: dict[str, Likelihood] = {
             check=_no_tie_only,
             design=_votes_design,
             size=_votes_size,
-            seconds=(8.0, 1.2e-4, 1.1),  # per judgment: from the 250k-2M-vote arenas of issue 17
+            # the quadrature fit's (issue 35; bench/bench_rank_cost.py, 2026-11-28 at load 2, adaptive nodes): its
+            # loops loaded from numba's cache on disk in 0.01 s (the first run after an install compiles them,
+            # 8-30 s, not counted); the search, its Gram matrices aside, 6.3e-6 s a vote on 100,000 votes (0.93 s
+            # in all), 5e-6 on 20,000
+            seconds=(0.05, 6e-6, 1e-6),
             observations="lib.ranking.model:vote_observations",
             terms="lib.ranking.model:paired_terms",
+            laplace="lib.ranking.marginal:laplace_fit",
         ),
         Likelihood(
             "ratings",

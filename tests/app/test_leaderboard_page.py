@@ -311,11 +311,12 @@ def test_a_small_pilot_withholds_the_design_effect_and_ranks_the_next_batch_read
     assert at.checkbox(key="lb_position").value
     nxt, first = shown_batch()
     assert first == len(nxt) + 1 and not any("of the next batch are each expected" in i.value for i in at.info)
-    # Without it the batch ends in rows that matter little (one vote on a sharp prompt settles much): said
+    # Without it too: each prompt's alpha is integrated out (lib.ranking.marginal), its posterior means 0.88-1.28
+    # as NUTS's 0.89-1.32; the full model's Laplace draws put them at up to 68 (lognormal draws of a flat alpha),
+    # whose sharp prompts made rows of the batch matter little (the note: tests/ranking/test_rank_next_settled.py)
     at.checkbox(key="lb_position").uncheck().run()
     nxt, first = shown_batch()
-    assert first <= len(nxt)
-    assert any(f"Rows {first} to {len(nxt)} of the next batch" in i.value for i in at.info)
+    assert first == len(nxt) + 1 and not any("of the next batch are each expected" in i.value for i in at.info)
 
 
 def test_style_control_shows_both_leaderboards_and_each_systems_shift(at):

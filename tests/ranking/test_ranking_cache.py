@@ -11,6 +11,7 @@ import pytest
 
 import lib.inference.laplace
 import lib.inference.store
+import lib.ranking.marginal
 from lib.inference.samplers import Draws
 from lib.ranking.fit import RankSettings, fit_ranking
 from lib.ranking.run import rank_systems
@@ -33,8 +34,16 @@ def rd(arena):
 @pytest.fixture
 def fits(monkeypatch):
     """Replace the Laplace fit by seeded normal draws of the model's variables (no compilation:
-    these tests are about the cache) and count the fits actually run (a cache hit runs none)."""
+    these tests are about the cache) and count the fits actually run (a cache hit runs none); the votes'
+    quadrature fit (:mod:`lib.ranking.marginal`, the Laplace path of these votes) is counted and run."""
     calls = []
+    quadrature = lib.ranking.marginal.sample_marginal
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return quadrature(*args, **kwargs)
+
+    monkeypatch.setattr(lib.ranking.marginal, "sample_marginal", counted)
 
     def fake(model, names, settings, tracker, options=None, **kept):
         calls.append(1)
@@ -57,6 +66,7 @@ def refuse_sampling(monkeypatch):
         raise AssertionError("sampled although the fit is cached")
 
     monkeypatch.setattr(lib.inference.laplace, "laplace", refuse)
+    monkeypatch.setattr(lib.ranking.marginal, "sample_marginal", refuse)
 
 
 def test_the_second_fit_is_read_from_the_cache_without_sampling(monkeypatch, rd, fits):
