@@ -100,7 +100,8 @@ def test_a_laplace_fit_of_new_data_of_the_same_sizes_compiles_nothing():
     """The Laplace fit's programs (the objective, its gradient, the Hessian-vector products, the marginal's Newton
     steps) take the data as arguments (issue 35 item 1): a second arena of the same sizes loads every program of
     the first from JAX's persistent cache. Before, PyMC's jaxified log density held the votes as constants, and the
-    four Laplace fits of the categories test spent about 30 s each compiling."""
+    four Laplace fits of the categories test spent about 30 s each compiling. alpha_j = 1 keeps the fit on the full
+    model's Laplace path: the votes' quadrature fit (:mod:`lib.ranking.marginal`) compiles no JAX program."""
     from lib.ranking.fit import RankSettings, fit_ranking
     from lib.ranking.simulate import simulate_arena
     from tests.ranking.conftest import arena_input
@@ -110,9 +111,9 @@ def test_a_laplace_fit_of_new_data_of_the_same_sizes_compiles_nothing():
     assert first.votes.nunique().to_dict() == second.votes.nunique().to_dict()  # 20 prompts, 5 systems, 3 outcomes
     assert not first.votes.equals(second.votes)
     with cache_misses() as missed_first:
-        fit_ranking(first, RankSettings(), use_cache=False)
+        fit_ranking(first, RankSettings(), use_cache=False, fixed_alpha=True)
     assert missed_first  # the first compiled (else the check below could not fail)
     with cache_misses() as missed:
-        fit = fit_ranking(second, RankSettings(), use_cache=False)
+        fit = fit_ranking(second, RankSettings(), use_cache=False, fixed_alpha=True)
     assert fit.diagnostics.sampler == "laplace" and fit.skill_draws().shape[1] == 5
     assert missed == [], len(missed)  # before: 4 (the objective, the Hessian-vector products, the marginal's two)
