@@ -142,6 +142,13 @@ def _conditional(first, last, tie_count, b, t, w, sigma, z) -> tuple[float, floa
     return value, g, h
 
 
+ROUNDING = 1e-12
+"""A step of :func:`modes` whose value is lower by at most this fraction is taken: within a few 1e-8 of the mode a
+Newton step gains less than the value's rounding, and refusing it (halving it 60 times, again at each of 100 steps)
+left 1 prompt in 12 of an arena's first placement 1e-8 from its mode after some 3,800 evaluations of its votes (the
+step taken: 3 evaluations, at the mode to 1e-16)."""
+
+
 @numba.njit(
     numba.void(_VECTOR, _VECTOR, _INDEX, _VECTOR, numba.float64, numba.float64, _VECTOR, _VECTOR, numba.float64),
     cache=True,
@@ -162,7 +169,7 @@ def modes(t, w, starts, ties, b, sigma, centre, scale, largest) -> None:
                 break
             for _ in range(60):
                 new_value, new_g, new_h = _conditional(first, last, ties[j], b, t, w, sigma, z + step)
-                if new_value >= value:
+                if new_value >= value - ROUNDING * abs(value):
                     break
                 step /= 2
             z += step

@@ -80,6 +80,27 @@ def test_the_nodes_are_enough(small):
     np.testing.assert_array_less(np.abs(sd[0] / sd[1] - 1), 1e-9)
 
 
+def test_each_prompt_s_nodes_are_centred_at_its_conditional_mode():
+    """The conditional mode of each z_j (:func:`lib.ranking.marginal_loops.modes`) is the root of its derivative
+    (brentq's, to 1e-15) to the Newton steps' tolerance (1e-10), for 300 prompts of 25 votes: steps that gain less
+    than the value's rounding are taken (refused, 21 of the 300 stopped up to 2e-8 from it, each after thousands
+    of passes over its votes)."""
+    from scipy.optimize import brentq
+
+    from lib.ranking.marginal_loops import _conditional, modes
+
+    rng = np.random.default_rng(0)
+    t, n = rng.normal(0.3, 1.0, (300, 25)).ravel(), 25
+    starts, ties, w = np.arange(0, t.size + 1, n), np.full(300, 2.0), np.ones(t.size)
+    centre, scale = np.zeros(300), np.zeros(300)
+    modes(t, w, starts, ties, 0.5, 0.5, centre, scale, 1.0)
+    root = [
+        brentq(lambda z, j=j: _conditional(j * n, (j + 1) * n, 2.0, 0.5, t, w, 0.5, z)[1], -8, 8, xtol=1e-15)
+        for j in range(300)
+    ]
+    np.testing.assert_allclose(centre, root, rtol=0, atol=1.5e-10)  # Newton stops at a step below 1e-10
+
+
 class _FixedNodes(marginal.Marginal):
     """The quadrature at the prior's nodes for every prompt (no adaptation)."""
 
