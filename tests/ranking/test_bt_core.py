@@ -88,6 +88,22 @@ def test_duplicating_every_vote_leaves_the_skills_and_halves_the_variance(votes)
     np.testing.assert_allclose(coef2, coef, atol=1e-8)
 
 
+@settings(max_examples=40, deadline=None)
+@given(arenas(), st.integers(0, 2**16))
+def test_identical_votes_counted_in_one_row_give_the_same_skills_and_sandwich(votes, seed):
+    """:meth:`PairDataset.collapsed` (what the baseline fits: a row per pair, outcome and weight, with its count) gives
+    the skills and the sandwich covariance of the votes one row each, with weights of a few values too."""
+    votes = votes.drop(columns="z", errors="ignore")
+    votes["weight"] = np.random.default_rng(seed).choice([0.5, 1.0, 2.0], len(votes))
+    data = PairDataset.from_votes(votes)
+    rows = data.collapsed()
+    assert rows.n <= data.n and rows.count.sum() == data.n
+    model = BradleyTerry()
+    fits = [model.fit(d) for d in (data, rows)]
+    np.testing.assert_allclose(fits[1].skill, fits[0].skill, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(model.sandwich(fits[1]), model.sandwich(fits[0]), rtol=1e-9, atol=1e-12)
+
+
 def test_the_fit_is_the_stationary_point_of_the_loss_with_the_gradient_and_hessian_of_finite_differences():
     rng = np.random.default_rng(0)
     first, second = rng.integers(0, 4, 300), rng.integers(0, 4, 300)
