@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lib.engine.blas import one_blas_thread
+
 if TYPE_CHECKING:
     import arviz as az
 
@@ -345,7 +347,8 @@ def cluster_by_prompt(idata: az.InferenceData, obs, mode: str, warnings: list[st
     draws = skill.stack(sample=("chain", "draw")).transpose("sample", "system").to_numpy().astype(np.float64)
     means = {n: post[n].mean(("chain", "draw")).to_numpy() for n in ("b", "gamma", "delta", "style") if n in post}
     means["alpha"] = np.exp(np.log(post["alpha"].transpose("chain", "draw", ...).to_numpy()).mean(axis=(0, 1)))
-    result = prompt_clustering(draws, obs, means, SKILL_PRIOR_SD, transform=mode != "off")
+    with one_blas_thread():  # (K, K) and (K, prompts) products: with BLAS threads 2-7x slower on a loaded 2-core machine
+        result = prompt_clustering(draws, obs, means, SKILL_PRIOR_SD, transform=mode != "off")
     apply = applies(mode, result)
     if result.dependent:
         note = DEPENDENT_NOTE.format(de=result.design_effect, se=result.se, n=result.n_prompts)

@@ -700,7 +700,7 @@ def sample_marginal(obs, settings: Any, tracker: Tracker, *, learnt: bool) -> Dr
     tracker.timer.add("optimise", time.perf_counter() - began - fit.last_pass_s)
     tracker.timer.add("Hessian", fit.last_pass_s)
     tracker.stage(0.8, "drawing from the Gaussian")
-    with tracker.timer.phase("draws"):
+    with tracker.timer.phase("draws"), one_blas_thread():
         return _posterior(obs, fit, draws, settings.seed, az)
 
 
@@ -714,7 +714,10 @@ def _posterior(obs, fit: MarginalFit, draws: int, seed: int, az) -> Draws:
     reduced = fit.mode + solve_triangular(chol.T, rng.standard_normal((lay.reduced, draws)), lower=False).T
     full = np.vstack([fit.mode, reduced]) @ lay.transform().T  # row 0: the mode
     mean, sd = alpha_readouts(fit)
-    log_alpha = mean + sd * rng.standard_normal((draws, len(mean)))
+    alpha = rng.standard_normal((draws, len(mean)))  # in place: an arena's 20,000,000 draws are 160 MB an array
+    alpha *= sd
+    alpha += mean
+    np.exp(alpha, out=alpha)
     values = {"skill": full[:, : lay.n]}
     i = lay.n
     if lay.ties:
@@ -733,7 +736,7 @@ def _posterior(obs, fit: MarginalFit, draws: int, seed: int, az) -> Draws:
         values["style"] = full[:, i : i + obs.features.shape[1]]
     alpha_mean = (fit.weights * np.exp(fit.sigma_alpha(full[0]) * fit.nodes)).sum(1)
     mode = {k: v[0] for k, v in values.items()} | {"alpha": alpha_mean}
-    posterior = {k: v[1:][None] for k, v in values.items()} | {"alpha": np.exp(log_alpha)[None]}
+    posterior = {k: v[1:][None] for k, v in values.items()} | {"alpha": alpha[None]}
     dims = {"skill": ["system"], "alpha": ["prompt"], "b": ["threshold"], "style": ["feature"]}
     coords = {
         "system": np.asarray(obs.systems),
