@@ -619,7 +619,10 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
         values["annotator"] = np.array([ANONYMOUS_ANNOTATOR.format(row=r) for r in values[_ROW]], dtype=object)
     if not anonymous:  # anonymous rows are each their own annotator: never a duplicate, and no column to name
         low, high = np.minimum(sa, sb), np.maximum(sa, sb)  # the unordered pair
-        key = pd.DataFrame({"p": values["prompt"], "l": low, "h": high, "r": values["annotator"], "c": criterion})
+        # each column as codes first: the text columns as a frame were made Arrow strings and hashed again (an
+        # arena's 500,000 votes: 0.1 s against 0.5-3 s)
+        parts = (values["prompt"], low, high, values["annotator"], criterion)
+        key = pd.DataFrame({i: pd.factorize(part)[0] for i, part in enumerate(parts)})
         _refuse(
             values,
             key.duplicated(keep=False).to_numpy(),

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from lib.irt.settings import B_PRIOR_SD, LOG_ALPHA_PRIOR_SD, check_cutpoints
-from lib.ranking.data import RankingData
+from lib.ranking.data import RankingData, system_codes
 from lib.ranking.likelihoods import Likelihood, of_unit
 
 if TYPE_CHECKING:
@@ -226,7 +226,7 @@ def _paired(rd: RankingData, a, b, j, code, prompt_ids, side, categories, weight
     """Paired observations from the systems A and B of each (names), its prompt index ``j`` into ``prompt_ids``,
     its outcome code, side, weight and style covariates, with the votes' categories of ``rd``."""
     category_names, category = (None, None) if rd.category is None else np.unique(rd.category, return_inverse=True)
-    ia, ib = (pd.Categorical(x, categories=rd.systems).codes.astype(np.int64) for x in (a, b))
+    ia, ib = (system_codes(x, rd.systems) for x in (a, b))
     pairs, pair = np.unique(ia * len(rd.systems) + ib, return_inverse=True)
     names = np.asarray(rd.systems)
     return Observations(
