@@ -347,7 +347,7 @@ def cluster_by_prompt(idata: az.InferenceData, obs, mode: str, warnings: list[st
     draws = skill.stack(sample=("chain", "draw")).transpose("sample", "system").to_numpy().astype(np.float64)
     means = {n: post[n].mean(("chain", "draw")).to_numpy() for n in ("b", "gamma", "delta", "style") if n in post}
     means["alpha"] = np.exp(np.log(post["alpha"].transpose("chain", "draw", ...).to_numpy()).mean(axis=(0, 1)))
-    with one_blas_thread():  # (K, K) and (K, prompts) products: with BLAS threads 2-7x slower on a loaded 2-core machine
+    with one_blas_thread():  # (K, K) and (K, prompts) products: BLAS threads made them 2-7x slower (loaded 2 cores)
         result = prompt_clustering(draws, obs, means, SKILL_PRIOR_SD, transform=mode != "off")
     apply = applies(mode, result)
     if result.dependent:
