@@ -35,15 +35,18 @@ def _node_sums(first, last, tie_count, tie, t, w, alpha, log_w, s) -> float:
 
 
 @numba.njit(cache=True, nogil=True)
-def _term_derivatives(first, last, order, p, t, alpha, xi, terms) -> None:
+def _term_derivatives(first, last, order, p, t, alpha, xi, terms, sigmoids) -> None:
     """Each term's node-weighted dl/dt, dl/du (``terms[0:2]``) and, ``order`` >= 2, d2l/dt2, d2l/dtdu, d2l/du2
-    (``terms[2:5]``), under the prompt's node weights ``p`` (K,)."""
+    (``terms[2:5]``), under the prompt's node weights ``p`` (K,); ``order`` 3: each term's sigmoid(-z) at each node
+    into ``sigmoids`` (last - first, K), which :func:`_centred_rows` reads."""
     for i in range(first, last):
         g_t = g_u = h_tt = h_tu = h_uu = 0.0
         for k in range(alpha.size):
             z = alpha[k] * t[i]
             e = np.exp(-abs(z))
             lz = (e if z >= 0 else 1.0) / (1.0 + e)  # sigmoid(-z)
+            if order >= 3:
+                sigmoids[i - first, k] = lz
             g_t += p[k] * lz * alpha[k]
             g_u += p[k] * lz * z * xi[k]
             if order >= 2:
@@ -55,10 +58,13 @@ def _term_derivatives(first, last, order, p, t, alpha, xi, terms) -> None:
 
 
 @numba.njit(cache=True, nogil=True)
-def _centred_rows(j, first, last, tie_count, tie, p, t, w, sign, a, b, psi, alpha, xi, n, iy, iu, terms, c) -> None:
+def _centred_rows(
+    j, first, last, tie_count, tie, p, t, w, sign, a, b, psi, alpha, xi, n, iy, iu, terms, sigmoids, c
+) -> None:
     """Prompt ``j``'s gradient at each node less its mean over the nodes, times sqrt(p_k), into rows j K + k of
     ``c`` (J_c K, full): the skills' columns, then the globals' (``psi``: each term's globals' part of dt; ``iy``,
-    ``iu``: y's and u's columns among them, -1 without; ``tie``: the tie constant's derivatives)."""
+    ``iu``: y's and u's columns among them, -1 without; ``tie``: the tie constant's derivatives; ``sigmoids``: each
+    term's sigmoid(-z) at each node, from :func:`_term_derivatives`)."""
     k_nodes = alpha.size
     mean_y = mean_u = 0.0
     for k in range(k_nodes):
@@ -73,8 +79,7 @@ def _centred_rows(j, first, last, tie_count, tie, p, t, w, sign, a, b, psi, alph
     for i in range(first, last):
         for k in range(k_nodes):
             z = alpha[k] * t[i]
-            e = np.exp(-abs(z))
-            lz = (e if z >= 0 else 1.0) / (1.0 + e)
+            lz = sigmoids[i - first, k]
             row, root = j * k_nodes + k, np.sqrt(p[k])
             centred = (lz * alpha[k] - terms[0, i]) * w[i] * root
             c[row, b[i]] += sign[i] * centred
@@ -109,10 +114,12 @@ def prompts(order, t, w, sign, a, b, psi, starts, ties, tie, alpha, xi, log_w, n
         if order == 0:
             continue
         pi[j] = np.exp(s - log_j)
-        _term_derivatives(first, last, order, pi[j], t, alpha[j], xi[j], terms)
+        sigmoids = np.empty((last - first if order >= 3 else 0, alpha.shape[1]))
+        _term_derivatives(first, last, order, pi[j], t, alpha[j], xi[j], terms, sigmoids)
         if order >= 3:
             _centred_rows(
-                j, first, last, ties[j], tie[j], pi[j], t, w, sign, a, b, psi, alpha[j], xi[j], n, iy, iu, terms, c
+                *(j, first, last, ties[j], tie[j], pi[j], t, w, sign, a, b, psi, alpha[j], xi[j], n, iy, iu, terms),
+                *(sigmoids, c),
             )
     return value
 
