@@ -117,10 +117,8 @@ def prompts(order, t, w, sign, a, b, psi, starts, ties, tie, alpha, xi, log_w, n
         sigmoids = np.empty((last - first if order >= 3 else 0, alpha.shape[1]))
         _term_derivatives(first, last, order, pi[j], t, alpha[j], xi[j], terms, sigmoids)
         if order >= 3:
-            _centred_rows(
-                *(j, first, last, ties[j], tie[j], pi[j], t, w, sign, a, b, psi, alpha[j], xi[j], n, iy, iu, terms),
-                *(sigmoids, c),
-            )
+            rows = (j, first, last, ties[j], tie[j], pi[j], t, w, sign, a, b, psi, alpha[j], xi[j], n, iy, iu)
+            _centred_rows(*rows, terms, sigmoids, c)
     return value
 
 
