@@ -447,12 +447,13 @@ def _plan(rd: RankingData, settings: RankSettings, fixed_alpha: bool, cluster_ch
     exact, route = _exact_laplace(rd, obs, settings, fixed_alpha) if sampler == LAPLACE else (None, "")
     problem = _problem(obs, settings, fixed_alpha, exact)
 
-    def diagnose_fit(idata: az.InferenceData) -> Diagnostics:
+    def diagnose_fit(draws: Draws) -> Diagnostics:
+        idata = draws.idata
         # constant by construction: b = 0 of votes without ties, alpha = 1 when fixed; the baseline's skill
         fixed = ["b"] * (obs.paired and len(obs.categories) == 2) + ["alpha"] * fixed_alpha
         names = [str(n) for n in idata["posterior"].data_vars if n not in fixed]
         drop = {"system": [settings.baseline]} if settings.baseline is not None else None
-        diag = diagnose(idata, sampler, 0.0, names, drop)
+        diag = diagnose(idata, sampler, 0.0, names, drop, draws.stats)
         if reason:
             diag.warnings.insert(0, FALLBACK_NOTE.format(reason=reason, sampler=sampler))
         diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha + [route] * bool(route)
