@@ -66,10 +66,10 @@ takes seconds where NUTS takes minutes (hours on an arena), and it agrees with N
 where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and says so (:func:`nuts_reason`)."""
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
-STORE = FitStore("rankings", model_version=5, thin_dim="prompt")
+STORE = FitStore("rankings", model_version=6, thin_dim="prompt")
 """Ranking fits' cache (``lib.io.paths.cache_dir("rankings")``); raise the version when the model or what is
 stored with it changes (4: the prompt clustering and its notes; 5: the votes' alpha_j integrated out by
-quadrature, :mod:`lib.ranking.marginal`).
+quadrature, :mod:`lib.ranking.marginal`; 6: the Laplace route in the posterior's attrs, not the warnings).
 Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
 (:func:`lib.inference.store.thinned`): the read-outs use only the means of alpha and b."""
 
@@ -263,6 +263,10 @@ NO_CLUSTER_CHECK_BY_CATEGORY = (
 FALLBACK_NOTE = "MAP + Laplace is not trustworthy here ({reason}): fitted with NUTS ({sampler}) instead."
 
 
+ROUTE = "route"
+"""The posterior attribute holding a fit's :attr:`RankingFit.route`."""
+
+
 @dataclass
 class RankingFit:
     """A fitted ranking model.
@@ -272,6 +276,7 @@ class RankingFit:
     ``eta`` (.., prompt). ``categories``: labels of the outcome categories. ``mode``: the posterior
     mode of the same variables (Laplace fits only; None for NUTS). ``cache_key``: the entry's name
     in the cache (:meth:`lib.inference.store.FitStore.key`), ``from_cache``: whether the fit was read from it.
+    ``route``: how a MAP + Laplace fit of a likelihood with its own Laplace fit was made (:func:`_exact_laplace`).
     """
 
     idata: az.InferenceData
@@ -287,6 +292,14 @@ class RankingFit:
         """Skill draws, shape (S, K) float64 (S = chains x draws), columns in ``data.systems`` order."""
         skill = self.idata["posterior"]["skill"].sel(system=self.data.systems)
         return skill.stack(sample=("chain", "draw")).transpose("sample", "system").to_numpy().astype(np.float64)
+
+    @property
+    def route(self) -> str:
+        """How the fit was made, said with its sampler (the command's "fitted with" line, the page's caption,
+        ``diagnostics.json``'s ``route``): the votes' quadrature over alpha_j or the full model's Laplace fit and
+        why (:mod:`lib.ranking.marginal`); "" for NUTS and likelihoods without a Laplace fit of their own. Kept
+        in the posterior's attrs (:data:`ROUTE`), so a fit read from the cache says it too."""
+        return str(self.idata["posterior"].attrs.get(ROUTE, ""))
 
 
 def _request(obs, settings: RankSettings, fixed_alpha: bool, cluster_check: bool = True) -> dict:
@@ -456,13 +469,15 @@ def _plan(rd: RankingData, settings: RankSettings, fixed_alpha: bool, cluster_ch
         diag = diagnose(idata, sampler, 0.0, names, drop, draws.stats)
         if reason:
             diag.warnings.insert(0, FALLBACK_NOTE.format(reason=reason, sampler=sampler))
-        diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha + [route] * bool(route)
+        diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha
         if sampler == LAPLACE and obs.paired and not fixed_alpha and not problem.laplace.marginal_curvature:
             diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
         _check_clustering(idata, obs, settings, cluster_check, diag.warnings)
         return diag
 
     def result(draws: Draws, diag: Diagnostics, key: str) -> RankingFit:
+        if route:  # informs, does not warn: said with the method (RankingFit.route), stored with the draws
+            draws.idata["posterior"].attrs.setdefault(ROUTE, route)
         return RankingFit(draws.idata, diag, rd, settings, obs.categories, draws.mode, key)
 
     return FitPlan(

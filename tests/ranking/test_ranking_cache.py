@@ -82,6 +82,7 @@ def test_the_second_fit_is_read_from_the_cache_without_sampling(monkeypatch, rd,
         np.testing.assert_array_equal(again.mode[name], value)
     assert again.categories == first.categories and again.data is rd
     assert again.diagnostics.sampler == "laplace" and again.diagnostics.warnings == first.diagnostics.warnings
+    assert again.route == first.route == lib.ranking.marginal.NOTE.format(nodes=lib.ranking.marginal.NODES)
     assert np.isnan(again.diagnostics.rhat_max)  # NaN survives the JSON round trip
 
 
