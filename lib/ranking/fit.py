@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import arviz as az
 import numpy as np
 
-from lib.errors import SettingsError
+from lib.errors import ExactFitError, SettingsError
 from lib.inference.diagnostics import Diagnostics, diagnose
-from lib.inference.laplace import LaplaceMode, laplace_mode
+from lib.inference.laplace import LaplaceMode, laplace_mode, sample_laplace
 from lib.inference.pipeline import FitPlan, run_fit
 from lib.inference.progress import FitProgress, Tracker
 from lib.inference.samplers import Draws, Problem
@@ -470,7 +470,9 @@ def _plan(rd: RankingData, settings: RankSettings, fixed_alpha: bool, cluster_ch
         if reason:
             diag.warnings.insert(0, FALLBACK_NOTE.format(reason=reason, sampler=sampler))
         diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha
-        if sampler == LAPLACE and obs.paired and not fixed_alpha and not problem.laplace.marginal_curvature:
+        # the full model's Laplace fit ran: no exact fit, or it could not finish (its fallback said the route)
+        full = sampler == LAPLACE and (exact is None or ROUTE in idata["posterior"].attrs)
+        if full and obs.paired and not fixed_alpha and not _marginal_curvature(obs):
             diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
         _check_clustering(idata, obs, settings, cluster_check, diag.warnings)
         return diag
@@ -516,12 +518,11 @@ def _problem(
     """What the sampler fits: the ranking model of ``obs`` (:func:`lib.ranking.model.build_ranking`), its prompt
     variables local, keyed by the model and its data (under which a Laplace fit keeps its compiled programs and
     mode, :func:`lib.inference.laplace.laplace_mode`); ``exact``: the Laplace fit with them integrated out exactly
-    (:func:`_exact_laplace`), which the ``laplace`` sampler runs instead of the model's."""
+    (:func:`_exact_laplace`), which the ``laplace`` sampler runs instead of the model's, unless it cannot finish
+    (:func:`_or_full_model`)."""
     from lib.ranking.model import LOCAL, SCALES, build_ranking, posterior_names
 
-    # Ratings always take the marginal's curvature: their Schur complement need not be positive
-    # definite at the marginal mode (the scale sigma_eta), and they have few globals.
-    curvature = len(obs.code) <= MARGINAL_MAX_OBS or not obs.paired
+    curvature = _marginal_curvature(obs)
 
     def build():
         model = build_ranking(
@@ -534,15 +535,9 @@ def _problem(
         )
         return model, posterior_names(model)
 
-    return Problem(
+    full = Problem(
         build=build,
-        laplace=LaplaceSettings(
-            local=LOCAL,
-            unit="prompt",
-            marginal_curvature=curvature or exact is not None,  # the exact fit's precision is its marginal's
-            scales=SCALES,
-            exact_fit=exact,
-        ),
+        laplace=LaplaceSettings(local=LOCAL, unit="prompt", marginal_curvature=curvature, scales=SCALES),
         target_accept=TARGET_ACCEPT_BY_CATEGORY if obs.category is not None else 0.8,
         key=digest_of(  # the model and its data, under which its compiled programs are kept
             obs,
@@ -550,6 +545,33 @@ def _problem(
             [fixed_alpha, curvature],
         ),
     )
+    if exact is None:
+        return full
+    # the exact fit's precision is its marginal's
+    return replace(full, laplace=replace(full.laplace, marginal_curvature=True, exact_fit=_or_full_model(exact, full)))
+
+
+def _marginal_curvature(obs: Observations) -> bool:
+    """Whether the full model's Laplace fit of ``obs`` takes the marginal's curvature as the globals' precision (else
+    the Schur complement, :data:`SCHUR_NOTE`). Ratings always do: their Schur complement need not be positive
+    definite at the marginal mode (the scale sigma_eta), and they have few globals."""
+    return len(obs.code) <= MARGINAL_MAX_OBS or not obs.paired
+
+
+def _or_full_model(exact: Callable[..., Draws], full: Problem) -> Callable[..., Draws]:
+    """A likelihood's own Laplace fit ``exact`` (``exact(settings, tracker)``), or where it cannot finish on these data
+    (:class:`lib.errors.ExactFitError`, e.g. the votes' quadrature nodes did not settle) the full model's Laplace fit
+    of ``full``, whose posterior's :data:`ROUTE` is the error's message: how it was made, and why."""
+
+    def fit(settings: NutsSettings, tracker: Tracker) -> Draws:
+        try:
+            return exact(settings, tracker)
+        except ExactFitError as err:
+            draws = sample_laplace(full, settings, tracker)
+            draws.idata["posterior"].attrs[ROUTE] = err.problem
+            return draws
+
+    return fit
 
 
 def laplace_state(fit: RankingFit, *, fixed_alpha: bool = False) -> LaplaceMode:

@@ -136,3 +136,40 @@ def test_where_it_does_not_apply_the_full_model_is_fitted_and_said(small):
     fit = fit_ranking(small, RankSettings(draws=200), fixed_alpha=True)
     assert fit.route == marginal.FALLBACK_NOTE.format(reason="alpha_j = 1 for every prompt: nothing to integrate")
     assert not any("does not apply" in w for w in fit.diagnostics.warnings)  # said with the method instead
+
+
+def test_nodes_that_do_not_settle_fall_back_to_the_full_model_and_say_why(monkeypatch, small):
+    """One placement of the nodes (ADAPT_ROUNDS 1): the mode moves from the warm start (alpha_j = 1), so the nodes are
+    not at the mode they integrate around. The quadrature says so (ExactFitError); the fit takes the full model's
+    Laplace path (its solver replaced by a stand-in giving draws of the model's variables about 1, positive as
+    alpha_j and the scales are: no compilation) and says why with the method, not among the warnings."""
+    import arviz as az
+
+    import lib.inference.laplace
+    from lib.errors import ExactFitError
+    from lib.inference.samplers import Draws
+
+    monkeypatch.setattr(marginal, "ADAPT_ROUNDS", 1)
+    with pytest.raises(ExactFitError, match=r"the nodes did not settle: after 1 placements the mode still moved") as e:
+        marginal.Marginal(observations(small), baseline=None, position_bias=False, learnt=True).fit()
+    route = e.value.problem
+    assert route.startswith("MAP + Laplace of the full model")
+    given = []
+
+    def full_model(model, names, settings, tracker, options=None, **kept):
+        given.append(names)
+        dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
+        rng = np.random.default_rng(0)
+        values = {
+            n: 1 + 0.01 * rng.normal(size=(1, settings.draws, *(len(model.coords[d]) for d in ds)))
+            for n, ds in dims.items()
+        }
+        posterior = az.from_dict(
+            posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds}, dims=dims
+        )
+        return Draws(posterior, {n: v[0, 0] for n, v in values.items()})
+
+    monkeypatch.setattr(lib.inference.laplace, "laplace", full_model)
+    fit = fit_ranking(small, RankSettings(draws=50))
+    assert len(given) == 1 and {"alpha", "sigma_alpha"} <= set(given[0])  # the full model, alpha_j its variables
+    assert fit.route == route and not any("did not settle" in w for w in fit.diagnostics.warnings)
