@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
 import pytest
 
+from lib.inference.samplers import Draws
 from lib.inputs import analysis_input
 from lib.io.tables import read_csv
 from lib.ranking.data import ranking_data
@@ -27,6 +31,33 @@ def arena_analysis_input(votes):
 def arena_input(votes, likelihood=None):
     """Simulated votes through the CSV reader, the pairwise format and :func:`ranking_data`."""
     return ranking_data(arena_analysis_input(votes), likelihood)
+
+
+POSITIVE = ("alpha", "sigma_alpha", "sigma_category", "sigma_eta", "sigma_zeta", "tau")
+"""The ranking models' kept variables that are positive: alpha_j = exp(...) and the scales (HalfNormal)."""
+
+
+def laplace_stand_in(calls: list, *, per_call: bool = False) -> Callable[..., Draws]:
+    """A stand-in for the full model's Laplace solver (``lib.inference.laplace.laplace``), for tests of what
+    surrounds a fit (no compilation): draws of the kept variables in the model's own ranges (normal; alpha_j and the
+    scales log-normal, each prompt's thresholds b ordered), one chain, the first draw as the mode. Each call appends
+    the variables' names to ``calls``; the draws are seeded by the settings' seed, or with ``per_call`` by the
+    number of calls (different for every fit)."""
+    import arviz as az
+
+    def laplace(model, names, settings, tracker, options=None, **kept):
+        calls.append(list(names))
+        rng = np.random.default_rng(len(calls) if per_call else settings.seed)
+        dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
+        values = {
+            n: rng.normal(size=(1, settings.draws, *(len(model.coords[d]) for d in ds))) for n, ds in dims.items()
+        }
+        values.update({n: np.exp(0.3 * v) for n, v in values.items() if n in POSITIVE})
+        values.update({n: np.sort(v, axis=-1) for n, v in values.items() if n == "b"})
+        coords = {d: model.coords[d] for ds in dims.values() for d in ds}
+        return Draws(az.from_dict(posterior=values, coords=coords, dims=dims), {n: v[0, 0] for n, v in values.items()})
+
+    return laplace
 
 
 @pytest.fixture

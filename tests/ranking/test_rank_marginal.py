@@ -11,7 +11,7 @@ from lib.ranking import marginal
 from lib.ranking.fit import RankSettings, fit_ranking, rank_settings
 from lib.ranking.model import learns_alpha_spread, observations
 from lib.ranking.simulate import simulate_arena
-from tests.ranking.conftest import arena_input
+from tests.ranking.conftest import arena_input, laplace_stand_in
 
 
 @pytest.fixture(autouse=True)
@@ -141,35 +141,18 @@ def test_where_it_does_not_apply_the_full_model_is_fitted_and_said(small):
 def test_nodes_that_do_not_settle_fall_back_to_the_full_model_and_say_why(monkeypatch, small):
     """One placement of the nodes (ADAPT_ROUNDS 1): the mode moves from the warm start (alpha_j = 1), so the nodes are
     not at the mode they integrate around. The quadrature says so (ExactFitError); the fit takes the full model's
-    Laplace path (its solver replaced by a stand-in giving draws of the model's variables about 1, positive as
-    alpha_j and the scales are: no compilation) and says why with the method, not among the warnings."""
-    import arviz as az
-
+    Laplace path (its solver replaced by a stand-in, :func:`tests.ranking.conftest.laplace_stand_in`: no
+    compilation) and says why with the method, not among the warnings."""
     import lib.inference.laplace
     from lib.errors import ExactFitError
-    from lib.inference.samplers import Draws
 
     monkeypatch.setattr(marginal, "ADAPT_ROUNDS", 1)
     with pytest.raises(ExactFitError, match=r"the nodes did not settle: after 1 placements the mode still moved") as e:
         marginal.Marginal(observations(small), baseline=None, position_bias=False, learnt=True).fit()
     route = e.value.problem
     assert route.startswith("MAP + Laplace of the full model")
-    given = []
-
-    def full_model(model, names, settings, tracker, options=None, **kept):
-        given.append(names)
-        dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
-        rng = np.random.default_rng(0)
-        values = {
-            n: 1 + 0.01 * rng.normal(size=(1, settings.draws, *(len(model.coords[d]) for d in ds)))
-            for n, ds in dims.items()
-        }
-        posterior = az.from_dict(
-            posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds}, dims=dims
-        )
-        return Draws(posterior, {n: v[0, 0] for n, v in values.items()})
-
-    monkeypatch.setattr(lib.inference.laplace, "laplace", full_model)
+    given: list = []
+    monkeypatch.setattr(lib.inference.laplace, "laplace", laplace_stand_in(given))
     fit = fit_ranking(small, RankSettings(draws=50))
     assert len(given) == 1 and {"alpha", "sigma_alpha"} <= set(given[0])  # the full model, alpha_j its variables
     assert fit.route == route and not any("did not settle" in w for w in fit.diagnostics.warnings)
