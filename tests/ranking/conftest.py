@@ -34,28 +34,40 @@ def arena_input(votes, likelihood=None):
 
 
 POSITIVE = ("alpha", "sigma_alpha", "sigma_category", "sigma_eta", "sigma_zeta", "tau")
-"""The ranking models' kept variables that are positive: alpha_j = exp(...) and the scales (HalfNormal)."""
+"""The models' kept variables that are positive: alpha_j = exp(...) and the scales (HalfNormal)."""
+
+
+def stand_in_draws(model, names: list[str], chains: int, draws: int, seed: int) -> dict[str, np.ndarray]:
+    """Draws (chain, draw, ...) of the kept variables ``names`` of a PyMC model (the ranking's or the GRM's) in the
+    model's own ranges, without compiling it: normal; alpha and the scales (:data:`POSITIVE`) log-normal, each
+    prompt's thresholds b ordered."""
+    rng = np.random.default_rng(seed)
+    dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
+    values = {n: rng.normal(size=(chains, draws, *(len(model.coords[d]) for d in ds))) for n, ds in dims.items()}
+    values.update({n: np.exp(0.3 * v) for n, v in values.items() if n in POSITIVE})
+    values.update({n: np.sort(v, axis=-1) for n, v in values.items() if n == "b"})
+    return values
+
+
+def as_idata(model, values: dict[str, np.ndarray]):
+    """``values`` (:func:`stand_in_draws`) as an ``arviz.InferenceData`` with the model's dims and coordinates."""
+    import arviz as az
+
+    dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in values}
+    coords = {d: model.coords[d] for ds in dims.values() for d in ds}
+    return az.from_dict(posterior=values, coords=coords, dims=dims)
 
 
 def laplace_stand_in(calls: list, *, per_call: bool = False) -> Callable[..., Draws]:
     """A stand-in for the full model's Laplace solver (``lib.inference.laplace.laplace``), for tests of what
-    surrounds a fit (no compilation): draws of the kept variables in the model's own ranges (normal; alpha_j and the
-    scales log-normal, each prompt's thresholds b ordered), one chain, the first draw as the mode. Each call appends
-    the variables' names to ``calls``; the draws are seeded by the settings' seed, or with ``per_call`` by the
-    number of calls (different for every fit)."""
-    import arviz as az
+    surrounds a fit (no compilation): :func:`stand_in_draws` in one chain, the first draw as the mode. Each call
+    appends the variables' names to ``calls``; the draws are seeded by the settings' seed, or with ``per_call`` by
+    the number of calls (different for every fit)."""
 
     def laplace(model, names, settings, tracker, options=None, **kept):
         calls.append(list(names))
-        rng = np.random.default_rng(len(calls) if per_call else settings.seed)
-        dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
-        values = {
-            n: rng.normal(size=(1, settings.draws, *(len(model.coords[d]) for d in ds))) for n, ds in dims.items()
-        }
-        values.update({n: np.exp(0.3 * v) for n, v in values.items() if n in POSITIVE})
-        values.update({n: np.sort(v, axis=-1) for n, v in values.items() if n == "b"})
-        coords = {d: model.coords[d] for ds in dims.values() for d in ds}
-        return Draws(az.from_dict(posterior=values, coords=coords, dims=dims), {n: v[0, 0] for n, v in values.items()})
+        values = stand_in_draws(model, names, 1, settings.draws, len(calls) if per_call else settings.seed)
+        return Draws(as_idata(model, values), {n: v[0, 0] for n, v in values.items()})
 
     return laplace
 

@@ -128,12 +128,19 @@ def test_the_default_fit_of_votes_agrees_with_nuts_on_the_full_model(small, nuts
     np.testing.assert_array_less(np.abs(mean[0] - mean[1]), 0.4 * alpha[1].std(("chain", "draw")).to_numpy())
 
 
-def test_where_it_does_not_apply_the_full_model_is_fitted_and_said(small):
+def test_where_it_does_not_apply_the_full_model_is_fitted_and_said(small, monkeypatch):
+    """The full model's Laplace solver is reached (a stand-in, :func:`tests.ranking.conftest.laplace_stand_in`: its
+    numbers are checked where it is fitted, e.g. ``tests/ranking/test_ranking_fit.py``, compiled once there)."""
+    import lib.inference.laplace
+
     obs = observations(small)
     assert learns_alpha_spread(obs)
     assert marginal.not_applicable(obs, intransitivity=False, fixed_alpha=False) is None
     assert "nothing to integrate" in marginal.not_applicable(obs, intransitivity=False, fixed_alpha=True)
+    given: list = []
+    monkeypatch.setattr(lib.inference.laplace, "laplace", laplace_stand_in(given))
     fit = fit_ranking(small, RankSettings(draws=200), fixed_alpha=True)
+    assert len(given) == 1 and "alpha" in given[0] and "sigma_alpha" not in given[0]  # the full model, alpha_j = 1
     assert fit.route == marginal.FALLBACK_NOTE.format(reason="alpha_j = 1 for every prompt: nothing to integrate")
     assert not any("does not apply" in w for w in fit.diagnostics.warnings)  # said with the method instead
 
