@@ -81,3 +81,10 @@ class TooLargeError(SettingsError):
 class ClusterError(SettingsError):
     """The Dask cluster failed under a running task set: no worker left for longer than the stated
     bound, the scheduler lost, or a task killed its workers; the results already yielded stand."""
+
+
+class ExactFitError(SettingsError):
+    """A model's own exact fit (a likelihood's Laplace fit with its local variables integrated out,
+    :attr:`lib.inference.settings.LaplaceSettings.exact_fit`) cannot finish on these data, e.g. the votes'
+    quadrature nodes did not settle: the fit runs the full model's Laplace fit instead and says so, the
+    message being how it was then made (its route, :attr:`lib.ranking.fit.RankingFit.route`)."""

@@ -244,6 +244,7 @@ def build_report(
                     "likelihood": ranking.fit.data.likelihood,
                     "systems": len(ranking.leaderboard),
                 }
+                | ({"method": ranking.fit.route} if ranking.fit.route else {})
             ),
         ]
         parts += [f'<p class="warning">{html.escape(note)}</p>' for note in ranking.notes]

@@ -316,6 +316,7 @@ def show(result, data) -> None:
         + (f", {d.draws} draws" if d.sampler == LAPLACE else f", {d.chains} chains x {d.draws} draws")
         + target_text(d)
         + f", {d.wall_s:.1f} s (estimated before the fit: {result.cost})."
+        + (f" {escape_markdown(fit.route)}" if fit.route else "")
     )
     for note in result.notes:
         st.info(escape_markdown(note))

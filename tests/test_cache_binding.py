@@ -17,13 +17,11 @@ import textwrap
 import threading
 from pathlib import Path
 
-import arviz as az
 import numpy as np
 import pytest
 
 import lib.inference.laplace
 import lib.io.cache
-from lib.inference.samplers import Draws
 from lib.io.cache import digest, netcdf_bytes
 from lib.io.paths import ROOT
 from lib.irt.fit import fit_grm, load_cached
@@ -32,6 +30,7 @@ from lib.planning.design import Assumptions, Design
 from lib.planning.power import plan
 from lib.ranking.fit import RankSettings, fit_ranking
 from lib.ranking.simulate import simulate_arena
+from tests.ranking.conftest import laplace_stand_in
 
 MAP = FitSettings(sampler="map")
 
@@ -100,24 +99,10 @@ def test_a_grm_entry_replaced_by_a_folder_or_fifo_is_a_miss_at_once(cache, two_d
 
 @pytest.fixture
 def laplace_draws(monkeypatch):
-    """Laplace fits replaced by normal draws, different for every fit (these tests are about the cache)."""
-    calls = []
-
-    def fake(model, names, settings, tracker, options=None, **kept):
-        calls.append(1)
-        rng = np.random.default_rng(len(calls))
-        dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
-        values = {
-            n: rng.normal(size=(1, settings.draws, *(len(model.coords[d]) for d in ds))) for n, ds in dims.items()
-        }
-        values.update({n: np.exp(0.3 * v) for n, v in values.items() if n == "alpha"})  # a model's own ranges
-        values.update({n: np.sort(v, axis=-1) for n, v in values.items() if n == "b"})
-        idata = az.from_dict(
-            posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds}, dims=dims
-        )
-        return Draws(idata, {n: v[0, 0] for n, v in values.items()})
-
-    monkeypatch.setattr(lib.inference.laplace, "laplace", fake)
+    """Laplace fits replaced by draws in the model's own ranges, different for every fit (these tests are about the
+    cache; :func:`tests.ranking.conftest.laplace_stand_in`)."""
+    calls: list = []
+    monkeypatch.setattr(lib.inference.laplace, "laplace", laplace_stand_in(calls, per_call=True))
     return calls
 
 

@@ -3,6 +3,7 @@ app's process, long lists of parameters counted with the names collapsed, and th
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import replace
 
@@ -87,6 +88,7 @@ def test_the_leaderboard_is_in_the_report_when_there_is_one(rm, map_fit):
     for system in result.leaderboard["system"]:
         assert f"<td>{system}</td>" in text
     assert "<td>laplace</td>" in text
+    assert f"<th>method</th><td>{html.escape(result.fit.route)}</td>" in text and result.fit.route  # alpha_j's route
 
 
 def test_the_time_per_phase_is_a_table_of_phases_and_seconds(map_fit):

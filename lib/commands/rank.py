@@ -433,6 +433,7 @@ def _print_result(result, *, default_sampler: bool) -> None:
         f"fitted with {d.sampler}"
         + (f" (default sampler: {result.fit.settings.sampler})" if default_sampler else "")
         + f" in {d.wall_s:.1f} s"
+        + (f": {result.fit.route}" if result.fit.route else "")
     )
     print_target_ess(d)
     columns = ["system", "skill_mean", "rank_low", "rank_high", "p_best", "bt_rating"]

@@ -14,7 +14,6 @@ localization: an improved R-hat for assessing convergence of MCMC", Bayesian Ana
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,18 +119,9 @@ class ChainStats:
     ess_bulk: np.ndarray
     ess_tail: np.ndarray
 
-
-_last: tuple[bytes, ChainStats] | None = None
-"""The fingerprint of the last draws :func:`chain_stats` was given, and its numbers: a fit sampled to a target ESS
-stops on a check of the draws its diagnostics then check (:func:`lib.inference.samplers._draw_to_target`), 1-3 s
-of 1,420 parameters x 4 x 700 draws computed once."""
-
-
-def _fingerprint(x: np.ndarray) -> bytes:
-    """A digest of the draws' shape and values (BLAKE2b, 128 bits)."""
-    digest = hashlib.blake2b(str(x.shape).encode(), digest_size=16)
-    digest.update(np.ascontiguousarray(x).view(np.uint8).reshape(-1).data)
-    return digest.digest()
+    def take(self, columns: np.ndarray) -> ChainStats:
+        """The numbers of the parameters ``columns`` (integer indices), in their order."""
+        return ChainStats(self.rhat[columns], self.ess_bulk[columns], self.ess_tail[columns])
 
 
 def chain_stats(x: np.ndarray) -> ChainStats:
@@ -160,23 +150,9 @@ def chain_stats(x: np.ndarray) -> ChainStats:
     ValueError
         ``x`` does not have 3 dimensions.
     """
-    global _last
     x = np.asarray(x, dtype=float)
     if x.ndim != 3:
         raise ValueError(f"draws must be (chain, draw, parameter), got {x.ndim} dimensions")
-    key = _fingerprint(x)
-    last = _last  # one read: another thread may replace it
-    if last is not None and last[0] == key:
-        return last[1]
-    stats = _chain_stats(x)
-    for values in (stats.rhat, stats.ess_bulk, stats.ess_tail):
-        values.flags.writeable = False  # shared by the callers of the same draws
-    _last = (key, stats)
-    return stats
-
-
-def _chain_stats(x: np.ndarray) -> ChainStats:
-    """:func:`chain_stats` of (chain, draw, n) float draws, computed."""
     chains, draws, n = x.shape
     nan = np.full(n, np.nan)
     if draws < MIN_DRAWS:
@@ -207,3 +183,16 @@ def stacked(post, names: list[str] | None = None) -> np.ndarray:
         da = post[name].transpose("chain", "draw", ...)
         parts.append(da.to_numpy().reshape(da.sizes["chain"], da.sizes["draw"], -1).astype(float))
     return np.concatenate(parts, axis=2)
+
+
+def stacked_columns(post, names: list[str], drop: dict[str, list] | None = None) -> np.ndarray:
+    """Where the elements of ``stacked(post[names].drop_sel(drop), names)`` are in ``stacked(post)`` (every
+    variable): integer column indices, in the former's order. Each parameter's R-hat and ESS depend on its own
+    draws alone, so ``chain_stats(stacked(post)).take(columns)`` are the numbers of the selection."""
+    index, start = {}, 0
+    for name in post.data_vars:
+        one = post[name].isel(chain=0, draw=0, drop=True)
+        index[name] = one.copy(data=np.arange(start, start + one.size).reshape(one.shape))
+        start += one.size
+    kept = [index[name].drop_sel({d: v for d, v in (drop or {}).items() if d in index[name].dims}) for name in names]
+    return np.concatenate([k.to_numpy().ravel() for k in kept]).astype(np.int64)

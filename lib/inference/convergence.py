@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import arviz as az
 import numpy as np
 
-from lib.inference.chain_stats import chain_stats, stacked
+from lib.inference.chain_stats import ChainStats, chain_stats, stacked
 from lib.inference.settings import TARGET_ESS
 
 ESS_MIN = TARGET_ESS
@@ -80,7 +80,12 @@ def _element_names(da) -> list[str]:
 
 
 def check_convergence(
-    idata: az.InferenceData, var_names: list[str], *, ess_min: float = ESS_MIN, rhat_max: float = RHAT_MAX
+    idata: az.InferenceData,
+    var_names: list[str],
+    *,
+    ess_min: float = ESS_MIN,
+    rhat_max: float = RHAT_MAX,
+    stats: ChainStats | None = None,
 ) -> Convergence:
     """Check the convergence of the reported parameters of a posterior.
 
@@ -94,6 +99,10 @@ def check_convergence(
         constant draws are read as a stuck chain.
     ess_min, rhat_max : float
         Thresholds (defaults :data:`ESS_MIN`, :data:`RHAT_MAX`).
+    stats : ChainStats, optional
+        R-hat and ESS of the reported elements, laid out as ``stacked(posterior, var_names)``
+        (:func:`lib.inference.chain_stats.stacked`), already computed (the sampler's last check); computed
+        from the draws when None.
 
     Returns
     -------
@@ -108,7 +117,8 @@ def check_convergence(
     """
     post = idata["posterior"][list(var_names)]
     n_chains = post.sizes["chain"]
-    stats = chain_stats(stacked(post, list(var_names)))  # arviz's numbers, vectorised
+    if stats is None:
+        stats = chain_stats(stacked(post, list(var_names)))  # arviz's numbers, vectorised
     rhat = _worst(stats.rhat, lowest=False)
     ess_bulk = _worst(stats.ess_bulk, lowest=True)
     ess_tail = _worst(stats.ess_tail, lowest=True)

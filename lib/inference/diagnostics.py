@@ -19,6 +19,7 @@ import arviz as az
 import numpy as np
 import pandas as pd
 
+from lib.inference.chain_stats import ChainStats, stacked_columns
 from lib.inference.convergence import check_convergence
 from lib.inference.settings import SAMPLERS, is_mcmc
 
@@ -62,7 +63,12 @@ class Diagnostics:
 
 
 def diagnose(
-    idata: az.InferenceData, sampler: str, wall_s: float, names: list[str], drop: dict[str, list] | None = None
+    idata: az.InferenceData,
+    sampler: str,
+    wall_s: float,
+    names: list[str],
+    drop: dict[str, list] | None = None,
+    stats: ChainStats | None = None,
 ) -> Diagnostics:
     """Diagnostics of a fit's posterior.
 
@@ -78,6 +84,11 @@ def diagnose(
         The variables checked (leave out those constant by construction).
     drop : dict, optional
         Coordinates left out of the checks, dim -> labels (e.g. a baseline system's skill, fixed at 0).
+    stats : ChainStats, optional
+        R-hat and ESS of every element of the posterior's variables, laid out as
+        :func:`lib.inference.chain_stats.stacked` lays them out: the sampler's last check of these draws
+        (:attr:`lib.inference.samplers.Draws.stats`), whose checked elements are read instead of computed
+        again. None: computed.
 
     Returns
     -------
@@ -106,7 +117,8 @@ def diagnose(
         checked_idata = az.InferenceData(posterior=checked, sample_stats=idata["sample_stats"])
     else:
         checked_idata = az.InferenceData(posterior=checked)
-    check = check_convergence(checked_idata, names)
+    given = None if stats is None else stats.take(stacked_columns(post, names, drop))
+    check = check_convergence(checked_idata, names, stats=given)
     target = post.attrs.get("target_ess")
     return Diagnostics(
         sampler,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from lib.inference.diagnostics import Diagnostics
 from lib.inference.progress import FitProgress, monotone, run_reporting
@@ -56,7 +56,8 @@ class FitPlan(Generic[R]):
         ``read(stored)``: the model's result from a cache entry (:class:`lib.inference.store.Stored`); raises
         (e.g. ``LookupError``) for an entry that does not fit the data: a miss.
     diagnose : callable
-        ``diagnose(idata)``: the diagnostics of the posterior, the model's own checks included.
+        ``diagnose(draws)``: the diagnostics of the run's posterior (:class:`lib.inference.samplers.Draws`; its
+        ``stats``, the sampler's last convergence check, spare computing it again), the model's own checks included.
     result : callable
         ``result(draws, diagnostics, key)``: the model's result from the run (:class:`lib.inference.samplers.Draws`),
         its diagnostics and its cache entry's key.
@@ -74,7 +75,7 @@ class FitPlan(Generic[R]):
     problem: Problem
     settings: NutsSettings
     read: Callable[[Stored], R]
-    diagnose: Callable[[Any], Diagnostics]
+    diagnose: Callable[[Draws], Diagnostics]
     result: Callable[[Draws, Diagnostics, str], R]
     extra: Callable[[R], dict] | None = None
     remember: Callable[[], None] | None = None
@@ -139,7 +140,7 @@ def run_fit(
     )
     report(0.97, "computing diagnostics")
     with timer.phase("diagnostics"):
-        diag = plan.diagnose(draws.idata)
+        diag = plan.diagnose(draws)
     diag.timings = timer.seconds
     diag.wall_s = time.perf_counter() - start
     fit = plan.result(draws, diag, plan.store.key(plan.request))

@@ -4,7 +4,7 @@ Runners (:data:`lib.inference.settings.SAMPLERS`): ``numpyro`` (NUTS in JAX on t
 density, about 3x the effective samples per second of PyMC's own sampler on the GRM,
 ``bench/bench_samplers.py``), ``pymc`` and ``nutpie``; ``map`` (the MAP point, one draw) is in
 :mod:`lib.inference.map`, ``laplace`` in :mod:`lib.inference.laplace`. A runner returns the posterior, or
-:class:`Draws` (the posterior and the mode).
+:class:`Draws` (the posterior, the mode, the stopping rule's last check).
 
 JAX's CPU devices: numpyro runs chains in parallel across them; importing ``lib`` splits the CPU
 (:mod:`lib.engine.devices`), the same in every process.
@@ -33,7 +33,8 @@ from lib.inference import compile_cache
 from lib.inference.progress import Tracker
 from lib.inference.settings import SAMPLERS, TARGET_CHUNK, LaplaceSettings, NutsSettings
 
-if TYPE_CHECKING:  # the MAP solver imports pymc
+if TYPE_CHECKING:  # the MAP solver imports pymc; the chain statistics scipy.stats
+    from lib.inference.chain_stats import ChainStats
     from lib.inference.map import MapSpec
 
 PROGRESS_EVERY = 25
@@ -96,11 +97,15 @@ class Problem:
 
 @dataclass
 class Draws:
-    """What a run gives: the posterior (``arviz.InferenceData``) and, from a sampler that finds it (Laplace),
-    the posterior mode of the kept variables (name -> ndarray; None otherwise)."""
+    """What a run gives: the posterior (``arviz.InferenceData``); from a sampler that finds it (Laplace), the
+    posterior mode of the kept variables (name -> ndarray; None otherwise); from a sampler whose stopping
+    rule checked the final draws (numpyro to a target ESS), that check: R-hat and ESS of every element of
+    the posterior's variables, laid out as :func:`lib.inference.chain_stats.stacked` lays out the posterior
+    (None otherwise: the diagnostics compute them, :func:`lib.inference.diagnostics.diagnose`)."""
 
     idata: Any
     mode: dict[str, np.ndarray] | None = None
+    stats: ChainStats | None = None
 
 
 def as_draws(result: Any) -> Draws:
@@ -210,10 +215,11 @@ def numpyro_sample(
 
     Returns
     -------
-    arviz.InferenceData
-        ``posterior`` with ``var_names``, dims (chain, draw, ...); ``sample_stats`` with ``diverging``
-        and ``energy``; with a target, ``posterior.attrs`` holds ``target_ess`` and ``stopped``
-        (``"target"`` or ``"ceiling"``, read by :func:`lib.inference.diagnostics.diagnose`).
+    Draws
+        ``idata``: ``posterior`` with ``var_names``, dims (chain, draw, ...); ``sample_stats`` with
+        ``diverging`` and ``energy``; with a target, ``posterior.attrs`` holds ``target_ess`` and ``stopped``
+        (``"target"`` or ``"ceiling"``, read by :func:`lib.inference.diagnostics.diagnose`), and ``stats``
+        the stopping rule's last check when it checked every kept variable of the final draws.
     """
     import arviz as az
     import jax
@@ -264,13 +270,13 @@ def numpyro_sample(
             dims=dims,
         )
 
-    idata = _sample_in_chunks(_Nuts(potential, data, target_accept), keys, init, to_idata, to_array, settings, tracker)
+    draws = _sample_in_chunks(_Nuts(potential, data, target_accept), keys, init, to_idata, to_array, settings, tracker)
     # Every fit compiles new programs (a new model's closures) that JAX's in-memory caches keep: about 600
     # memory mappings a fit, until XLA cannot allocate and the process segfaults after about 93 fits
     # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat
     # (the next fit of the same model and sizes loads its programs from the persistent compilation cache).
     jax.clear_caches()
-    return idata
+    return draws
 
 
 def _initial_points(model, potential, settings: NutsSettings, data: tuple | None = None) -> list:
@@ -348,7 +354,7 @@ def _sample_in_chunks(
     to_array: Callable,
     settings: NutsSettings,
     tracker: Tracker,
-) -> Any:
+) -> Draws:
     """NUTS from ``init`` in chunks of iterations per chain, all by one program compiled once: ``tune``
     warm-up iterations (the kernel's adaptation), then draws until the stop rule of ``settings`` —
     ``draws`` per chain (chunks of :func:`chunk_length`) or a target ESS (chunks of
@@ -361,10 +367,10 @@ def _sample_in_chunks(
     ``chain_method`` ``"parallel"`` and ``"sequential"``: the draws of a seed do not depend on the
     number of devices.
 
-    Returns ``to_idata(chunks)`` (chunks of (unconstrained draws, extra fields :data:`FIELDS`), each
-    (chain, draw, ...)); with a target, its posterior's attrs say ``target_ess`` and ``stopped``
-    (``"target"`` or ``"ceiling"``). ``to_array(chunks)``: the chunks' kept variables as one (chain, draw,
-    n) array, for the ESS checks.
+    Returns :class:`Draws` of ``to_idata(chunks)`` (chunks of (unconstrained draws, extra fields
+    :data:`FIELDS`), each (chain, draw, ...)); with a target, its posterior's attrs say ``target_ess`` and
+    ``stopped`` (``"target"`` or ``"ceiling"``) and ``stats`` may hold the last check (:func:`_draw_to_target`).
+    ``to_array(chunks)``: the chunks' kept variables as one (chain, draw, n) array, for the ESS checks.
     """
     import jax
 
@@ -416,7 +422,7 @@ def _sample_in_chunks(
             pieces.append(piece)
             tracker.iterations(chains * length, tuning=False)
     with tracker.timer.phase("read-outs"):
-        return to_idata(pieces)
+        return Draws(to_idata(pieces))
 
 
 def _given(program: Callable, data: tuple) -> Callable:
@@ -464,7 +470,7 @@ def _draw_to_target(
     to_array: Callable,
     settings: NutsSettings,
     tracker: Tracker,
-) -> Any:
+) -> Draws:
     """Chunks of draws from ``chunks`` (:func:`_kept_chunks`, :data:`lib.inference.settings.TARGET_CHUNK`
     iterations per chain each) until every reported parameter's bulk and tail ESS reach the target and its
     R-hat is at most :data:`lib.inference.convergence.RHAT_MAX`, or the ceiling (``settings.draws`` per chain) is
@@ -475,7 +481,8 @@ def _draw_to_target(
     A check looks first at the :data:`WATCHED` parameters furthest from the target at the last check of all
     of them (:func:`slowest`): if one of those falls short, the target is not reached and the others are not
     looked at; else all are checked (sampling stops only when all reach the target). The last check, of all
-    of them, is the one the fit's diagnostics read (:mod:`lib.inference.chain_stats` remembers it)."""
+    of them, is the one the fit's diagnostics read: :attr:`Draws.stats` (None when the draws ran out on a check of
+    the watched ones alone)."""
     from lib.inference.chain_stats import chain_stats
     from lib.inference.convergence import RHAT_MAX
 
@@ -490,6 +497,7 @@ def _draw_to_target(
         done = sum(p[1]["energy"].shape[1] for p in pieces)
         x = to_array(pieces)
         ess, rhat = (0.0, 0.0) if watched is None else worst_ess_rhat(chain_stats(x[:, :, watched]))
+        stats: ChainStats | None = None  # of all of them, on these draws
         if watched is None or (ess >= target and rhat <= RHAT_MAX):  # all of them, else the watched are enough
             stats = chain_stats(x)
             ess, rhat = worst_ess_rhat(stats)
@@ -502,7 +510,7 @@ def _draw_to_target(
         if reached or done >= draws:
             idata = to_idata(pieces)
             idata.posterior.attrs.update(target_ess=target, stopped="target" if reached else "ceiling")
-            return idata
+            return Draws(idata, stats=stats)
         # ESS grows about in proportion to the draws, and R-hat - 1 shrinks so of chains that mix (Vehtari et
         # al. 2021); at most as many again as are drawn: the ESS of a few hundred draws of a slowly mixing
         # parameter is too low (mirt's Science data: 2,100 draws per chain drawn on the estimate after 100,

@@ -18,11 +18,12 @@ import arviz as az
 import numpy as np
 
 from lib.errors import FormatError
+from lib.inference.chain_stats import ChainStats
 from lib.inference.diagnostics import Diagnostics
 from lib.inference.diagnostics import diagnose as diagnose_draws
 from lib.inference.pipeline import FitPlan, run_fit
 from lib.inference.progress import FitProgress
-from lib.inference.samplers import Problem
+from lib.inference.samplers import Draws, Problem
 from lib.inference.settings import gives_posterior
 from lib.inference.store import FitStore, Stored, digest_of
 from lib.inference.timings import PhaseTimer
@@ -208,8 +209,8 @@ def fit_grm(
         design = check_design(rm)
         _check_labels(rm)
 
-        def diagnose_fit(idata: az.InferenceData) -> Diagnostics:
-            diag = diagnose(idata, checked, 0.0)
+        def diagnose_fit(draws: Draws) -> Diagnostics:
+            diag = diagnose(draws.idata, checked, 0.0, draws.stats)
             diag.warnings += design.warnings
             if (note := cutpoints_note(rm, checked.cutpoints)) is not None:
                 diag.warnings.append(note)
@@ -257,10 +258,13 @@ def _problem(rm: RatingMatrix, settings: FitSettings) -> Problem:
     return Problem(build=build, map=map_spec(rm.codes(), len(rm.categories), settings.cutpoints, _coords(rm)))
 
 
-def diagnose(idata: az.InferenceData, settings: FitSettings, wall_s: float) -> Diagnostics:
-    """The shared diagnostics over theta, alpha and b (:func:`lib.inference.diagnostics.diagnose`),
-    then the parameters the data do not inform (prior-to-posterior contraction, :mod:`lib.irt.contraction`)."""
-    diag = diagnose_draws(idata, settings.sampler, wall_s, NAMES)
+def diagnose(
+    idata: az.InferenceData, settings: FitSettings, wall_s: float, stats: ChainStats | None = None
+) -> Diagnostics:
+    """The shared diagnostics over theta, alpha and b (:func:`lib.inference.diagnostics.diagnose`; ``stats``: the
+    sampler's last check, :attr:`lib.inference.samplers.Draws.stats`), then the parameters the data do not inform
+    (prior-to-posterior contraction, :mod:`lib.irt.contraction`)."""
+    diag = diagnose_draws(idata, settings.sampler, wall_s, NAMES, stats=stats)
     if not gives_posterior(settings.sampler):
         return diag
     post = idata["posterior"][NAMES]

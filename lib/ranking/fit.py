@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import arviz as az
 import numpy as np
 
-from lib.errors import SettingsError
+from lib.errors import ExactFitError, SettingsError
 from lib.inference.diagnostics import Diagnostics, diagnose
-from lib.inference.laplace import LaplaceMode, laplace_mode
+from lib.inference.laplace import LaplaceMode, laplace_mode, sample_laplace
 from lib.inference.pipeline import FitPlan, run_fit
 from lib.inference.progress import FitProgress, Tracker
 from lib.inference.samplers import Draws, Problem
@@ -66,10 +66,10 @@ takes seconds where NUTS takes minutes (hours on an arena), and it agrees with N
 where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and says so (:func:`nuts_reason`)."""
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
-STORE = FitStore("rankings", model_version=5, thin_dim="prompt")
+STORE = FitStore("rankings", model_version=6, thin_dim="prompt")
 """Ranking fits' cache (``lib.io.paths.cache_dir("rankings")``); raise the version when the model or what is
 stored with it changes (4: the prompt clustering and its notes; 5: the votes' alpha_j integrated out by
-quadrature, :mod:`lib.ranking.marginal`).
+quadrature, :mod:`lib.ranking.marginal`; 6: the Laplace route in the posterior's attrs, not the warnings).
 Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
 (:func:`lib.inference.store.thinned`): the read-outs use only the means of alpha and b."""
 
@@ -263,6 +263,10 @@ NO_CLUSTER_CHECK_BY_CATEGORY = (
 FALLBACK_NOTE = "MAP + Laplace is not trustworthy here ({reason}): fitted with NUTS ({sampler}) instead."
 
 
+ROUTE = "route"
+"""The posterior attribute holding a fit's :attr:`RankingFit.route`."""
+
+
 @dataclass
 class RankingFit:
     """A fitted ranking model.
@@ -272,6 +276,7 @@ class RankingFit:
     ``eta`` (.., prompt). ``categories``: labels of the outcome categories. ``mode``: the posterior
     mode of the same variables (Laplace fits only; None for NUTS). ``cache_key``: the entry's name
     in the cache (:meth:`lib.inference.store.FitStore.key`), ``from_cache``: whether the fit was read from it.
+    ``route``: how a MAP + Laplace fit of a likelihood with its own Laplace fit was made (:func:`_exact_laplace`).
     """
 
     idata: az.InferenceData
@@ -287,6 +292,14 @@ class RankingFit:
         """Skill draws, shape (S, K) float64 (S = chains x draws), columns in ``data.systems`` order."""
         skill = self.idata["posterior"]["skill"].sel(system=self.data.systems)
         return skill.stack(sample=("chain", "draw")).transpose("sample", "system").to_numpy().astype(np.float64)
+
+    @property
+    def route(self) -> str:
+        """How the fit was made, said with its sampler (the command's "fitted with" line, the page's caption,
+        ``diagnostics.json``'s ``route``): the votes' quadrature over alpha_j or the full model's Laplace fit and
+        why (:mod:`lib.ranking.marginal`); "" for NUTS and likelihoods without a Laplace fit of their own. Kept
+        in the posterior's attrs (:data:`ROUTE`), so a fit read from the cache says it too."""
+        return str(self.idata["posterior"].attrs.get(ROUTE, ""))
 
 
 def _request(obs, settings: RankSettings, fixed_alpha: bool, cluster_check: bool = True) -> dict:
@@ -447,21 +460,26 @@ def _plan(rd: RankingData, settings: RankSettings, fixed_alpha: bool, cluster_ch
     exact, route = _exact_laplace(rd, obs, settings, fixed_alpha) if sampler == LAPLACE else (None, "")
     problem = _problem(obs, settings, fixed_alpha, exact)
 
-    def diagnose_fit(idata: az.InferenceData) -> Diagnostics:
+    def diagnose_fit(draws: Draws) -> Diagnostics:
+        idata = draws.idata
         # constant by construction: b = 0 of votes without ties, alpha = 1 when fixed; the baseline's skill
         fixed = ["b"] * (obs.paired and len(obs.categories) == 2) + ["alpha"] * fixed_alpha
         names = [str(n) for n in idata["posterior"].data_vars if n not in fixed]
         drop = {"system": [settings.baseline]} if settings.baseline is not None else None
-        diag = diagnose(idata, sampler, 0.0, names, drop)
+        diag = diagnose(idata, sampler, 0.0, names, drop, draws.stats)
         if reason:
             diag.warnings.insert(0, FALLBACK_NOTE.format(reason=reason, sampler=sampler))
-        diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha + [route] * bool(route)
-        if sampler == LAPLACE and obs.paired and not fixed_alpha and not problem.laplace.marginal_curvature:
+        diag.warnings += [SHARED_ALPHA_NOTE] * shared_alpha
+        # the full model's Laplace fit ran: no exact fit, or it could not finish (its fallback said the route)
+        full = sampler == LAPLACE and (exact is None or ROUTE in idata["posterior"].attrs)
+        if full and obs.paired and not fixed_alpha and not _marginal_curvature(obs):
             diag.warnings.append(SCHUR_NOTE.format(n=MARGINAL_MAX_OBS))
         _check_clustering(idata, obs, settings, cluster_check, diag.warnings)
         return diag
 
     def result(draws: Draws, diag: Diagnostics, key: str) -> RankingFit:
+        if route:  # informs, does not warn: said with the method (RankingFit.route), stored with the draws
+            draws.idata["posterior"].attrs.setdefault(ROUTE, route)
         return RankingFit(draws.idata, diag, rd, settings, obs.categories, draws.mode, key)
 
     return FitPlan(
@@ -500,12 +518,11 @@ def _problem(
     """What the sampler fits: the ranking model of ``obs`` (:func:`lib.ranking.model.build_ranking`), its prompt
     variables local, keyed by the model and its data (under which a Laplace fit keeps its compiled programs and
     mode, :func:`lib.inference.laplace.laplace_mode`); ``exact``: the Laplace fit with them integrated out exactly
-    (:func:`_exact_laplace`), which the ``laplace`` sampler runs instead of the model's."""
+    (:func:`_exact_laplace`), which the ``laplace`` sampler runs instead of the model's, unless it cannot finish
+    (:func:`_or_full_model`)."""
     from lib.ranking.model import LOCAL, SCALES, build_ranking, posterior_names
 
-    # Ratings always take the marginal's curvature: their Schur complement need not be positive
-    # definite at the marginal mode (the scale sigma_eta), and they have few globals.
-    curvature = len(obs.code) <= MARGINAL_MAX_OBS or not obs.paired
+    curvature = _marginal_curvature(obs)
 
     def build():
         model = build_ranking(
@@ -518,15 +535,9 @@ def _problem(
         )
         return model, posterior_names(model)
 
-    return Problem(
+    full = Problem(
         build=build,
-        laplace=LaplaceSettings(
-            local=LOCAL,
-            unit="prompt",
-            marginal_curvature=curvature or exact is not None,  # the exact fit's precision is its marginal's
-            scales=SCALES,
-            exact_fit=exact,
-        ),
+        laplace=LaplaceSettings(local=LOCAL, unit="prompt", marginal_curvature=curvature, scales=SCALES),
         target_accept=TARGET_ACCEPT_BY_CATEGORY if obs.category is not None else 0.8,
         key=digest_of(  # the model and its data, under which its compiled programs are kept
             obs,
@@ -534,6 +545,33 @@ def _problem(
             [fixed_alpha, curvature],
         ),
     )
+    if exact is None:
+        return full
+    # the exact fit's precision is its marginal's
+    return replace(full, laplace=replace(full.laplace, marginal_curvature=True, exact_fit=_or_full_model(exact, full)))
+
+
+def _marginal_curvature(obs: Observations) -> bool:
+    """Whether the full model's Laplace fit of ``obs`` takes the marginal's curvature as the globals' precision (else
+    the Schur complement, :data:`SCHUR_NOTE`). Ratings always do: their Schur complement need not be positive
+    definite at the marginal mode (the scale sigma_eta), and they have few globals."""
+    return len(obs.code) <= MARGINAL_MAX_OBS or not obs.paired
+
+
+def _or_full_model(exact: Callable[..., Draws], full: Problem) -> Callable[..., Draws]:
+    """A likelihood's own Laplace fit ``exact`` (``exact(settings, tracker)``), or where it cannot finish on these data
+    (:class:`lib.errors.ExactFitError`, e.g. the votes' quadrature nodes did not settle) the full model's Laplace fit
+    of ``full``, whose posterior's :data:`ROUTE` is the error's message: how it was made, and why."""
+
+    def fit(settings: NutsSettings, tracker: Tracker) -> Draws:
+        try:
+            return exact(settings, tracker)
+        except ExactFitError as err:
+            draws = sample_laplace(full, settings, tracker)
+            draws.idata["posterior"].attrs[ROUTE] = err.problem
+            return draws
+
+    return fit
 
 
 def laplace_state(fit: RankingFit, *, fixed_alpha: bool = False) -> LaplaceMode:

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from lib.engine.blas import one_blas_thread
-from lib.errors import SettingsError
+from lib.errors import ExactFitError, SettingsError
 from lib.inference.progress import Tracker
 from lib.inference.samplers import Draws
 from lib.inference.settings import NutsSettings
@@ -59,7 +59,8 @@ log-likelihood is concave in z_j)."""
 ADAPT_ROUNDS = 5
 ADAPT_TOL = 1e-6
 """The nodes are placed at the warm start, the mode found with them held, then placed again at that mode and the
-mode found again, until it moves no variable by more than ADAPT_TOL (at most ADAPT_ROUNDS placements)."""
+mode found again, until it moves no variable by more than ADAPT_TOL (at most ADAPT_ROUNDS placements; a mode still
+moving after them is not the quadrature's: the fit falls back to the full model's, :meth:`Marginal.fit`)."""
 CHUNK_CELLS = 1 << 24
 """Cells of a chunk's covariance matrix (prompts x NODES, variables; 128 MB of float64): many systems, fewer prompts a
 chunk."""
@@ -576,6 +577,9 @@ class Marginal:
 
         Raises
         ------
+        ExactFitError
+            The mode still moved by more than :data:`ADAPT_TOL` after :data:`ADAPT_ROUNDS` placements of the nodes:
+            the nodes are not at the mode they integrate around (:data:`FALLBACK_NOTE` with the reason).
         SettingsError
             The Hessian at the mode is not positive definite, or the search did not converge.
         """
@@ -588,6 +592,12 @@ class Marginal:
                 moved, theta = np.abs(found - theta).max(), found
                 if moved < ADAPT_TOL:
                     break
+            else:
+                reason = (
+                    f"the nodes did not settle: after {ADAPT_ROUNDS} placements the mode still moved {moved:.1e} "
+                    f"(more than {ADAPT_TOL:g})"
+                )
+                raise ExactFitError(FALLBACK_NOTE.format(reason=reason))
             assert p.hess is not None and p.weights is not None
             try:
                 np.linalg.cholesky(p.hess)

@@ -544,8 +544,8 @@ def diagnostics_text(result: RankingResult, extra: dict | None = None) -> str:
     (:func:`lib.inference.diagnostics.diagnostics_json`); with style control its ``style_coefficients``, per
     feature the votes model's ``mean, sd, low, high`` and the Bradley–Terry baseline's ``bt_mean, bt_sd, bt_low,
     bt_high`` (logits per SD of the standardised feature, ``null`` where not estimated); by category its
-    ``category_spread`` (sigma_category's ``mean, sd, low, high``); and ``extra`` (e.g. the
-    judges' analysis)."""
+    ``category_spread`` (sigma_category's ``mean, sd, low, high``); the fit's ``route`` where it has one
+    (:attr:`lib.ranking.fit.RankingFit.route`); and ``extra`` (e.g. the judges' analysis)."""
     import json
     import math
 
@@ -555,6 +555,8 @@ def diagnostics_text(result: RankingResult, extra: dict | None = None) -> str:
         return float(value) if value is not None and math.isfinite(float(value)) else None
 
     out = json.loads(diagnostics_json(result.fit.diagnostics)) | (extra or {})
+    if result.fit.route:
+        out["route"] = result.fit.route
     if result.category_spread is not None:
         spread = result.category_spread.iloc[0]
         out["category_spread"] = {c: number(spread[c]) for c in ("mean", "sd", "low", "high")}

@@ -18,6 +18,8 @@ from lib.inputs import analysis_input
 from lib.judgments.datasets import DATASETS, DEFAULT_DATASET
 from lib.ranking.fit import DEFAULT_SAMPLER, rank_settings
 from lib.ranking.leaderboard import P_BEST_HELP
+from lib.ranking.marginal import NODES, NOTE
+from ui.text import escape_markdown
 
 SIDE_BY_SIDE = ["system", "skill_mean", "skill_low", "skill_high", "p_best", "bt_rating"]
 """The columns of the page's leaderboards without and with style control (``pages/leaderboard.py``)."""
@@ -90,6 +92,8 @@ def test_page_works_on_every_bundled_data_set(at, key):
     assert set(table(at)["system"]) == set(data.matrix.comparisons[["system_a", "system_b"]].stack())
     if data.judgments is not None:  # votes: Bradley–Terry beside IRT, and what to annotate next
         assert table(at)["bt_rating"].notna().all() and len(at.get("plotly_chart")) == 4
+        route = escape_markdown(NOTE.format(nodes=NODES))  # alpha_j by quadrature: said with the method, not warned
+        assert any(route in c.value for c in at.caption) and not any(route in w.value for w in at.warning)
         nxt = [d.value for d in at.dataframe if "prompt_id" in d.value.columns]
         if nxt:  # texts follow the four columns when the data set has them (prompt, both responses)
             assert list(nxt[0].columns[:4]) == ["system_a", "system_b", "prompt_id", "score"]

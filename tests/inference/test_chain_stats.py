@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.inference.chain_stats import chain_stats, stacked
+from lib.inference.chain_stats import chain_stats, stacked, stacked_columns
 
 
 def ar1(rng, chains: int, draws: int, n: int, phi: float) -> np.ndarray:
@@ -91,21 +91,46 @@ def test_stacked_lays_every_element_of_every_variable_side_by_side():
         chain_stats(np.zeros((5, 3)))
 
 
-def test_the_same_draws_are_computed_once_and_other_draws_again(monkeypatch):
-    """A fit sampled to a target ESS stops on a check of the draws its diagnostics then check: computed once."""
-    import lib.inference.chain_stats as module
+def posterior_of_three(rng) -> az.InferenceData:
+    """Autocorrelated draws of alpha (2, constant: left out of checks), skill (system A-C: A a baseline, left
+    out) and b (prompt x threshold), each element with its own autocorrelation and the first chain off by its
+    own shift: every element's R-hat and ESS differ."""
+    n = 2 + 3 + 4
+    x = np.stack([ar1(rng, 4, 60, 1, phi)[..., 0] for phi in np.linspace(0.1, 0.8, n)], axis=-1)
+    x[0] += np.linspace(0.0, 0.6, n)
+    return az.from_dict(
+        posterior={"alpha": np.ones((4, 60, 2)), "skill": x[..., 2:5], "b": x[..., 5:].reshape(4, 60, 2, 2)},
+        coords={"system": ["A", "B", "C"], "prompt": ["p1", "p2"], "threshold": [1, 2]},
+        dims={"alpha": ["prompt"], "skill": ["system"], "b": ["prompt", "threshold"]},
+    )
 
+
+def test_the_columns_of_a_selection_give_its_own_numbers():
+    post = posterior_of_three(np.random.default_rng(8)).posterior
+    names, drop = ["b", "skill"], {"system": ["A"]}  # another order than the posterior's, a label left out
+    columns = stacked_columns(post, names, drop)
+    assert columns.tolist() == [5, 6, 7, 8, 3, 4]
+    taken = chain_stats(stacked(post)).take(columns)
+    own = chain_stats(stacked(post[names].drop_sel(drop), names))
+    for ours, theirs in ((taken.rhat, own.rhat), (taken.ess_bulk, own.ess_bulk), (taken.ess_tail, own.ess_tail)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_a_check_handed_over_is_read_and_none_handed_is_computed(monkeypatch):
+    """The sampler's last check (``Draws.stats``, of every variable) spares the diagnostics computing it; their
+    numbers are those computed; with none handed (a fixed number of draws, other samplers) they compute it."""
+    import lib.inference.convergence as convergence
+    from lib.inference.diagnostics import diagnose
+
+    idata = posterior_of_three(np.random.default_rng(8))
     computed = []
-    compute = module._chain_stats
-    monkeypatch.setattr(module, "_chain_stats", lambda x: computed.append(x.shape) or compute(x))
-    x = ar1(np.random.default_rng(8), 4, 50, 3, 0.5)
-    first = chain_stats(x)
-    again = chain_stats(x.copy())
-    assert again is first and len(computed) == 1
-    y = x.copy()
-    y[2, 10, 1] += 1.0  # one draw changed: other numbers
-    changed = chain_stats(y)
-    assert len(computed) == 2 and changed.ess_bulk[1] != first.ess_bulk[1]
-    assert chain_stats(x[:, :, :2]).rhat.shape == (2,) and len(computed) == 3  # another shape
-    with pytest.raises(ValueError, match="read-only"):
-        first.rhat[0] = 1.0  # shared by every caller of the same draws
+    compute = convergence.chain_stats
+    monkeypatch.setattr(convergence, "chain_stats", lambda x: computed.append(x.shape) or compute(x))
+    names, drop = ["skill", "b"], {"system": ["A"]}
+    own = diagnose(idata, "numpyro", 0.0, names, drop)
+    assert computed == [(4, 60, 6)]
+    handed = diagnose(idata, "numpyro", 0.0, names, drop, stats=compute(stacked(idata.posterior)))
+    assert computed == [(4, 60, 6)]  # read, not computed again
+    worst = [(d.rhat_max, d.ess_bulk_min, d.ess_tail_min) for d in (own, handed)]
+    np.testing.assert_allclose(worst[1], worst[0], rtol=1e-12)
+    assert own.rhat_max > 1.01 and handed.warnings == own.warnings  # the shifted chain fails both alike

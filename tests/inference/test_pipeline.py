@@ -58,7 +58,7 @@ def toy(monkeypatch, tmp_path):
             problem=Problem(build=lambda: (None, ["mu"])),
             settings=settings,
             read=lambda stored: Toy(stored.idata, stored.diagnostics, store.key(request), from_cache=True),
-            diagnose=lambda idata: diagnose(idata, "constant", 0.0, ["mu"]),
+            diagnose=lambda draws: diagnose(draws.idata, "constant", 0.0, ["mu"]),
             result=lambda draws, diag, key: Toy(draws.idata, diag, key),
             remember=None if remembered is None else lambda: remembered.append(1),
             cacheable=cacheable,

@@ -86,7 +86,7 @@ def test_chunks_drop_the_warm_up_and_stop_at_the_target_or_the_ceiling(tune, tar
     tracker = Tracker(1, 0.0)
     tracker.stage = lambda fraction, message: events.append((fraction, message))
     chunks = _kept_chunks(step, TARGET_CHUNK, TARGET_CHUNK, TARGET_CHUNK, settings)  # warm-up ran one chunk
-    idata = _draw_to_target(chunks, to_idata, to_array, settings, tracker)
+    idata = _draw_to_target(chunks, to_idata, to_array, settings, tracker).idata
     assert (idata.posterior.attrs["target_ess"], idata.posterior.attrs["stopped"]) == (target, stopped)
     energy = idata.sample_stats["energy"].to_numpy()
     assert energy.shape == (2, kept) and (energy[0] == np.arange(tune, tune + kept)).all()
@@ -99,8 +99,10 @@ def test_checks_between_chunks_look_at_the_slowest_parameters_and_all_before_sto
 ):
     """Each check after the first looks at the WATCHED parameters furthest from the target at the last check
     of all; all are checked before sampling stops at the target, and one of the others falling short (its
-    first chain moved off by ``shift`` after the first chunk) keeps it going."""
+    first chain moved off by ``shift`` after the first chunk) keeps it going. The last check is handed on to
+    the diagnostics when it was of all of them on the final draws, and nothing when it was of the watched."""
     import lib.inference.chain_stats as stats_module
+    from lib.inference.chain_stats import chain_stats
     from lib.inference.samplers import WATCHED, _draw_to_target, _kept_chunks
 
     # fake_chunks' 3 parameters tiled 101 times; the last column is the last of its equals: unwatched at first
@@ -113,15 +115,21 @@ def test_checks_between_chunks_look_at_the_slowest_parameters_and_all_before_sto
         return x
 
     looked = []
-    compute = stats_module._chain_stats
-    monkeypatch.setattr(stats_module, "_chain_stats", lambda x: looked.append(x.shape[2]) or compute(x))
+    compute = stats_module.chain_stats
+    monkeypatch.setattr(stats_module, "chain_stats", lambda x: looked.append(x) or compute(x))
     settings = FitSettings(
         chains=2, tune=100, draws=500, target_ess=300
     )  # ESS about 170 after 100 draws, 320 after 200
     chunks = _kept_chunks(step, TARGET_CHUNK, TARGET_CHUNK, TARGET_CHUNK, settings)
-    idata = _draw_to_target(chunks, to_idata, to_array, settings, Tracker(1, 0.0))
-    assert idata.posterior.attrs["stopped"] == stopped
-    assert looked == [{"n": n, "w": WATCHED}[k] for k in sizes]
+    draws = _draw_to_target(chunks, to_idata, to_array, settings, Tracker(1, 0.0))
+    assert draws.idata.posterior.attrs["stopped"] == stopped
+    assert [x.shape[2] for x in looked] == [{"n": n, "w": WATCHED}[k] for k in sizes]
+    if sizes[-1] == "n":  # the numbers of the final draws, of every parameter
+        assert draws.stats is not None and draws.stats.rhat.shape == (n,)
+        assert looked[-1].shape[1] == draws.idata.posterior.sizes["draw"]
+        np.testing.assert_array_equal(draws.stats.ess_bulk, chain_stats(looked[-1]).ess_bulk)
+    else:  # the watched ones' numbers only: the diagnostics compute all
+        assert draws.stats is None
 
 
 def test_the_slowest_parameters_are_those_needing_most_draws():

@@ -11,7 +11,7 @@ from lib.ranking import marginal
 from lib.ranking.fit import RankSettings, fit_ranking, rank_settings
 from lib.ranking.model import learns_alpha_spread, observations
 from lib.ranking.simulate import simulate_arena
-from tests.ranking.conftest import arena_input
+from tests.ranking.conftest import arena_input, laplace_stand_in
 
 
 @pytest.fixture(autouse=True)
@@ -140,7 +140,7 @@ def test_the_default_fit_of_votes_agrees_with_nuts_on_the_full_model(small, nuts
     100 prompts (the mode 0.25, NUTS's mean 0.13), which moves the alphas' shrinkage (measured: at most 0.33 SD).
     """
     fit = fit_ranking(small, rank_settings())
-    assert any(w.startswith(marginal.NOTE[:60]) for w in fit.diagnostics.warnings)
+    assert fit.route == marginal.NOTE.format(nodes=marginal.NODES)
     sd, ess = nuts.skill_draws().std(0), nuts.diagnostics.ess_bulk_min
     np.testing.assert_array_less(np.abs(fit.skill_draws().mean(0) - nuts.skill_draws().mean(0)), 3 * sd / np.sqrt(ess))
     np.testing.assert_array_less(np.abs(fit.skill_draws().std(0) / sd - 1), 3 / np.sqrt(2 * ess))
@@ -149,10 +149,38 @@ def test_the_default_fit_of_votes_agrees_with_nuts_on_the_full_model(small, nuts
     np.testing.assert_array_less(np.abs(mean[0] - mean[1]), 0.4 * alpha[1].std(("chain", "draw")).to_numpy())
 
 
-def test_where_it_does_not_apply_the_full_model_is_fitted_and_said(small):
+def test_where_it_does_not_apply_the_full_model_is_fitted_and_said(small, monkeypatch):
+    """The full model's Laplace solver is reached (a stand-in, :func:`tests.ranking.conftest.laplace_stand_in`: its
+    numbers are checked where it is fitted, e.g. ``tests/ranking/test_ranking_fit.py``, compiled once there)."""
+    import lib.inference.laplace
+
     obs = observations(small)
     assert learns_alpha_spread(obs)
     assert marginal.not_applicable(obs, intransitivity=False, fixed_alpha=False) is None
     assert "nothing to integrate" in marginal.not_applicable(obs, intransitivity=False, fixed_alpha=True)
+    given: list = []
+    monkeypatch.setattr(lib.inference.laplace, "laplace", laplace_stand_in(given))
     fit = fit_ranking(small, RankSettings(draws=200), fixed_alpha=True)
-    assert any("does not apply" in w for w in fit.diagnostics.warnings)
+    assert len(given) == 1 and "alpha" in given[0] and "sigma_alpha" not in given[0]  # the full model, alpha_j = 1
+    assert fit.route == marginal.FALLBACK_NOTE.format(reason="alpha_j = 1 for every prompt: nothing to integrate")
+    assert not any("does not apply" in w for w in fit.diagnostics.warnings)  # said with the method instead
+
+
+def test_nodes_that_do_not_settle_fall_back_to_the_full_model_and_say_why(monkeypatch, small):
+    """One placement of the nodes (ADAPT_ROUNDS 1): the mode moves from the warm start (alpha_j = 1), so the nodes are
+    not at the mode they integrate around. The quadrature says so (ExactFitError); the fit takes the full model's
+    Laplace path (its solver replaced by a stand-in, :func:`tests.ranking.conftest.laplace_stand_in`: no
+    compilation) and says why with the method, not among the warnings."""
+    import lib.inference.laplace
+    from lib.errors import ExactFitError
+
+    monkeypatch.setattr(marginal, "ADAPT_ROUNDS", 1)
+    with pytest.raises(ExactFitError, match=r"the nodes did not settle: after 1 placements the mode still moved") as e:
+        marginal.Marginal(observations(small), baseline=None, position_bias=False, learnt=True).fit()
+    route = e.value.problem
+    assert route.startswith("MAP + Laplace of the full model")
+    given: list = []
+    monkeypatch.setattr(lib.inference.laplace, "laplace", laplace_stand_in(given))
+    fit = fit_ranking(small, RankSettings(draws=50))
+    assert len(given) == 1 and {"alpha", "sigma_alpha"} <= set(given[0])  # the full model, alpha_j its variables
+    assert fit.route == route and not any("did not settle" in w for w in fit.diagnostics.warnings)

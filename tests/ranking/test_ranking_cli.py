@@ -12,6 +12,7 @@ import pytest
 
 import lib.cli
 from lib.judgments.datasets import DATASETS
+from lib.ranking.marginal import NODES, NOTE
 
 LEADERBOARD = [
     "system",
@@ -66,7 +67,30 @@ def test_rank_writes_exactly_the_documented_files_and_columns(tmp_path, capsys):
     assert list(nxt.columns) == ["system_a", "system_b", "prompt_id", "score", "relative_score"] and len(nxt) == 5
     diag = json.loads((out / "diagnostics.json").read_text())
     assert diag["sampler"] == "laplace"
+    assert diag["route"] == NOTE.format(nodes=NODES) and diag["route"] not in diag["warnings"]
     assert "wrote" in capsys.readouterr().out
+
+
+def test_a_default_votes_fit_of_clean_votes_says_its_route_with_the_method_and_warns_nothing(tmp_path, capsys):
+    """The votes' quadrature over alpha_j informs: it is said with the sampler ("fitted with" and diagnostics.json's
+    ``route``), not among the warnings, which hold only the Laplace sampler's own caveat on independent votes."""
+    from lib.inference.settings import SAMPLERS
+    from lib.ranking.fit import DEFAULT_SAMPLER
+    from lib.ranking.simulate import simulate_arena
+
+    path, out = tmp_path / "votes.csv", tmp_path / "out"
+    simulate_arena(4, 20, 200, seed=1)[0].to_csv(path, index=False)
+    columns = "prompt=prompt_id,system_a=system_a,system_b=system_b,annotator=annotator_id,choice=winner"
+    args = ["rank", "--input", str(path), "--format", "pairwise", "--columns", columns, "--out", str(out)]
+    assert lib.cli.main(args) == 0
+    diag, said, method = (
+        json.loads((out / "diagnostics.json").read_text()),
+        capsys.readouterr(),
+        NOTE.format(nodes=NODES),
+    )
+    assert diag["route"] == method and diag["warnings"] == [SAMPLERS[DEFAULT_SAMPLER].note]
+    assert f"fitted with {DEFAULT_SAMPLER} (default sampler: {DEFAULT_SAMPLER}) in " in said.out
+    assert f" s: {method}\n" in said.out and method not in said.err
 
 
 def test_rank_on_ratings_leaves_bradley_terry_empty_and_says_so(tmp_path, capsys):

@@ -9,7 +9,6 @@ one seeded fit detects it, where coverage over small arenas would need dozens of
 test runs both.
 """
 
-import arviz as az
 import numpy as np
 import pytest
 
@@ -18,6 +17,7 @@ import lib.ranking.fit as ranking_fit
 import lib.ranking.marginal
 from lib.ranking.fit import RankSettings, fit_ranking
 from lib.ranking.simulate import simulate_arena
+from tests.ranking.conftest import as_idata, stand_in_draws
 
 
 @pytest.fixture(autouse=True)
@@ -42,16 +42,13 @@ def test_gamma_of_an_arena_with_few_votes_per_prompt_is_recovered(arena, monkeyp
     assert abs(slope - 1) <= 0.1
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # a stand-in alpha_j of 0 had no log (all draws were zeros)
 def test_large_data_take_the_schur_complement_as_precision_and_say_so(monkeypatch, arena):
     asked = []
 
     def fake(model, names, settings, tracker, options, **kept):  # no compilation: the gate
         asked.append(options.marginal_curvature)
-        dims = {n: list(model.named_vars_to_dims.get(n, ())) for n in names}
-        values = {n: np.zeros((1, settings.draws, *(len(model.coords[d]) for d in ds))) for n, ds in dims.items()}
-        return az.from_dict(
-            posterior=values, coords={d: model.coords[d] for ds in dims.values() for d in ds}, dims=dims
-        )
+        return as_idata(model, stand_in_draws(model, names, 1, settings.draws, 0))  # in the model's own ranges
 
     monkeypatch.setattr(lib.inference.laplace, "laplace", fake)
     # the full model's Laplace fit, which votes take only where the quadrature over alpha does not apply
