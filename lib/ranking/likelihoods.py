@@ -230,10 +230,14 @@ LIKELIHOODS: dict[str, Likelihood] = {
             check=_no_equal_scores,
             design=_ratings_design,
             size=_ratings_size,
-            seconds=(8.5, 6.6e-4, 1.9),
+            # the quadrature fit's (issue 35; bench/bench_rank_cost.py, 2026-11-28 at load 8-11, idle-equivalent):
+            # nothing compiled; the search 4.9e-4 s a score on 20 x 200 x 2 scores a cell (alpha_j free: 225 nodes a
+            # prompt), 8.5e-5 on HANNA (alpha_j = 1: 15 nodes), taken between; the last pass 2.9e-5
+            seconds=(0.0, 2.4e-4, 2.4e-5),
             observations="lib.ranking.model:score_observations",
             terms="lib.ranking.model:ratings_terms",
             notes=(RATINGS_CALIBRATION_NOTE,),
+            laplace="lib.ranking.marginal_ratings:laplace_fit",
         ),
     )
 }
