@@ -154,8 +154,6 @@ class RatingsMarginal:
         j = len(first)
         self._place(np.zeros((j, self.dim)), np.tile(np.eye(self.dim), (j, 1, 1)))
 
-    # -- the nodes -------------------------------------------------------------------------------------------
-
     def _place(self, centre: np.ndarray, chol: np.ndarray) -> None:
         """Each prompt's nodes v_jk = centre_j + L_j x_k (J, K, D) and their log weights: the rule's, times
         |L_j| phi(v_jk) / phi(x_k), so that sum_k w_jk f(v_jk) integrates f against the N(0, I) prior of
@@ -227,8 +225,6 @@ class RatingsMarginal:
             hess[:, 0, 0] = r**2 * per_prompt(t1 * e1 + t1**2 * h1 + t2 * e2 + t2**2 * h2 + d * q + d**2 * g2) - 1
             hess[:, 0, 1] = hess[:, 1, 0] = r * sigma * per_prompt(a * (e1 + e2 + t1 * h1 + t2 * h2))
         return value, grad, hess
-
-    # -- a pass over the scores ----------------------------------------------------------------------------------
 
     def _natural(self, full: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """The skills, the ordered thresholds and sigma_eta of the full vector."""
@@ -372,8 +368,6 @@ class RatingsMarginal:
             hess = jac.T @ (np.diag(1 / scales**2) - p.hess) @ jac + np.diag(second * tail)
             p.hess = self.transform.T @ hess @ self.transform
         return p
-
-    # -- the search and the read-outs --------------------------------------------------------------------------------
 
     def start(self) -> np.ndarray:
         """Skills 0, the full model's initial thresholds (evenly spaced on [-1.5, 1.5]), sigma_eta = 1."""
