@@ -127,7 +127,8 @@ def fitted(task: tuple[Condition, int]) -> tuple[float, float, float] | None:
     )
     nuts = fitted_sampler(settings) != DEFAULT_SAMPLER  # its sizes as `rank` takes them; Laplace: 2,000 draws
     settings = dataclasses.replace(
-        settings, **sampling_sizes(fitted_sampler(settings), draws=None if nuts else 2000, tune=None, target_ess=None)
+        settings,
+        **sampling_sizes("ranking", fitted_sampler(settings), draws=None if nuts else 2000, tune=None, target_ess=None),
     )
     try:
         skill = fit_ranking(rd, settings, fixed_alpha=c.fixed_alpha).skill_draws()

@@ -70,7 +70,7 @@ CASES: dict[str, Callable[[Path], list[str]]] = {
     "rome_bestworst": _bundled(
         "--input", "DATA/rome_bestworst/bestworst_long.csv", "--format", "bestworst", "--criterion", "consistency"
     ),
-    "ratings_20x200": _ratings(20, 200),
+    "ratings_20x200": lambda folder: [*_ratings(20, 200)(folder), "--no-annotator-effect"],  # Laplace: no severities
     "arena_20k": _arena(2_000, 20_000),
     "arena_100k": _arena(20_000, 100_000),
     "hanna_numpyro": lambda folder: [*CASES["hanna_ratings"](folder), "--sampler", "numpyro"],

@@ -267,13 +267,13 @@ def estimate_cost(
         parts["the judgments' gradients"] = _BYTES_PER_OBS_LAPLACE * n / _GB
         spec = likelihood_spec(likelihood)
         jit_optimise, per_obs_optimise, jit_hessian = spec.seconds
-        if spec.laplace:  # its own fit (the votes' quadrature): passes over the observations, no PyMC model
+        if spec.laplace:  # its own fit (the votes' or the ratings' quadrature): passes over the observations
             from lib.ranking.marginal import NODES
 
-            # each pass's exact Hessian: the Gram matrix of the prompts' gradients at the nodes, its Cholesky; the
-            # search takes about 4 passes (3 with the nodes placed at the warm start, 1 after placing them again at
-            # the mode), the Hessian at the mode 1
-            curvature = _SECONDS_FLOP * (j * NODES * float(k) ** 2 + float(k) ** 3)
+            # each pass's exact Hessian: the Gram matrix of the prompts' gradients at the nodes (NODES a dimension,
+            # a dimension a local variable), its Cholesky; the search takes about 4 passes (3 with the nodes placed
+            # at the warm start, 1 after placing them again at the mode), the Hessian at the mode 1
+            curvature = _SECONDS_FLOP * (j * NODES**locals_per_prompt * float(k) ** 2 + float(k) ** 3)
             phases |= {
                 "compile": jit_optimise,
                 "optimise": per_obs_optimise * n + 4 * curvature,

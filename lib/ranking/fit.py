@@ -10,7 +10,10 @@ votes it stretched the skills by 8.5%, their 95% intervals covering 31% of the s
 ``docs/leaderboard.md``); above :data:`MARGINAL_MAX_OBS` paired judgments the precision is the Schur
 complement at that mode. For ratings the joint mode put the prompt effects' scale sigma_eta at 3.9
 where NUTS gave 0.77 (simulated unpaired ratings, one system per prompt), and the skills' SDs came
-out 1.5-2.5 times NUTS's; at the marginal mode they are within 20%. Where a Gaussian at the mode is
+out 1.5-2.5 times NUTS's; at the marginal mode they are within 20%. The votes and the ratings integrate their
+prompt variables out exactly instead (their likelihoods' own Laplace fits, :func:`_exact_laplace`; on those
+ratings sigma_eta 0.95 where NUTS gave 0.95 and the full model's marginal mode 0.76, and the skills' SDs 0.90-0.93
+times NUTS's against 0.86-0.89: ``bench/bench_ratings_quadrature.py``). Where a Gaussian at the mode is
 not trustworthy the fit falls back to NUTS (:func:`nuts_reason`).
 """
 
@@ -66,10 +69,11 @@ takes seconds where NUTS takes minutes (hours on an arena), and it agrees with N
 where a Gaussian at the mode is not trustworthy the fit falls back to NUTS and says so (:func:`nuts_reason`)."""
 FALLBACK_SAMPLER = "numpyro"
 """The NUTS sampler a Laplace fit falls back to (:func:`nuts_reason`)."""
-STORE = FitStore("rankings", model_version=6, thin_dim="prompt")
+STORE = FitStore("rankings", model_version=7, thin_dim="prompt")
 """Ranking fits' cache (``lib.io.paths.cache_dir("rankings")``); raise the version when the model or what is
 stored with it changes (4: the prompt clustering and its notes; 5: the votes' alpha_j integrated out by
-quadrature, :mod:`lib.ranking.marginal`; 6: the Laplace route in the posterior's attrs, not the warnings).
+quadrature, :mod:`lib.ranking.marginal`; 6: the ratings' eta_j and alpha_j so, :mod:`lib.ranking.marginal_ratings`;
+7: the Laplace route in the posterior's attrs, not the warnings).
 Large per-prompt draws (an arena's alpha) are kept thinned, with their exact means
 (:func:`lib.inference.store.thinned`): the read-outs use only the means of alpha and b."""
 
@@ -505,8 +509,9 @@ def _exact_laplace(
 ) -> tuple[Callable[..., Draws] | None, str]:
     """The likelihood's own Laplace fit of ``obs`` with the prompt variables integrated out exactly, and what the
     fit says of it (:attr:`lib.ranking.likelihoods.Likelihood.laplace`: the votes' quadrature over alpha_j,
-    :mod:`lib.ranking.marginal`): ``(None, note)`` where it does not apply (the full model's Laplace fit runs),
-    ``(None, "")`` for a likelihood without one."""
+    :mod:`lib.ranking.marginal`; the ratings' over eta_j and alpha_j, :mod:`lib.ranking.marginal_ratings`):
+    ``(None, note)`` where it does not apply (the full model's Laplace fit runs), ``(None, "")`` for a likelihood
+    without one."""
     if not rd.spec.laplace:
         return None, ""
     return rd.spec.load("laplace")(obs, settings, fixed_alpha)

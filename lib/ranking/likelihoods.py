@@ -165,9 +165,10 @@ def _ratings_size(rd: RankingData) -> tuple[int, int, int]:
 
 RATINGS_CALIBRATION_NOTE = (
     "Null calibration of the ratings likelihood: with two equal systems on 40 prompts it declared one better "
-    "(P(best) above 0.975) in about 6% of simulated studies, with one score a (prompt, system) cell or three, "
-    "against 5% nominal; the maximum-likelihood fit of the simulating model does the same at 40 prompts, and "
-    "both come closer to 5% with more prompts (bench/bench_null_calibration_rank.py, docs/leaderboard.md)."
+    "(P(best) above 0.975) in about 6% of simulated studies with one score a (prompt, system) cell, and in 4-9% "
+    "with three, against 5% nominal; the maximum-likelihood fit of the simulating model does the same at 40 "
+    "prompts, and both come closer to 5% with more prompts (bench/bench_null_calibration_rank.py, "
+    "docs/leaderboard.md)."
 )
 """Said with every ratings-likelihood leaderboard: its measured null calibration (issue 16)."""
 
@@ -230,10 +231,14 @@ LIKELIHOODS: dict[str, Likelihood] = {
             check=_no_equal_scores,
             design=_ratings_design,
             size=_ratings_size,
-            seconds=(8.5, 6.6e-4, 1.9),
+            # the quadrature fit's (issue 35; bench/bench_rank_cost.py, 2026-11-28 at load 8-11, idle-equivalent):
+            # nothing compiled; the search 4.9e-4 s a score on 20 x 200 x 2 scores a cell (alpha_j free: 225 nodes a
+            # prompt), 8.5e-5 on HANNA (alpha_j = 1: 15 nodes), taken between; the last pass 2.9e-5
+            seconds=(0.0, 2.4e-4, 2.4e-5),
             observations="lib.ranking.model:score_observations",
             terms="lib.ranking.model:ratings_terms",
             notes=(RATINGS_CALIBRATION_NOTE,),
+            laplace="lib.ranking.marginal_ratings:laplace_fit",
         ),
     )
 }

@@ -173,7 +173,8 @@ class Layout:
     """The marginal model's variables.
 
     Full coordinates (what a vote reads): skills (n), then ``y`` = log b (ties only), ``u`` = log sigma_alpha
-    (learnt only), then the location's linear covariates' coefficients (gamma, style; ``q``). Reduced
+    (learnt only), then the location's linear covariates' coefficients (gamma, style; ``q``; the ratings' fit
+    puts its thresholds' unconstrained values and log sigma_eta there, :mod:`lib.ranking.marginal_ratings`). Reduced
     coordinates (what is fitted): the skills on the sum-to-zero subspace (an orthonormal basis, as
     ``pm.ZeroSumNormal``'s prior is isotropic there) or with the baseline's skill fixed at 0, the rest as is.
     """
@@ -584,28 +585,8 @@ class Marginal:
             The Hessian at the mode is not positive definite, or the search did not converge.
         """
         with one_blas_thread():  # small matrices: BLAS threads only contend on a shared machine
-            theta, steps = self._warm_start(), 0
-            for _ in range(ADAPT_ROUNDS):
-                self.adapt(theta)
-                found, p, taken, seconds = self._newton(theta, NEWTON_TOL, 3)
-                steps += taken
-                moved, theta = np.abs(found - theta).max(), found
-                if moved < ADAPT_TOL:
-                    break
-            else:
-                reason = (
-                    f"the nodes did not settle: after {ADAPT_ROUNDS} placements the mode still moved {moved:.1e} "
-                    f"(more than {ADAPT_TOL:g})"
-                )
-                raise ExactFitError(FALLBACK_NOTE.format(reason=reason))
-            assert p.hess is not None and p.weights is not None
-            try:
-                np.linalg.cholesky(p.hess)
-            except np.linalg.LinAlgError as err:
-                raise SettingsError(
-                    "the Laplace approximation failed: the Hessian at the mode is not positive definite; fit with a "
-                    "NUTS sampler"
-                ) from err
+            theta, p, steps, seconds = adaptive_mode(self, self._warm_start(), FALLBACK_NOTE)
+        assert p.hess is not None and p.weights is not None
         nodes = self._by_prompt(self.z, self.nodes)
         return MarginalFit(
             self.layout, theta, p.hess, self._by_prompt(p.weights, np.exp(self.log_w)), nodes, steps, seconds
@@ -616,46 +597,88 @@ class Marginal:
         with ties), sigma_alpha = 0.3."""
         warm = Marginal.__new__(Marginal)
         warm._setup(dataclasses.replace(self.layout, learnt=False), self.terms, self.n_prompts, 1)
-        found = warm._newton(warm.start(), WARM_TOL, 2)[0]
+        found = newton(warm.evaluate, warm.start(), WARM_TOL, 2)[0]
         theta = self.start()
         k = self.layout.basis.shape[1] + self.layout.ties
         theta[:k] = found[:k]
         theta[k + self.layout.learnt :] = found[k:]
         return theta
 
-    def _newton(self, theta: np.ndarray, tol: float, order: int) -> tuple[np.ndarray, _Pass, int, float]:
-        """Newton steps from ``theta`` with the Hessian of ``order`` (:meth:`_pass`) until the next would move no
-        variable by more than ``tol``: the point, its pass and the number of steps."""
-        began = time.perf_counter()
-        p = self.evaluate(theta, order)
-        seconds = time.perf_counter() - began
-        for steps in range(NEWTON_MAX + 1):
-            assert p.grad is not None and p.hess is not None
-            if not np.isfinite(p.hess).all():
-                raise SettingsError("the quadrature fit's Hessian is not finite; fit with a NUTS sampler")
-            step = _newton_step(p.hess, p.grad)
-            if np.abs(step).max() < tol:
-                return theta, p, steps, seconds
-            scale = min(1.0, MAX_STEP / np.abs(step).max())  # far from the mode sigma_alpha could overflow alpha
-            while True:
-                trial = theta - scale * step
-                with np.errstate(over="ignore", invalid="ignore"):
-                    began = time.perf_counter()
-                    new = self.evaluate(trial, order)
-                    seconds = time.perf_counter() - began
-                if (
-                    np.isfinite(new.value)
-                    and np.isfinite(new.grad if new.grad is not None else np.nan).all()
-                    and new.value <= p.value + 1e-12 * abs(p.value)
-                ):
-                    break
-                scale /= 2
-                if scale < 1e-6:
-                    raise SettingsError(
-                        "the quadrature fit's Newton steps found no lower value; fit with a NUTS sampler"
-                    )
-            theta, p = trial, new
-        raise SettingsError("the quadrature fit's Newton steps did not converge; fit with a NUTS sampler")
+
+def newton(
+    evaluate: Callable[[np.ndarray, int], _Pass], theta: np.ndarray, tol: float, order: int
+) -> tuple[np.ndarray, _Pass, int, float]:
+    """Newton steps from ``theta`` with the Hessian of ``order`` (``evaluate(theta, order)``: the negative log
+    posterior, its gradient and Hessian, :meth:`Marginal.evaluate`) until the next would move no variable by more
+    than ``tol``: the point, its pass, the number of steps and the seconds of its pass."""
+    began = time.perf_counter()
+    p = evaluate(theta, order)
+    seconds = time.perf_counter() - began
+    for steps in range(NEWTON_MAX + 1):
+        assert p.grad is not None and p.hess is not None
+        if not np.isfinite(p.hess).all():
+            raise SettingsError("the quadrature fit's Hessian is not finite; fit with a NUTS sampler")
+        step = _newton_step(p.hess, p.grad)
+        if np.abs(step).max() < tol:
+            return theta, p, steps, seconds
+        scale = min(1.0, MAX_STEP / np.abs(step).max())  # far from the mode sigma_alpha could overflow alpha
+        while True:
+            trial = theta - scale * step
+            with np.errstate(over="ignore", invalid="ignore"):
+                began = time.perf_counter()
+                new = evaluate(trial, order)
+                seconds = time.perf_counter() - began
+            if (
+                np.isfinite(new.value)
+                and np.isfinite(new.grad if new.grad is not None else np.nan).all()
+                and new.value <= p.value + 1e-12 * abs(p.value)
+            ):
+                break
+            scale /= 2
+            if scale < 1e-6:
+                raise SettingsError("the quadrature fit's Newton steps found no lower value; fit with a NUTS sampler")
+        theta, p = trial, new
+    raise SettingsError("the quadrature fit's Newton steps did not converge; fit with a NUTS sampler")
+
+
+def adaptive_mode(model: Any, theta: np.ndarray, fallback: str) -> tuple[np.ndarray, _Pass, int, float]:
+    """The mode of a quadrature model (``model.adapt(theta)`` places its nodes, ``model.evaluate(theta, order)``
+    as :meth:`Marginal.evaluate`) from ``theta``: its nodes placed, the mode found with them held by Newton steps
+    with the exact Hessian (:func:`newton`), placed again at that mode and so on until it moves no variable by more
+    than :data:`ADAPT_TOL` (at most :data:`ADAPT_ROUNDS` placements): the mode, its pass, the Newton steps and the
+    seconds of the last pass. ``fallback``: the model's note of the full model's fit, with a ``{reason}`` field.
+
+    Raises
+    ------
+    ExactFitError
+        The mode still moved by more than :data:`ADAPT_TOL` after :data:`ADAPT_ROUNDS` placements of the nodes:
+        the nodes are not at the mode they integrate around (``fallback`` with the reason).
+    SettingsError
+        The Hessian at the mode is not positive definite, or the search did not converge.
+    """
+    steps = 0
+    for _ in range(ADAPT_ROUNDS):
+        model.adapt(theta)
+        found, p, taken, seconds = newton(model.evaluate, theta, NEWTON_TOL, 3)
+        steps += taken
+        moved, theta = np.abs(found - theta).max(), found
+        if moved < ADAPT_TOL:
+            break
+    else:
+        reason = (
+            f"the nodes did not settle: after {ADAPT_ROUNDS} placements the mode still moved {moved:.1e} "
+            f"(more than {ADAPT_TOL:g})"
+        )
+        raise ExactFitError(fallback.format(reason=reason))
+    assert p.hess is not None
+    try:
+        np.linalg.cholesky(p.hess)
+    except np.linalg.LinAlgError as err:
+        raise SettingsError(
+            "the Laplace approximation failed: the Hessian at the mode is not positive definite; fit with a "
+            "NUTS sampler"
+        ) from err
+    return theta, p, steps, seconds
 
 
 def _newton_step(hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
@@ -691,38 +714,75 @@ def sample_marginal(obs, settings: Any, tracker: Tracker, *, learnt: bool) -> Dr
 
     ``settings``: a :class:`lib.ranking.fit.RankSettings` (its baseline, position bias, draws and seed).
     """
-    import arviz as az
 
-    draws = settings.draws if isinstance(settings, NutsSettings) else 1000
-    tracker.stage(0.02, "compiling the quadrature over each prompt's alpha")
-    with tracker.timer.phase("model build"):
-        model = Marginal(
+    def build() -> Marginal:
+        return Marginal(
             obs,
             baseline=None if settings.baseline is None else obs.systems.index(settings.baseline),
             position_bias=settings.position_bias,
             learnt=learnt,
         )
-    with tracker.timer.phase("compile"):  # numba's, or its cache's on disk
-        _kernel()
-    tracker.stage(0.1, "finding the mode (Newton steps on the skills, alpha integrated out)")
+
+    return quadrature_draws(settings, tracker, "alpha", build, functools.partial(_posterior, obs), compile=_kernel)
+
+
+def quadrature_draws(
+    settings: Any,
+    tracker: Tracker,
+    what: str,
+    build: Callable[[], Any],
+    posterior: Callable[[Any, int, np.random.Generator], Draws],
+    compile: Callable[[], object] | None = None,
+) -> Draws:
+    """A quadrature fit's phases and progress: its model built (``build()``, the phase "model build"), its loops
+    compiled (``compile()``, "compile"), its mode found (``model.fit()``: "optimise", and its last pass "Hessian"),
+    then ``posterior(fit, draws, rng)`` ("draws"), ``settings.draws`` draws (1,000 for settings without sizes) with
+    ``settings.seed``; ``what``: the prompt variables integrated out, as the progress says them."""
+    draws = settings.draws if isinstance(settings, NutsSettings) else 1000
+    tracker.stage(0.02, f"building the quadrature over each prompt's {what}")
+    with tracker.timer.phase("model build"):
+        model = build()
+    if compile is not None:
+        with tracker.timer.phase("compile"):  # numba's, or its cache's on disk
+            compile()
+    tracker.stage(0.1, f"finding the mode (Newton steps on the skills, {what} integrated out)")
     began = time.perf_counter()
     fit = model.fit()
     tracker.timer.add("optimise", time.perf_counter() - began - fit.last_pass_s)
     tracker.timer.add("Hessian", fit.last_pass_s)
     tracker.stage(0.8, "drawing from the Gaussian")
-    with tracker.timer.phase("draws"), one_blas_thread():
-        return _posterior(obs, fit, draws, settings.seed, az)
+    with tracker.timer.phase("draws"), one_blas_thread():  # (prompts, draws) products: threads only contend
+        return posterior(fit, draws, np.random.default_rng(settings.seed))
 
 
-def _posterior(obs, fit: MarginalFit, draws: int, seed: int, az) -> Draws:
-    """The draws as an InferenceData and the mode (:func:`sample_marginal`)."""
+def gaussian_rows(mode: np.ndarray, precision: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """(1 + draws, reduced): the mode, then ``draws`` draws of the Gaussian with that mean and ``precision``."""
     from scipy.linalg import solve_triangular
 
+    chol = np.linalg.cholesky(precision)
+    return np.vstack([mode, mode + solve_triangular(chol.T, rng.standard_normal((len(mode), draws)), lower=False).T])
+
+
+def as_draws(obs, mode: dict[str, np.ndarray], posterior: dict[str, np.ndarray], dims: dict[str, list[str]]) -> Draws:
+    """A quadrature fit's posterior (name -> (draws, ...)) as one chain of an InferenceData, and its ``mode``; the
+    coordinates ``system``, ``prompt``, ``threshold``, ``feature`` of ``obs`` where ``dims`` name them."""
+    import arviz as az
+
+    coords = {
+        "system": np.asarray(obs.systems),
+        "prompt": np.asarray(obs.prompts),
+        "threshold": np.arange(1, len(obs.categories)),
+        "feature": np.asarray(obs.feature_names),
+    }
+    dims = {k: d for k, d in dims.items() if k in posterior}
+    coords = {c: v for c, v in coords.items() if any(c in d for d in dims.values())}
+    return Draws(az.from_dict(posterior={k: v[None] for k, v in posterior.items()}, coords=coords, dims=dims), mode)
+
+
+def _posterior(obs, fit: MarginalFit, draws: int, rng: np.random.Generator) -> Draws:
+    """The draws as an InferenceData and the mode (:func:`sample_marginal`)."""
     lay = fit.layout
-    rng = np.random.default_rng(seed)
-    chol = np.linalg.cholesky(fit.precision)
-    reduced = fit.mode + solve_triangular(chol.T, rng.standard_normal((lay.reduced, draws)), lower=False).T
-    full = np.vstack([fit.mode, reduced]) @ lay.transform().T  # row 0: the mode
+    full = gaussian_rows(fit.mode, fit.precision, draws, rng) @ lay.transform().T  # row 0: the mode
     mean, sd = alpha_readouts(fit)
     alpha = rng.standard_normal((draws, len(mean)))  # in place: an arena's 20,000,000 draws are 160 MB an array
     alpha *= sd
@@ -746,17 +806,9 @@ def _posterior(obs, fit: MarginalFit, draws: int, seed: int, az) -> Draws:
         values["style"] = full[:, i : i + obs.features.shape[1]]
     alpha_mean = (fit.weights * np.exp(fit.sigma_alpha(full[0]) * fit.nodes)).sum(1)
     mode = {k: v[0] for k, v in values.items()} | {"alpha": alpha_mean}
-    posterior = {k: v[1:][None] for k, v in values.items()} | {"alpha": alpha[None]}
+    posterior = {k: v[1:] for k, v in values.items()} | {"alpha": alpha}
     dims = {"skill": ["system"], "alpha": ["prompt"], "b": ["threshold"], "style": ["feature"]}
-    coords = {
-        "system": np.asarray(obs.systems),
-        "prompt": np.asarray(obs.prompts),
-        "threshold": np.arange(1, len(obs.categories)),
-        "feature": np.asarray(obs.feature_names),
-    }
-    dims = {k: d for k, d in dims.items() if k in posterior}
-    coords = {c: v for c, v in coords.items() if any(c in d for d in dims.values())}
-    return Draws(az.from_dict(posterior=posterior, coords=coords, dims=dims), mode)
+    return as_draws(obs, mode, posterior, dims)
 
 
 def laplace_fit(obs, settings: Any, fixed_alpha: bool) -> tuple[Callable[..., Any] | None, str]:

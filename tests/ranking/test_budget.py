@@ -53,10 +53,19 @@ def test_the_time_to_go_is_revised_at_the_pace_the_phases_ran():
     assert cost.remaining(dict(cost.phases)) == 0.0
 
 
-@pytest.mark.parametrize("run", [r for r in recorded() if r["load"][0] > 4], ids=lambda run: run["case"])
+def paced(run: dict) -> bool:
+    """Whether the run was on a loaded machine and its phases up to the search are estimated at PACE_PRIOR_S or more
+    (shorter ones leave the pace near 1 by design, :meth:`lib.ranking.budget.CostEstimate.remaining`)."""
+    cost = estimate_cost(**run["sizes"])
+    up_to_search = list(cost.phases)[: list(cost.phases).index("optimise") + 1]
+    return run["load"][0] > 4 and sum(cost.phases[name] for name in up_to_search) >= PACE_PRIOR_S
+
+
+@pytest.mark.parametrize("run", [r for r in recorded() if paced(r)], ids=lambda run: run["case"])
 def test_on_a_busy_machine_the_revised_time_to_go_after_the_search_is_within_a_factor_of_two(run):
     """The recorded runs on a loaded machine took several times the idle estimate; once the phases up to the
-    search have run, the time still to go, revised at their pace, is within a factor of 2 of what the rest took."""
+    search have run, the time still to go, revised at their pace, is within a factor of 2 of what the rest took
+    (where those phases are long enough to set it, :func:`paced`: not HANNA's ratings by quadrature, 0.4 s)."""
     cost = estimate_cost(**run["sizes"])
     timings = run["measured"]
     order = [name for name in cost.phases if name in timings]
