@@ -19,12 +19,10 @@ data are arguments of the programs (:mod:`lib.inference.jax_data`), not constant
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -348,10 +346,6 @@ def _sample_in_chunks(
     each iteration's kept variables, ``to_params(*unconstrained values)`` (a list), so no other program
     turns the draws into them.
 
-    The chunk's program is compiled in a second thread while the chains' start is compiled and run
-    (:func:`_compile_beside`): XLA compiles without holding Python's lock, so a cold process compiles the two
-    on two cores.
-
     Chains run in parallel on the host CPU's devices (``jax.pmap``) when there are enough of them
     (:mod:`lib.engine.devices`), else one after another by the same one-chain program, as numpyro's
     ``chain_method`` ``"parallel"`` and ``"sequential"``: the draws of a seed do not depend on the
@@ -380,28 +374,21 @@ def _sample_in_chunks(
         return jax.lax.scan(transition, state, None, length=length)
 
     # A chain's start compiled too: evaluated eagerly it compiled about 120 one-operation programs.
-    init_one = jax.jit(init_chain)
-    parallel = 1 < chains <= jax.local_device_count()
-    # One chain's state as the start gives it, from shapes only (nothing runs, nothing is compiled)
-    first = 0 if chains == 1 else 1  # the chain dim of the keys and the starts
-    shape = [jax.ShapeDtypeStruct(x.shape[first:], x.dtype) for x in (keys, *init)]
-    one = jax.eval_shape(init_chain, shape[0], shape[1:], data)
-    if parallel:  # the chains' states stacked, as jax.pmap gives them
-        one = jax.tree.map(lambda x: jax.ShapeDtypeStruct((chains, *x.shape), x.dtype, weak_type=x.weak_type), one)
-    program = jax.pmap(chain, in_axes=(0, None)) if parallel else jax.jit(chain)
-    with tracker.timer.phase("compile"), _compile_beside(program, one, data) as compiled:
+    init_one, chain_one = jax.jit(init_chain), jax.jit(chain)
+    with tracker.timer.phase("compile"):
+        step: Callable
         if chains == 1:
             state = init_one(keys, init, data)
-        elif parallel:
+            step = _given(chain_one.lower(state, data).compile(), data)
+        elif chains <= jax.local_device_count():
             state = jax.pmap(init_chain, in_axes=(0, 0, None))(keys, init, data)
+            step = _given(jax.pmap(chain, in_axes=(0, None)).lower(state, data).compile(), data)
         else:
             # One chain after another, by the program each device runs in parallel: the same numbers as in
             # parallel, bit for bit (jax.vmap's batched program rounds differently, so a fit's draws
             # depended on whether the process had started JAX before its first numpyro fit).
             state = [init_one(keys[c], [x[c] for x in init], data) for c in range(chains)]
-        step = _given(compiled.result(), data)
-        if not (chains == 1 or parallel):
-            step = _one_after_another(step)
+            step = _one_after_another(_given(chain_one.lower(state[0], data).compile(), data))
     ran = 0  # iterations run per chain
     with tracker.timer.phase("warm-up"):
         while ran + length <= tune:
@@ -420,15 +407,6 @@ def _sample_in_chunks(
             tracker.iterations(chains * length, tuning=False)
     with tracker.timer.phase("read-outs"):
         return to_idata(pieces)
-
-
-@contextlib.contextmanager
-def _compile_beside(program: Any, state: Any, data: tuple) -> Iterator[Future]:
-    """``program`` (``jax.jit`` or ``jax.pmap``) lowered for a state of the shapes ``state`` and ``data`` and compiled
-    in a thread of its own while the block runs: the future of the compiled program. A cold process compiled
-    the chains' start (about 1 s) and then their chunk (2.5-5 s) one after the other on a 2-core machine."""
-    with ThreadPoolExecutor(1, thread_name_prefix="compile") as pool:
-        yield pool.submit(lambda: program.lower(state, data).compile())
 
 
 def _given(program: Callable, data: tuple) -> Callable:
@@ -480,7 +458,7 @@ def _draw_to_target(
     """Chunks of draws from ``chunks`` (:func:`_kept_chunks`, :data:`lib.inference.settings.TARGET_CHUNK`
     iterations per chain each) until every reported parameter's bulk and tail ESS reach the target and its
     R-hat is at most :data:`lib.inference.convergence.RHAT_MAX`, or the ceiling (``settings.draws`` per chain) is
-    drawn, checked after every chunk: a check of the watched parameters takes 0.01-0.05 s (4 x 450 draws),
+    drawn, checked after every chunk: a check of the watched parameters takes 0.01-0.1 s (4 x 450 draws),
     against 1.5 s or so for a chunk. Drawing as many chunks as the ESS and R-hat projected before the next
     check (to spare checks of all 1,420 parameters of the paper's design when each took 1.5-3 s) overshot: draws
     per chain on the paper's design (seeds 1 and 2) 450 and 450 where it drew 550 and 450, on mirt's Science data
