@@ -20,7 +20,6 @@ data are arguments of the programs (:mod:`lib.inference.jax_data`), not constant
 from __future__ import annotations
 
 import importlib
-import itertools
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -242,35 +241,23 @@ def numpyro_sample(
     dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
     coords = {name: np.asarray(model.coords[name]) for d in dims.values() for name in d}
 
-    # The kept variables of each chunk's draws, by one program per chunk shape (as PyMC's own postprocessing
-    # computes them, which compiled a new program for every call: every ESS check of a fit sampled to a target).
-    transform = jax.jit(jax.vmap(jax.vmap(to_params)))
-    transformed: list[list[np.ndarray]] = []  # of the chunks seen so far: the chunks only grow
-
-    def transform_new(pieces: list[tuple[Any, dict]]) -> None:
-        """The kept variables of chunks of (unconstrained draws, extra fields), each (chain, draw, ...); a later
-        call passes the same chunks and maybe more (only the new ones are transformed)."""
-        for piece in pieces[len(transformed) :]:
-            transformed.append([np.asarray(x) for x in transform(*[np.asarray(z) for z in piece[0]])])
-
-    def to_array(pieces: list[tuple[Any, dict]]) -> np.ndarray:
+    def to_array(pieces: list[tuple[list[np.ndarray], dict]]) -> np.ndarray:
         """The chunks' kept variables as one (chain, draw, n) float array, laid out as
         :func:`lib.inference.chain_stats.stacked` lays out the posterior of ``to_idata`` (for the ESS checks)."""
-        transform_new(pieces)
-        flat = [np.concatenate([x.reshape(*x.shape[:2], -1) for x in t], axis=2) for t in transformed]
+        flat = [np.concatenate([x.reshape(*x.shape[:2], -1) for x in p[0]], axis=2) for p in pieces]
         return np.concatenate(flat, axis=1).astype(float)
 
-    def to_idata(pieces: list[tuple[Any, dict]]) -> Any:
+    def to_idata(pieces: list[tuple[list[np.ndarray], dict]]) -> Any:
         """The chunks as one InferenceData (the kept variables with their dims, and :data:`FIELDS`)."""
-        transform_new(pieces)
         return az.from_dict(
-            posterior={v.name: np.concatenate([t[i] for t in transformed], axis=1) for i, v in enumerate(outputs)},
+            posterior={v.name: np.concatenate([p[0][i] for p in pieces], axis=1) for i, v in enumerate(outputs)},
             sample_stats={k: np.concatenate([np.asarray(p[1][k]) for p in pieces], axis=1) for k in FIELDS},
             coords=coords,
             dims=dims,
         )
 
-    draws = _sample_in_chunks(_Nuts(potential, data, target_accept), keys, init, to_idata, to_array, settings, tracker)
+    kernel = _Nuts(potential, data, target_accept)
+    draws = _sample_in_chunks(kernel, to_params, keys, init, to_idata, to_array, settings, tracker)
     # Every fit compiles new programs (a new model's closures) that JAX's in-memory caches keep: about 600
     # memory mappings a fit, until XLA cannot allocate and the process segfaults after about 93 fits
     # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat
@@ -348,6 +335,7 @@ def chunk_length(tune: int, draws: int) -> int:
 
 def _sample_in_chunks(
     kernel: _Nuts,
+    to_params: Callable,
     keys,
     init: list,
     to_idata: Callable,
@@ -360,16 +348,18 @@ def _sample_in_chunks(
     ``draws`` per chain (chunks of :func:`chunk_length`) or a target ESS (chunks of
     :data:`lib.inference.settings.TARGET_CHUNK`, :func:`_draw_to_target`). The program has no host
     callback (progress is reported between chunks), so JAX's persistent compilation cache keeps it and
-    the next fit of the same model and sizes, in any process, loads it instead of compiling it.
+    the next fit of the same model and sizes, in any process, loads it instead of compiling it. It gives
+    each iteration's kept variables, ``to_params(*unconstrained values)`` (a list), so no other program
+    turns the draws into them.
 
     Chains run in parallel on the host CPU's devices (``jax.pmap``) when there are enough of them
     (:mod:`lib.engine.devices`), else one after another by the same one-chain program, as numpyro's
     ``chain_method`` ``"parallel"`` and ``"sequential"``: the draws of a seed do not depend on the
     number of devices.
 
-    Returns :class:`Draws` of ``to_idata(chunks)`` (chunks of (unconstrained draws, extra fields
-    :data:`FIELDS`), each (chain, draw, ...)); with a target, its posterior's attrs say ``target_ess`` and
-    ``stopped`` (``"target"`` or ``"ceiling"``) and ``stats`` may hold the last check (:func:`_draw_to_target`).
+    Returns :class:`Draws` of ``to_idata(chunks)`` (chunks of (kept variables, extra fields :data:`FIELDS`),
+    each (chain, draw, ...)); with a target, its posterior's attrs say ``target_ess`` and ``stopped``
+    (``"target"`` or ``"ceiling"``) and ``stats`` may hold the last check (:func:`_draw_to_target`).
     ``to_array(chunks)``: the chunks' kept variables as one (chain, draw, n) array, for the ESS checks.
     """
     import jax
@@ -385,7 +375,7 @@ def _sample_in_chunks(
     def chain(state, data):
         def transition(s, _):
             s = kernel.sample(s, data)
-            return s, (s.z, s.diverging, s.energy)
+            return s, (to_params(*s.z), s.diverging, s.energy)
 
         return jax.lax.scan(transition, state, None, length=length)
 
@@ -474,9 +464,12 @@ def _draw_to_target(
     """Chunks of draws from ``chunks`` (:func:`_kept_chunks`, :data:`lib.inference.settings.TARGET_CHUNK`
     iterations per chain each) until every reported parameter's bulk and tail ESS reach the target and its
     R-hat is at most :data:`lib.inference.convergence.RHAT_MAX`, or the ceiling (``settings.draws`` per chain) is
-    drawn. Between two checks it draws as many chunks as the ESS (growing in proportion to the draws) and
-    R-hat (R-hat - 1 shrinking so) say the target needs, at most as many draws as it has (the draws at most
-    double between checks).
+    drawn, checked after every chunk: a check of the watched parameters takes 0.01-0.1 s (4 x 450 draws),
+    against 1.5 s or so for a chunk. Drawing as many chunks as the ESS and R-hat projected before the next
+    check (to spare checks of all 1,420 parameters of the paper's design when each took 1.5-3 s) overshot: draws
+    per chain on the paper's design (seeds 1 and 2) 450 and 450 where it drew 550 and 450, on mirt's Science data
+    (seeds 0 and 1) 1,150 and 850 where it drew 1,350 and 950, with the same checks passed
+    (``bench/bench_target_ess.py``). It stops at the first chunk where every parameter reaches the target.
 
     A check looks first at the :data:`WATCHED` parameters furthest from the target at the last check of all
     of them (:func:`slowest`): if one of those falls short, the target is not reached and the others are not
@@ -490,11 +483,11 @@ def _draw_to_target(
     assert target is not None
     tune_share = tune / (tune + draws)
     pieces: list[tuple[Any, dict]] = []
-    done, wanted = 0, 1  # draws kept per chain; chunks to draw before the next check
+    done = 0  # draws kept per chain
     watched: np.ndarray | None = None  # None: check all
     while True:
-        pieces += itertools.islice(chunks, wanted)
-        done = sum(p[1]["energy"].shape[1] for p in pieces)
+        pieces.append(next(chunks))  # the chunks go on to the ceiling
+        done += pieces[-1][1]["energy"].shape[1]
         x = to_array(pieces)
         ess, rhat = (0.0, 0.0) if watched is None else worst_ess_rhat(chain_stats(x[:, :, watched]))
         stats: ChainStats | None = None  # of all of them, on these draws
@@ -511,13 +504,6 @@ def _draw_to_target(
             idata = to_idata(pieces)
             idata.posterior.attrs.update(target_ess=target, stopped="target" if reached else "ceiling")
             return Draws(idata, stats=stats)
-        # ESS grows about in proportion to the draws, and R-hat - 1 shrinks so of chains that mix (Vehtari et
-        # al. 2021); at most as many again as are drawn: the ESS of a few hundred draws of a slowly mixing
-        # parameter is too low (mirt's Science data: 2,100 draws per chain drawn on the estimate after 100,
-        # where 1,000-1,300 reached the target), and chains that do not mix keep their R-hat.
-        needed = done * max(target / max(ess, 1.0), (rhat - 1) / (RHAT_MAX - 1)) - done
-        most = min(-(-(draws - done) // TARGET_CHUNK), max(1, done // TARGET_CHUNK))
-        wanted = int(np.clip(np.ceil(needed / TARGET_CHUNK), 1, most))
 
 
 WATCHED = 100
