@@ -818,12 +818,12 @@ def laplace_fit(obs, settings: Any, fixed_alpha: bool) -> tuple[Callable[..., An
 
     The fit is called as ``fit(settings, tracker)`` (:attr:`lib.inference.settings.LaplaceSettings.exact_fit`) and
     builds no PyMC model; the full model's refusals (a baseline that is not a system, ...) are made here, before it."""
-    from lib.ranking.model import _check_effects, learns_alpha_spread
+    from lib.ranking.model import check_effects, learns_alpha_spread
 
     reason = not_applicable(obs, intransitivity=settings.intransitivity, fixed_alpha=fixed_alpha)
     if reason is not None:
         return None, FALLBACK_NOTE.format(reason=reason)
-    _check_effects(
+    check_effects(
         obs,
         baseline=settings.baseline,
         intransitivity=False,

@@ -476,11 +476,11 @@ def laplace_fit(obs, settings: Any, fixed_alpha: bool) -> tuple[Any, str]:
     their own, fitted by NUTS: :func:`lib.ranking.fit.nuts_reason`), None and :data:`FALLBACK_NOTE`.
 
     The full model's refusals (a baseline that is not a system, ...) are made here, before the fit."""
-    from lib.ranking.model import _check_effects
+    from lib.ranking.model import check_effects
 
     if settings.annotator_effect:
         return None, FALLBACK_NOTE.format(reason="annotator severities")
-    _check_effects(
+    check_effects(
         obs,
         baseline=settings.baseline,
         intransitivity=settings.intransitivity,

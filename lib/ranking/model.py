@@ -338,7 +338,7 @@ def build_ranking(
 
     from lib.irt.model import ordinal_logp
 
-    _check_effects(
+    check_effects(
         obs,
         baseline=baseline,
         intransitivity=intransitivity,
@@ -388,10 +388,19 @@ def build_ranking(
     return model
 
 
-def _check_effects(
+def check_effects(
     obs: Observations, *, baseline: str | None, intransitivity: bool, position_bias: bool, annotator_effect: bool
 ) -> None:
-    """Refuse effects the data cannot carry (see :func:`build_ranking`'s Raises)."""
+    """Refuse effects the data cannot carry (see :func:`build_ranking`'s Raises): the full model's refusals, made by
+    the likelihoods' own Laplace fits too (:mod:`lib.ranking.marginal`, :mod:`lib.ranking.marginal_ratings`), before
+    they fit.
+
+    Raises
+    ------
+    lib.errors.SettingsError
+        A baseline that is not a system; intransitivity or position bias for ratings; annotator severity for
+        paired judgments, or with fewer than two named annotators.
+    """
     from lib.errors import SettingsError
 
     if baseline is not None and baseline not in obs.systems:
