@@ -511,7 +511,7 @@ WATCHED = 100
 the paper's design (4 x 700 draws) took about 1.5 s, 3 s on a loaded machine, with the sampler idle."""
 
 
-def slowest(stats: Any, target: float, count: int) -> np.ndarray:
+def slowest(stats: ChainStats, target: float, count: int) -> np.ndarray:
     """The columns of the ``count`` parameters furthest from the target (:class:`lib.inference.chain_stats.ChainStats`):
     by the larger of target / (bulk or tail ESS) and (R-hat - 1) / (:data:`lib.inference.convergence.RHAT_MAX`
     - 1), the draws each needs relative to those drawn; undefined ones (NaN) last."""
@@ -522,7 +522,7 @@ def slowest(stats: Any, target: float, count: int) -> np.ndarray:
     return np.argsort(-np.nan_to_num(need, nan=-np.inf), kind="stable")[:count]
 
 
-def worst_ess_rhat(stats: Any) -> tuple[float, float]:
+def worst_ess_rhat(stats: ChainStats) -> tuple[float, float]:
     """The smallest bulk or tail ESS and the largest rank-normalised split R-hat of any parameter of
     ``stats`` (:class:`lib.inference.chain_stats.ChainStats`, arviz's numbers), parameters where one is
     undefined (NaN: draws that do not vary have no R-hat) left out: the convergence check reports those

@@ -218,6 +218,15 @@ def skill_basis(n: int, baseline: int | None) -> np.ndarray:
     return basis
 
 
+def normal_rule(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Gauss-Hermite rule of ``nodes`` points for the standard normal: the points x_k and the logs of their
+    weights, sum_k exp(log_w_k) f(x_k) ~= E f(x), x ~ N(0, 1) (numpy's ``hermegauss``, weights / sqrt(2 pi)); the
+    quadrature fits place them at each prompt's mode (:meth:`Marginal._place`,
+    :meth:`lib.ranking.marginal_ratings.RatingsMarginal._place`)."""
+    points, weights = np.polynomial.hermite_e.hermegauss(nodes)
+    return points, np.log(weights / np.sqrt(2 * np.pi))
+
+
 def _tie_constant(alpha: np.ndarray, xi: np.ndarray, b: float) -> tuple[np.ndarray, ...]:
     """A tie's log(1 - exp(-beta)), beta = 2 alpha b, at each node (J, K), and its derivatives in y = log b and
     u = log sigma_alpha (alpha = exp(xi), xi = sigma_alpha z_jk): value, c_y, c_u, c_yy, c_yu, c_uu."""
@@ -333,8 +342,7 @@ class Marginal:
 
     def _setup(self, layout: Layout, terms: _Terms, n_prompts: int, nodes: int) -> None:
         self.layout, self.terms, self.n_prompts = layout, terms, n_prompts
-        points, w = np.polynomial.hermite_e.hermegauss(nodes)
-        self.nodes, self.log_w = points, np.log(w / np.sqrt(2 * np.pi))
+        self.nodes, self.log_w = normal_rule(nodes)
         self.transform = layout.transform()
         self._place(np.zeros(len(terms.prompts)), np.ones(len(terms.prompts)))
 

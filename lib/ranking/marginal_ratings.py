@@ -54,6 +54,7 @@ from lib.ranking.marginal import (
     as_draws,
     gaussian_rows,
     newton,
+    normal_rule,
     quadrature_draws,
     skill_basis,
 )
@@ -145,9 +146,8 @@ class RatingsMarginal:
             (np.ones(len(rows)), (rows, cols)), shape=(len(first) * self.size, 4 * t)
         )  # (prompts x full, 4 x scores): each prompt's gradient at each node from its scores' derivatives
         self.dim = 1 if fixed_alpha else 2
-        points, weights = np.polynomial.hermite_e.hermegauss(nodes)
+        points, log_w = normal_rule(nodes)
         grid = np.stack(np.meshgrid(*[points] * self.dim, indexing="ij"), axis=-1).reshape(-1, self.dim)
-        log_w = np.log(weights / np.sqrt(2 * np.pi))
         self.x = grid
         self.log_w = np.add.reduce(np.meshgrid(*[log_w] * self.dim, indexing="ij")).ravel()
         self.transform = self.layout.transform()
