@@ -30,7 +30,7 @@ import numpy as np
 
 from lib.errors import FormatError, SettingsError
 from lib.io.columns import resolve_roles
-from lib.io.tables import ColumnRoles, check_names, guess_roles, numbers, read_csv, row_numbers, text
+from lib.io.tables import ColumnRoles, check_names, guess_roles, numbers, read_csv, row_numbers, text_series
 
 if TYPE_CHECKING:
     import pandas as pd  # imported on use: the command line's parser reads FORMATS without pandas
@@ -42,6 +42,7 @@ __all__ = ["FORMATS", "FormatSpec", "Judgments", "format_spec", "read_csv", "reg
 VOTE_COLUMNS = ["prompt_id", "system_a", "system_b", "annotator_id", "winner", "criterion"]
 DEFAULT_CRITERION = "overall"
 _ROW = "_row"  # key of the row numbers in the role -> values dict
+_Values = dict[str, Any]  # role -> its cells (text Series from _cells, object arrays from _arrays); _ROW -> file rows
 
 
 @dataclass(frozen=True)
@@ -366,8 +367,6 @@ def filter_rows(df: pd.DataFrame, column: str, values: Sequence[str], *, file: s
     SettingsError
         No value given, or a value that does not occur in the column (the known values are named).
     """
-    import pandas as pd
-
     if column not in df.columns:
         raise FormatError(
             f"column '{column}' is not in the file; its columns are {', '.join(map(str, df.columns))}",
@@ -376,7 +375,7 @@ def filter_rows(df: pd.DataFrame, column: str, values: Sequence[str], *, file: s
         )
     if not len(values):
         raise SettingsError(f"choose at least one value of column '{column}' to keep")
-    cells = pd.Series(text(df[column]), index=df.index)
+    cells = text_series(df[column])
     known = sorted(cells.unique())
     for value in values:
         if value not in known:
@@ -384,7 +383,7 @@ def filter_rows(df: pd.DataFrame, column: str, values: Sequence[str], *, file: s
                 f"'{value}' is not a value of column '{column}' in {file}; its values are "
                 f"{', '.join(known[:20])}{' ...' if len(known) > 20 else ''}"
             )
-    return df[cells.isin(list(values))]
+    return df[cells.isin(list(values)).to_numpy()]
 
 
 def criterion_rows(df: pd.DataFrame, mapping: dict[str, str], criterion: str | None, *, file: str) -> pd.DataFrame:
@@ -399,15 +398,13 @@ def criterion_rows(df: pd.DataFrame, mapping: dict[str, str], criterion: str | N
     SettingsError
         ``criterion`` does not occur in the criterion column (the known criteria are named).
     """
-    import pandas as pd
-
     if criterion is None or not mapping.get("criterion"):
         return df
-    cells = pd.Series(text(df[mapping["criterion"]]), index=df.index)
-    known = sorted(set(cells) - {""})
+    cells = text_series(df[mapping["criterion"]])
+    known = sorted(set(cells.unique()) - {""})
     if criterion not in known:
         raise SettingsError(f"unknown criterion '{criterion}'; the data has: {', '.join(known)}")
-    return df[cells.isin([criterion, ""])]
+    return df[cells.isin([criterion, ""]).to_numpy()]
 
 
 def drop_incomplete(
@@ -436,7 +433,7 @@ def drop_incomplete(
     cols = [mapping[r] for r in format_spec(fmt).not_blank if mapping.get(r)]
     blank = np.zeros(len(df), dtype=bool)
     for col in cols:
-        blank |= text(df[col]) == ""
+        blank |= (text_series(df[col]) == "").to_numpy()
     if blank.all():
         raise FormatError(
             f"every row has a blank in one of the columns {', '.join(cols)}; nothing is left to analyse", file=file
@@ -447,12 +444,12 @@ def drop_incomplete(
 # --------------------------------------------------------------------------------------- helpers
 
 
-def _rows(values: dict[str, np.ndarray], which: np.ndarray) -> list[int]:
+def _rows(values: _Values, which: np.ndarray) -> list[int]:
     """1-based data rows of the file for a boolean mask or positions (see ``_cells``)."""
     return [int(r) for r in values[_ROW][which]]
 
 
-def _refuse(values: dict[str, np.ndarray], bad: np.ndarray, message: str, column: str, file: str) -> None:
+def _refuse(values: _Values, bad: np.ndarray, message: str, column: str, file: str) -> None:
     """Raise a FormatError with ``message`` naming the file rows where the boolean mask ``bad`` holds, if any.
 
     Raises
@@ -465,10 +462,10 @@ def _refuse(values: dict[str, np.ndarray], bad: np.ndarray, message: str, column
 
 
 def _refuse_unknown(
-    values: dict[str, np.ndarray], raw: np.ndarray, unknown: np.ndarray, what: str, allowed: str, column: str, file: str
+    values: _Values, raw: np.ndarray | pd.Series, unknown: np.ndarray, what: str, allowed: str, column: str, file: str
 ) -> None:
-    """Refuse the rows whose ``what`` value (``raw``) is ``unknown`` (a mask), naming up to five such values and the
-    ``allowed`` ones.
+    """Refuse the rows whose ``what`` value (``raw``, by position) is ``unknown`` (a mask), naming up to five such
+    values and the ``allowed`` ones.
 
     Raises
     ------
@@ -478,7 +475,7 @@ def _refuse_unknown(
     if unknown.any():
         import pandas as pd
 
-        shown = ", ".join(repr(v) for v in pd.unique(raw[unknown])[:5])
+        shown = ", ".join(repr(v) for v in pd.unique(np.asarray(raw, dtype=object)[unknown])[:5])
         _refuse(values, unknown, f"unknown {what} value {shown}; allowed: {allowed}", column, file)
 
 
@@ -487,28 +484,35 @@ def _cells(
     fmt: str,
     columns: dict[str, str] | None,
     file: str,
-) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Text of the format's mapped roles (and, under ``_ROW``, each row's file row), with the mapping.
+) -> tuple[_Values, dict[str, str]]:
+    """Text of the format's mapped roles (:func:`lib.io.tables.text_series`: pandas' ``str``, indexed by position)
+    and, under ``_ROW``, each row's file row, with the mapping.
 
     Row numbers come from the index that :func:`lib.io.tables.read_csv` set, so they stay right when
     the caller filtered rows (e.g. one criterion). A blank cell in a not-blank role is an error.
     """
     mapping = resolve_columns(df, fmt, columns, file=file)
-    values = {role: text(df[col]) for role, col in mapping.items()}
+    values: _Values = {role: text_series(df[col]) for role, col in mapping.items()}
     values[_ROW] = row_numbers(df)
-    for role in set(values) - {_ROW, *_TEXT_ROLES}:
+    for role in [r for r in mapping if r not in _TEXT_ROLES]:
         check_names(values[role], values[_ROW], what=role, column=mapping[role], file=file)
     for role in format_spec(fmt).not_blank:
         if role in values:
-            _refuse(values, values[role] == "", f"missing value for role '{role}'", mapping[role], file)
+            _refuse(values, (values[role] == "").to_numpy(), f"missing value for role '{role}'", mapping[role], file)
     return values, mapping
 
 
-def _numbers(values: dict[str, np.ndarray], role: str, column: str, file: str) -> np.ndarray:
+def _arrays(values: _Values) -> _Values:
+    """``values`` of :func:`_cells` with each role's cells as an object array of Python strings, for the readers
+    that go through them one by one (trials, item responses, ratings)."""
+    return {role: cells if role == _ROW else cells.to_numpy(dtype=object) for role, cells in values.items()}
+
+
+def _numbers(values: _Values, role: str, column: str, file: str) -> np.ndarray:
     return numbers(values[role], values[_ROW], what=role, column=column, file=file)
 
 
-def _criteria(values: dict[str, np.ndarray], n: int) -> np.ndarray:
+def _criteria(values: _Values, n: int) -> np.ndarray:
     return values["criterion"] if "criterion" in values else np.full(n, DEFAULT_CRITERION, dtype=object)
 
 
@@ -598,31 +602,43 @@ def read_pairwise(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fi
     """
     import pandas as pd
 
+    # The cells stay pandas' str (pyarrow) from the file to the votes: compared, factorized and kept as they are.
     values, mapping = _cells(df, "pairwise", columns, file)
     sa, sb = values["system_a"], values["system_b"]
-    _at_least_two_systems(np.concatenate([sa, sb]), mapping["system_b"], file)
-    _refuse(values, sa == sb, "a system is compared with itself (system_a = system_b)", mapping["system_b"], file)
+    both = pd.concat([sa, sb], ignore_index=True)
+    _at_least_two_systems(both, mapping["system_b"], file)
+    _refuse(
+        values,
+        (sa == sb).to_numpy(),
+        "a system is compared with itself (system_a = system_b)",
+        mapping["system_b"],
+        file,
+    )
 
     raw = values["choice"]
-    seen, distinct = pd.factorize(raw)  # a handful of distinct choices: each looked up once
-    winner = np.array([_CHOICE_CODES.get(c.lower(), "") for c in distinct], dtype=object)[seen]
-    for fold in (str, str.casefold):  # exact system names first, then ignoring case
+    winner = _each_distinct(raw, lambda c: _CHOICE_CODES.get(c.lower(), ""))
+    for fold in (None, str.casefold):  # exact system names first, then ignoring case
         for code, names in (("a", sa), ("b", sb)):
             rest = np.flatnonzero(winner == "")
-            by_name = np.array([fold(raw[i]) == fold(names[i]) for i in rest], dtype=bool)
-            winner[rest[by_name]] = code
+            said, name = raw.iloc[rest], names.iloc[rest]
+            same = (
+                (said == name).to_numpy() if fold is None else _each_distinct(said, fold) == _each_distinct(name, fold)
+            )
+            winner[rest[same]] = code
     _refuse_unknown(values, raw, winner == "", "choice", _CHOICE_ALLOWED, mapping["choice"], file)
 
     criterion = _criteria(values, len(sa))
     anonymous = "annotator" not in values
     if anonymous:  # one vote per row, each its own annotator: a repeated (prompt, pair) is another person's vote
-        values["annotator"] = np.array([ANONYMOUS_ANNOTATOR.format(row=r) for r in values[_ROW]], dtype=object)
+        before, _, after = ANONYMOUS_ANNOTATOR.partition("{row}")  # its template, filled for every row at once
+        values["annotator"] = before + pd.Series(values[_ROW]).astype(str) + after
     if not anonymous:  # anonymous rows are each their own annotator: never a duplicate, and no column to name
-        low, high = np.minimum(sa, sb), np.maximum(sa, sb)  # the unordered pair
-        # each column as codes first: the text columns as a frame were made Arrow strings and hashed again (an
-        # arena's 500,000 votes: 0.1 s against 0.5-3 s)
-        parts = (values["prompt"], low, high, values["annotator"], criterion)
+        # each column as codes: the unordered pair from the systems' codes (one code a name in either column)
+        system = pd.factorize(both)[0]
+        a, b = system[: len(sa)], system[len(sa) :]
+        parts = (values["prompt"], values["annotator"], criterion)
         key = pd.DataFrame({i: pd.factorize(part)[0] for i, part in enumerate(parts)})
+        key["low"], key["high"] = np.minimum(a, b), np.maximum(a, b)
         _refuse(
             values,
             key.duplicated(keep=False).to_numpy(),
@@ -670,17 +686,25 @@ _POSITION_ALLOWED = (
 )
 
 
-def _first_shown(values: dict[str, np.ndarray], sa: np.ndarray, sb: np.ndarray, column: str, file: str) -> np.ndarray:
+def _first_shown(values: _Values, sa: pd.Series, sb: pd.Series, column: str, file: str) -> pd.Series:
     """The system shown first (on the left) per vote, "" where the cell is blank (issue 11, position bias)."""
     raw = values["position"]
-    code = np.char.lower(raw.astype(str))
-    first = np.where(
-        np.isin(code, ["a", "left", "first", "1"]) | (raw == sa),
-        sa,
-        np.where(np.isin(code, ["b", "right", "second", "2"]) | (raw == sb), sb, ""),
+    code = _each_distinct(raw, str.lower)
+    first = sa.where(
+        np.isin(code, ["a", "left", "first", "1"]) | (raw == sa).to_numpy(),
+        sb.where(np.isin(code, ["b", "right", "second", "2"]) | (raw == sb).to_numpy(), ""),
     )
-    _refuse_unknown(values, raw, (first == "") & (raw != ""), "position", _POSITION_ALLOWED, column, file)
-    return first.astype(str)
+    unknown = (first == "").to_numpy() & (raw != "").to_numpy()
+    _refuse_unknown(values, raw, unknown, "position", _POSITION_ALLOWED, column, file)
+    return first
+
+
+def _each_distinct(cells: pd.Series, f: Callable[[str], str]) -> np.ndarray:
+    """``f`` of each cell (object array, by position), called once per distinct value (a handful of choices)."""
+    import pandas as pd
+
+    seen, distinct = pd.factorize(cells)
+    return np.array([f(c) for c in distinct], dtype=object)[seen]
 
 
 def read_bestworst(df: pd.DataFrame, columns: dict[str, str] | None = None, *, file: str) -> Judgments:
@@ -696,6 +720,7 @@ def read_bestworst(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
         one system, a system listed twice in a trial, a trial without exactly one MOST and one LEAST.
     """
     values, mapping = _cells(df, "bestworst", columns, file)
+    values = _arrays(values)
     _at_least_two_systems(values["system"], mapping["system"], file)
     raw = values["judgment"]
     code = np.array([_JUDGMENT_CODES.get(v.lower(), "") for v in raw], dtype=object)
@@ -726,12 +751,13 @@ def read_ranking(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
         system, a system listed twice in a trial.
     """
     values, mapping = _cells(df, "ranking", columns, file)
+    values = _arrays(values)
     _at_least_two_systems(values["system"], mapping["system"], file)
     rank = _numbers(values, "rank", mapping["rank"], file)
     return _trials(values, mapping, file, -rank)
 
 
-def _positions(values: dict[str, np.ndarray], mapping: dict[str, str], file: str) -> np.ndarray | None:
+def _positions(values: _Values, mapping: dict[str, str], file: str) -> np.ndarray | None:
     """The ``position`` role's numbers (NaN where blank), None without the role.
 
     Raises
@@ -743,7 +769,7 @@ def _positions(values: dict[str, np.ndarray], mapping: dict[str, str], file: str
 
 
 def _trials(
-    values: dict[str, np.ndarray],
+    values: _Values,
     mapping: dict[str, str],
     file: str,
     score: np.ndarray,
@@ -845,6 +871,7 @@ def read_responses(df: pd.DataFrame, columns: dict[str, str] | None = None, *, f
     import pandas as pd
 
     values, mapping = _cells(df, "responses", columns, file)
+    values = _arrays(values)
     score = _numbers(values, "score", mapping["score"], file)
     fractional = score != np.round(score)
     _refuse(values, fractional, "score must be an ordered integer category (0, 1, 2, ...)", mapping["score"], file)
@@ -887,6 +914,7 @@ def read_ratings(df: pd.DataFrame, columns: dict[str, str] | None = None, *, fil
     import pandas as pd
 
     values, mapping = _cells(df, "ratings", columns, file)
+    values = _arrays(values)
     score = _numbers(values, "score", mapping["score"], file)
     _at_least_two_systems(values["system"], mapping["system"], file)
     table = pd.DataFrame(

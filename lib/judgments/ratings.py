@@ -92,10 +92,13 @@ def orient_votes(votes: pd.DataFrame) -> pd.DataFrame:
     Adds ``score``: +1 when B won, -1 when A won, 0 for a tie (the w_B - w_A of one vote).
     """
     out = votes.copy()
-    swap = out["system_a"] > out["system_b"]
-    out.loc[swap, ["system_a", "system_b"]] = out.loc[swap, ["system_b", "system_a"]].to_numpy()
-    # mapped as categories: each distinct winner once (an arena's 500,000 votes: 0.03 s, against 0.5 s a value)
-    out.loc[swap, "winner"] = out.loc[swap, "winner"].astype("category").map({"a": "b", "b": "a", "tie": "tie"})
+    a, b, winner = votes["system_a"], votes["system_b"], votes["winner"]
+    keep = ~(a > b).to_numpy(dtype=bool)  # the votes not turned round
+    # whole columns chosen from, kept in their dtype (writing the turned rows into pandas' str columns through
+    # .loc: 0.15-0.4 s for an arena's 500,000 votes); the winners mapped as categories: each distinct one once
+    out["system_a"], out["system_b"] = a.where(keep, b.array), b.where(keep, a.array)
+    turned = winner.astype("category").map({"a": "b", "b": "a", "tie": "tie"}).astype(winner.dtype)
+    out["winner"] = winner.where(keep, turned.array)
     out["score"] = out["winner"].astype("category").map({"b": 1, "a": -1, "tie": 0}).astype(np.int64)
     out["comparison"] = out["system_b"] + " vs " + out["system_a"]
     return out

@@ -127,14 +127,16 @@ def comparison_components(systems: list[str], system_a, system_b) -> pd.Series:
 def system_codes(names, systems: list[str]) -> np.ndarray:
     """(N,) int64: each of ``names`` (array-like, as text) as its index into ``systems``, -1 where it is not one.
 
-    Looked up in a hash table of the systems, the names as they are where they are text (an arena's 500,000 votes:
-    0.08 s, where turning them into a numpy string array for ``pd.Categorical`` took 0.4 s)."""
+    Each distinct name is looked up once in a hash table of the systems, the names as they are where they are text
+    (an arena's 500,000 votes of 100 systems: 0.005 s; looking up every name took 0.04 s, and turning them into a
+    numpy string array for ``pd.Categorical`` 0.4 s)."""
     import pandas as pd
 
     names = pd.Series(names, copy=False)
     if not pd.api.types.is_string_dtype(names) or names.dtype == object:
         names = names.astype(str)
-    return pd.Index(systems).get_indexer(names).astype(np.int64)
+    seen, distinct = pd.factorize(names, use_na_sentinel=False)
+    return pd.Index(systems).get_indexer(distinct).astype(np.int64)[seen]
 
 
 def systems_of(data) -> list[str]:

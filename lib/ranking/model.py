@@ -207,17 +207,19 @@ def vote_observations(rd: RankingData) -> Observations:
     raw = rd.votes
     assert raw is not None  # the votes likelihood has its votes
     votes = orient_votes(raw)
-    a, b = votes["system_a"].to_numpy(dtype=str), votes["system_b"].to_numpy(dtype=str)
+    # the names stay text columns (pandas' str): compared and looked up as they are, never as Python strings
+    a, b = votes["system_a"], votes["system_b"]
     ties = (votes["winner"] == "tie").any()
     code = votes["winner"].astype("category").map(_VOTE_CODES if ties else {"a": 0, "b": 1}).to_numpy(np.int64)
     categories = ["A better", "tie", "B better"] if ties else ["A better", "B better"]
     j, prompt_ids = pd.factorize(votes["prompt_id"], sort=True)
-    first = votes["first"].to_numpy(dtype=str) if "first" in votes else np.full(len(votes), "")
-    side = (first == b).astype(float) - (first == a).astype(float)
+    side = np.zeros(len(votes))
+    if "first" in votes:
+        side = (votes["first"] == b).to_numpy(dtype=float) - (votes["first"] == a).to_numpy(dtype=float)
     weight = votes["weight"].to_numpy(dtype=float) if "weight" in votes else None
     style = None
     if rd.style is not None:
-        turned = votes["system_a"].to_numpy() != raw["system_a"].to_numpy()  # the votes orient_votes turned
+        turned = (a != raw["system_a"]).to_numpy(dtype=bool)  # the votes orient_votes turned
         style = np.where(turned[:, None], rd.style.values, -rd.style.values)
     return _paired(rd, a, b, j, code, prompt_ids, side, categories, weight, style)
 
