@@ -700,7 +700,8 @@ def _first_shown(values: _Values, sa: pd.Series, sb: pd.Series, column: str, fil
 
 
 def _each_distinct(cells: pd.Series, f: Callable[[str], str]) -> np.ndarray:
-    """``f`` of each cell (object array, by position), called once per distinct value (a handful of choices)."""
+    """``f`` of each cell (object array, by position), called once per distinct value (a handful of choices, positions
+    or system names)."""
     import pandas as pd
 
     seen, distinct = pd.factorize(cells)
