@@ -175,11 +175,12 @@ def vote_scores(skill_mean: np.ndarray, obs, means: dict[str, np.ndarray]) -> np
         loc = loc + obs.features @ means["style"]
     alpha = means["alpha"][obs.prompt]
     b = np.atleast_2d(means["b"])
-    b = b[np.zeros_like(obs.prompt) if len(b) == 1 else obs.prompt]  # (N, C - 1)
-    upper = expit(alpha[:, None] * (loc[:, None] - b))  # P(y >= c), c = 1..C-1
-    cum = np.column_stack([np.ones(len(loc)), upper, np.zeros(len(loc))])
-    rows = np.arange(len(loc))
-    lo, hi = cum[rows, obs.code], cum[rows, obs.code + 1]
+    b = b[0] if len(b) == 1 else b[obs.prompt]  # (C - 1,) shared, or (N, C - 1)
+    cum = np.empty((len(loc), b.shape[-1] + 2))  # P(y >= c), c = 0..C
+    cum[:, 0], cum[:, -1] = 1.0, 0.0
+    expit(alpha[:, None] * (loc[:, None] - b), out=cum[:, 1:-1])
+    code = np.asarray(obs.code)[:, None]
+    lo, hi = np.take_along_axis(cum, code, 1)[:, 0], np.take_along_axis(cum, code + 1, 1)[:, 0]
     with np.errstate(all="ignore"):
         return alpha * (lo * (1 - lo) - hi * (1 - hi)) / np.maximum(lo - hi, 1e-300)
 
