@@ -746,8 +746,8 @@ def lognormal_draws(mean: np.ndarray, sd: np.ndarray, draws: int, rng: np.random
 
 def sample_marginal(obs, settings: Any, tracker: Tracker, *, learnt: bool) -> Draws:
     """The quadrature fit of ``obs`` (module docstring) as a posterior of ``settings.draws`` independent draws in
-    one chain: ``skill`` (system), ``alpha`` (prompt; log alpha_j drawn from a normal with its posterior mean and
-    SD given the rest, :func:`alpha_readouts`), ``b`` (threshold), and as the model has them ``sigma_alpha``,
+    one chain: ``skill`` (system), ``alpha`` (prompt, float32; log alpha_j drawn from a normal with its posterior mean
+    and SD given the rest, :func:`lognormal_draws`), ``b`` (threshold), and as the model has them ``sigma_alpha``,
     ``gamma``, ``style`` (feature); with their values at the mode (alpha: its posterior mean given the rest).
 
     ``settings``: a :class:`lib.ranking.fit.RankSettings` (its baseline, position bias, draws and seed).
