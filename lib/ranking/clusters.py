@@ -115,8 +115,8 @@ def _cluster_sums(ia: np.ndarray, ib: np.ndarray, score: np.ndarray, cluster: np
     (``cluster``: (N,) int >= 0)."""
     cluster = np.asarray(cluster, dtype=np.int64)
     size = (int(cluster.max(initial=-1)) + 1) * k
-    # two weighted counts over (cluster, system) cells: an arena's 500,000 votes in 0.01 s (np.add.at and the
-    # labels' np.unique took 0.09 s)
+    # two weighted counts over (cluster, system) cells: an arena's 500,000 votes in 0.01-0.02 s (np.add.at and the
+    # labels' np.unique took 0.06 s)
     cells = cluster * k
     g = np.bincount(cells + ia, weights=score, minlength=size) - np.bincount(cells + ib, weights=score, minlength=size)
     return g.reshape(-1, k)[np.bincount(cluster) > 0]
