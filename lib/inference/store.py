@@ -106,7 +106,7 @@ def thinned(posterior: Any, dim: str) -> Any:
     """The posterior (xarray Dataset, dims ``chain, draw, ...``) as written to the cache: each variable
     of dimension ``dim`` with more than :data:`THIN_VALUES` values is replaced by every ``step``-th draw
     (``step`` = its size over :data:`THIN_VALUES`, rounded up; ``{name}__thinned``, draw dimension
-    ``{name}__draw``) and its posterior mean over all draws (``{name}__mean``); the others are kept whole."""
+    ``{name}__draw``) and its posterior mean over all draws (``{name}__mean``, float64); the others are kept whole."""
     out = posterior
     for name, var in posterior.data_vars.items():
         if dim in var.dims and var.size > THIN_VALUES:
@@ -115,8 +115,8 @@ def thinned(posterior: Any, dim: str) -> Any:
                 {
                     f"{name}{THINNED}": kept.drop_vars("draw").rename({"draw": f"{name}{DRAW}"}),
                     # draws are finite (a fit stores no NaN): the plain mean, not xarray's NaN-skipping copy (0.6 s
-                    # for an arena's 20,000,000 alpha draws)
-                    f"{name}{MEAN}": var.mean(("chain", "draw"), skipna=False).astype(np.float64),
+                    # for an arena's 20,000,000 alpha draws), summed in float64 whatever the draws' type
+                    f"{name}{MEAN}": var.mean(("chain", "draw"), skipna=False, dtype=np.float64),
                 }
             )
     return out
@@ -125,7 +125,7 @@ def thinned(posterior: Any, dim: str) -> Any:
 def restored(posterior: Any) -> Any:
     """The inverse of :func:`thinned` as far as the cache goes: each thinned variable gets back all its
     draws, each kept draw repeated ``step`` times and the whole shifted so that its mean over chains and
-    draws is the stored one (to rounding); variables kept whole are unchanged. The spread of a thinned
+    draws is the stored one (to float64's rounding); variables kept whole are unchanged. The spread of a thinned
     variable is that of its kept draws: read-outs of it should use its mean."""
     out = posterior
     for name in [n.removesuffix(THINNED) for n in posterior.data_vars if n.endswith(THINNED)]:
@@ -134,7 +134,9 @@ def restored(posterior: Any) -> Any:
         step = -(-posterior.sizes["draw"] // kept.shape[1])
         values = np.repeat(kept.to_numpy(), step, axis=1)[:, : posterior.sizes["draw"]]
         mean = posterior[f"{name}{MEAN}"].transpose(*dims).to_numpy()
-        values = values + (mean - values.mean(axis=(0, 1))).astype(values.dtype)
+        # in the mean's float64: the mean of float32 draws (the votes' alpha, lib.ranking.marginal) is then the stored
+        # one to float64's rounding, as a fresh fit's read-outs take it (summed in float64)
+        values = values + (mean - values.mean(axis=(0, 1), dtype=mean.dtype))
         out = out.drop_vars([f"{name}{THINNED}", f"{name}{MEAN}"]).assign({name: (("chain", "draw", *dims), values)})
     return out
 

@@ -289,7 +289,7 @@ def next_from_posterior(
         skills,
         [str(s) for s in post["system"].values],
         prompts,
-        post["alpha"].mean(("chain", "draw")).values,
+        post["alpha"].mean(("chain", "draw"), dtype=np.float64).values,  # float64 sums of float32 draws too
         b,
         n,
         focus=focus,

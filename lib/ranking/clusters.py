@@ -97,8 +97,8 @@ def cluster_scores(ia: np.ndarray, ib: np.ndarray, score: np.ndarray, cluster: n
     ia, ib : ndarray (N,) of int
         The two systems of each observation (``score`` is d loglik / d(s_a - s_b)).
     score : ndarray (N,)
-    cluster : ndarray (N,)
-        Cluster label of each observation (its prompt).
+    cluster : ndarray (N,) of int >= 0
+        Cluster index of each observation (its prompt's); an index no observation carries is no cluster.
     k : int
         Number of systems.
 
@@ -111,12 +111,15 @@ def cluster_scores(ia: np.ndarray, ib: np.ndarray, score: np.ndarray, cluster: n
 
 
 def _cluster_sums(ia: np.ndarray, ib: np.ndarray, score: np.ndarray, cluster: np.ndarray, k: int) -> np.ndarray:
-    """``g_c = sum_(v in c) score_v (e_a - e_b)`` for every cluster, (C, k), in sorted label order."""
-    codes = np.unique(np.asarray(cluster), return_inverse=True)[1].ravel()
-    g = np.zeros((int(codes.max(initial=-1)) + 1, k))
-    np.add.at(g, (codes, ia), score)
-    np.add.at(g, (codes, ib), -score)
-    return g
+    """``g_c = sum_(v in c) score_v (e_a - e_b)`` for every cluster carrying observations, (C, k), in index order
+    (``cluster``: (N,) int >= 0)."""
+    cluster = np.asarray(cluster, dtype=np.int64)
+    size = (int(cluster.max(initial=-1)) + 1) * k
+    # two weighted counts over (cluster, system) cells: an arena's 500,000 votes in 0.01-0.02 s (np.add.at and the
+    # labels' np.unique took 0.06 s)
+    cells = cluster * k
+    g = np.bincount(cells + ia, weights=score, minlength=size) - np.bincount(cells + ib, weights=score, minlength=size)
+    return g.reshape(-1, k)[np.bincount(cluster) > 0]
 
 
 @dataclass
@@ -172,11 +175,12 @@ def vote_scores(skill_mean: np.ndarray, obs, means: dict[str, np.ndarray]) -> np
         loc = loc + obs.features @ means["style"]
     alpha = means["alpha"][obs.prompt]
     b = np.atleast_2d(means["b"])
-    b = b[np.zeros_like(obs.prompt) if len(b) == 1 else obs.prompt]  # (N, C - 1)
-    upper = expit(alpha[:, None] * (loc[:, None] - b))  # P(y >= c), c = 1..C-1
-    cum = np.column_stack([np.ones(len(loc)), upper, np.zeros(len(loc))])
-    rows = np.arange(len(loc))
-    lo, hi = cum[rows, obs.code], cum[rows, obs.code + 1]
+    b = b[0] if len(b) == 1 else b[obs.prompt]  # (C - 1,) shared, or (N, C - 1)
+    cum = np.empty((len(loc), b.shape[-1] + 2))  # P(y >= c), c = 0..C
+    cum[:, 0], cum[:, -1] = 1.0, 0.0
+    expit(alpha[:, None] * (loc[:, None] - b), out=cum[:, 1:-1])
+    code = np.asarray(obs.code)[:, None]
+    lo, hi = np.take_along_axis(cum, code, 1)[:, 0], np.take_along_axis(cum, code + 1, 1)[:, 0]
     with np.errstate(all="ignore"):
         return alpha * (lo * (1 - lo) - hi * (1 - hi)) / np.maximum(lo - hi, 1e-300)
 
@@ -251,9 +255,10 @@ def prompt_clustering(
     """
     k = skill.shape[1]
     mean = skill.mean(axis=0)
-    n_prompts = len(np.unique(obs.prompt))
+    counts = np.bincount(obs.prompt)  # observations a prompt
+    n_prompts = int(np.count_nonzero(counts))
     several = len(obs.prompt) >= 2 * n_prompts
-    most = int(np.unique(obs.prompt, return_counts=True)[1].max(initial=0))
+    most = int(counts.max(initial=0))
     nothing = Clustering(float("nan"), float("nan"), n_prompts, several, False, None, most)
     # one observation a prompt: nothing to cluster; no spread: nothing to widen (a stuck chain is flagged apart)
     if not several or len(skill) < 3 or not np.ptp(skill, axis=0).any():
@@ -346,7 +351,8 @@ def cluster_by_prompt(idata: az.InferenceData, obs, mode: str, warnings: list[st
     skill = post["skill"]
     draws = skill.stack(sample=("chain", "draw")).transpose("sample", "system").to_numpy().astype(np.float64)
     means = {n: post[n].mean(("chain", "draw")).to_numpy() for n in ("b", "gamma", "delta", "style") if n in post}
-    means["alpha"] = np.exp(np.log(post["alpha"].transpose("chain", "draw", ...).to_numpy()).mean(axis=(0, 1)))
+    log_alpha = np.log(post["alpha"].transpose("chain", "draw", ...).to_numpy())
+    means["alpha"] = np.exp(log_alpha.mean(axis=(0, 1), dtype=np.float64))  # summed in float64 (float32 draws)
     with one_blas_thread():  # (K, K) and (K, prompts) products: BLAS threads made them 2-7x slower (loaded 2 cores)
         result = prompt_clustering(draws, obs, means, SKILL_PRIOR_SD, transform=mode != "off")
     apply = applies(mode, result)

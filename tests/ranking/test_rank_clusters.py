@@ -14,6 +14,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import expit
 from scipy.stats import binom
 
@@ -295,3 +297,22 @@ def test_the_design_effect_is_the_formula_with_sigma_formed_or_not(n_draws):
     terms = (spread**2 / var[:, None]).mean(axis=0)
     assert result.design_effect == pytest.approx((np.diag(sigma @ sigma) / var).mean() + terms.sum(), rel=1e-9)
     assert result.se == pytest.approx(np.sqrt(c / (c - 1) * ((terms - terms.mean()) ** 2).sum()), rel=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 60), st.integers(2, 6))
+def test_each_cluster_s_score_sum_is_its_definition(seed, n, k):
+    """``g_c = sum_(v in c) score_v (e_a - e_b)`` (the sandwich's middle) of each cluster carrying observations, in
+    index order, against the sum written out; cluster indices with no observation are no cluster."""
+    from lib.ranking.clusters import _cluster_sums
+
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, k, n), rng.integers(0, k, n)
+    score, cluster = rng.normal(size=n), rng.integers(0, 2 * n, n)  # gaps among the indices
+    expected = np.array(
+        [
+            [score[(cluster == c) & (a == i)].sum() - score[(cluster == c) & (b == i)].sum() for i in range(k)]
+            for c in np.unique(cluster)
+        ]
+    )
+    np.testing.assert_allclose(_cluster_sums(a, b, score, cluster, k), expected, atol=1e-12)

@@ -132,6 +132,22 @@ def test_sharp_posteriors_of_alpha_are_integrated_by_adaptive_nodes():
     assert (np.abs(alpha[2][0] - alpha[0][0]) / alpha[0][1]).max() > 0.5
 
 
+def test_alpha_draws_are_float32_log_normal_with_the_readouts_moments():
+    """Each prompt's alpha_j draws (:func:`marginal._posterior`) are float32 (an arena's 20,000,000: 80 MB) and their
+    logs have the read-outs' mean and SD (:func:`marginal.alpha_readouts`) within 4 Monte-Carlo SEs (sd / sqrt(S),
+    sd / sqrt(2 S)); the same seed gives the same draws whatever the threads' timing."""
+    obs = observations(arena_input(simulate_arena(4, 30, 600, log_alpha_sd=0.5, seed=5)[0]))
+    fit = marginal.Marginal(obs, baseline=None, position_bias=False, learnt=True).fit()
+    draws = 4000
+    alpha = [marginal._posterior(obs, fit, draws, np.random.default_rng(7)).idata.posterior["alpha"] for _ in range(2)]
+    assert alpha[0].dtype == np.float32 and alpha[0].shape == (1, draws, len(obs.prompts))
+    np.testing.assert_array_equal(alpha[0], alpha[1])
+    mean, sd = marginal.alpha_readouts(fit)
+    logs = np.log(alpha[0].to_numpy()[0].astype(np.float64))
+    np.testing.assert_array_less(np.abs(logs.mean(0) - mean), 4 * sd / np.sqrt(draws))
+    np.testing.assert_array_less(np.abs(logs.std(0) - sd), 4 * sd / np.sqrt(2 * draws))
+
+
 @pytest.mark.validation
 def test_the_default_fit_of_votes_agrees_with_nuts_on_the_full_model(small, nuts):
     """Skills' means and SDs within three Monte-Carlo SEs of NUTS's (at NUTS's smallest bulk ESS n: 1/sqrt(n) SDs

@@ -138,8 +138,31 @@ def test_read_outs_of_a_thinned_cached_fit_equal_the_fresh_fits(monkeypatch, are
     for name in ["alpha", "b"] if likelihood == "cells" else ["alpha"]:
         assert post[name].dims == before[name].dims and post[name].shape == before[name].shape
         assert len(np.unique(post[name].to_numpy()[0, :, 0])) < settings.draws  # kept thinned
-        np.testing.assert_allclose(post[name].mean(("chain", "draw")), before[name].mean(("chain", "draw")), atol=1e-12)
+        # the means as the read-outs take them: summed in float64 (the votes' alpha draws are float32)
+        means = [p[name].mean(("chain", "draw"), dtype=np.float64) for p in (post, before)]
+        np.testing.assert_allclose(*means, atol=1e-12)
     np.testing.assert_array_equal(cached.fit.skill_draws(), fresh.fit.skill_draws())
     pd.testing.assert_frame_equal(cached.leaderboard, fresh.leaderboard)
     pd.testing.assert_frame_equal(cached.win_matrix, fresh.win_matrix)
     pd.testing.assert_frame_equal(cached.next_batch, fresh.next_batch, check_exact=False, rtol=1e-9)
+
+
+def test_a_thinned_variable_of_float32_draws_keeps_its_float64_mean():
+    """The votes' alpha draws are float32 (:func:`lib.ranking.marginal.lognormal_draws`): the cache keeps their mean
+    summed in float64, and the restored draws have that mean to float64's rounding (a float32 sum is off by 1e-7
+    relative: the read-outs of a cached fit would not be the fresh fit's)."""
+    import xarray as xr
+
+    from lib.inference.store import restored, thinned
+
+    draws = np.exp(np.random.default_rng(2).normal(0, 0.5, (1, 4000, 300))).astype(np.float32)
+    posterior = xr.Dataset({"alpha": (("chain", "draw", "prompt"), draws)}, coords={"chain": [0], "draw": range(4000)})
+    exact = draws.astype(np.float64).mean(axis=(0, 1))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lib.inference.store, "THIN_VALUES", 100_000)
+        kept = thinned(posterior, "prompt")
+    assert kept["alpha__thinned"].dtype == np.float32 and kept.sizes["alpha__draw"] == 334  # every 13th draw
+    np.testing.assert_allclose(kept["alpha__mean"], exact, rtol=1e-13)
+    back = restored(kept)["alpha"]
+    assert back.shape == draws.shape
+    np.testing.assert_allclose(back.to_numpy().mean(axis=(0, 1)), exact, rtol=1e-12)
