@@ -41,18 +41,30 @@ _DENSE_COPIES = 5  # (globals x all variables) arrays of the block Hessian: prob
 
 # Seconds of each phase on an idle 2-core machine, from the phases measured by bench/bench_rank_cost.py on a
 # fresh cache (JAX compiles every program: a user's first run; a second run of the same shapes is faster).
-# The runs they were calibrated on are tests/ranking/rank_phase_times.json.
-_SECONDS_FIXED = {"checks": 0.02, "cache read": 0.01, "model build": 0.1, "diagnostics": 0.05, "cache write": 0.4}
-_SECONDS_PER_OBS_CHECKS = 2e-6  # the data-design checks, per judgment
-_SECONDS_PER_PROMPT_DIAGNOSTICS = 5e-5  # the prompt-clustered intervals, per prompt
+# The runs they were calibrated on are tests/ranking/rank_phase_times.json (re-recorded 2026-11-28 at load 1.5-3.6,
+# idle-equivalent: after the pairwise reader's str columns, the float32 alpha draws and the clustering's bincounts).
+# checks: 0.01-0.04 s on the bundled data; cache write: 0.14-0.24 s on every case (480 to 2,000,000 judgments);
+# diagnostics: 0.00-0.06 s without prompt clustering
+_SECONDS_FIXED = {"checks": 0.01, "cache read": 0.01, "model build": 0.1, "diagnostics": 0.01, "cache write": 0.18}
+_SECONDS_PER_OBS_CHECKS = 4.5e-7  # the settings and data-design checks, per judgment: 0.22 s on 500,000, 0.88 on 2M
+_SECONDS_PER_OBS_MODEL_BUILD = 2e-7  # the fit's arrays of the judgments: 0.08-0.13 s on 500,000 votes, 0.42 on 2M
+# the prompt-clustering check and intervals, per prompt: 0.05-0.33 s on 20,000 prompts (median 0.10; its per-prompt
+# sums are two bincounts), their K^3 and J K^2 parts counted apart
+_SECONDS_PER_PROMPT_DIAGNOSTICS = 5e-6
+_SECONDS_PER_OBS_BRADLEY_TERRY = 2.5e-7  # the baseline's votes counted by pair and outcome: 0.12-0.14 s on 500,000
 _SECONDS_COMPILE = 1.1  # the model translated to JAX
 # per likelihood (its spec's ``seconds``): the mode's programs compiled at first call, L-BFGS and the prompts'
 # marginal per judgment, the Hessian-vector products compiled
 _SECONDS_PER_OBS_GLOBAL = 3e-8  # one Hessian-vector product column per judgment and global variable
 _SECONDS_PER_GRADIENT = 2e-3  # fixed cost of one JAX gradient call
 _SECONDS_JIT_DRAWS = 0.7  # the draws' program compiled
-_SECONDS_QUADRATURE_DRAWS = 0.3  # the quadrature fit's draws: no program compiled, their InferenceData built
-_SECONDS_PER_DRAW_VARIABLE = 6e-8  # a Gaussian draw turned into the model's parameters
+# the quadrature fit's draws: no program compiled, their InferenceData built (0.24-0.29 s for 1,000 draws of up to
+# 2,050 variables)
+_SECONDS_QUADRATURE_DRAWS = 0.25
+_SECONDS_PER_DRAW_VARIABLE = 6e-8  # the full model's: a Gaussian draw turned into the model's parameters
+# the quadrature fit's, per draw and variable: alpha_j's float32 draws in two threads (marginal.lognormal_draws),
+# 0.42-0.62 s for 1,000 draws of 20,000 prompts
+_SECONDS_PER_QUADRATURE_DRAW_VARIABLE = 1e-8
 _SECONDS_NUTS_COMPILE = 6.0
 _SECONDS_JOINT_MODE = 2.0  # numpyro's warm start at the joint mode (to a target ESS)
 _SECONDS_PER_LEAPFROG = 1e-4  # fixed cost of one leapfrog step in numpyro's compiled loop
@@ -260,7 +272,7 @@ def estimate_cost(
     phases = {
         "checks": _SECONDS_FIXED["checks"] + _SECONDS_PER_OBS_CHECKS * n,
         "cache read": _SECONDS_FIXED["cache read"],
-        "model build": _SECONDS_FIXED["model build"],
+        "model build": _SECONDS_FIXED["model build"] + _SECONDS_PER_OBS_MODEL_BUILD * n,
     }
     if not mcmc:
         parts["the Hessian at the mode (systems x variables)"] = _DENSE_COPIES * k * n_vars * 8 / _GB
@@ -288,8 +300,10 @@ def estimate_cost(
                 + (2 * k * (_SECONDS_PER_GRADIENT + 4 * _SECONDS_PER_OBS_GLOBAL * n) if n <= 20_000 else 0.0)
                 + _SECONDS_SCHUR * j * locals_per_prompt**2 * float(k) ** 2
             )
-        jit_draws = _SECONDS_QUADRATURE_DRAWS if spec.laplace else _SECONDS_JIT_DRAWS
-        phases["draws"] = jit_draws + _SECONDS_PER_DRAW_VARIABLE * n_draws * n_vars
+        if spec.laplace:
+            phases["draws"] = _SECONDS_QUADRATURE_DRAWS + _SECONDS_PER_QUADRATURE_DRAW_VARIABLE * n_draws * n_vars
+        else:
+            phases["draws"] = _SECONDS_JIT_DRAWS + _SECONDS_PER_DRAW_VARIABLE * n_draws * n_vars
     else:
         parts["the judgments' gradients"] = _BYTES_PER_OBS_NUTS * n * chains / _GB
         steps = min(_MAX_LEAPFROG, _LEAPFROG_STEPS * (n_vars / 200) ** 0.25)
@@ -306,7 +320,7 @@ def estimate_cost(
             phases["compile, warm-up and sampling"] = _SECONDS_NUTS_COMPILE + (tune + sampled) * per_iteration
     phases["diagnostics"] = _SECONDS_FIXED["diagnostics"] + _SECONDS_PER_PROMPT_DIAGNOSTICS * j
     phases["read-outs"] = _SECONDS_FLOP * k**3 + _SECONDS_PER_SORT * n_draws * k * np.log2(max(k, 2))
-    phases["Bradley–Terry baseline"] = _SECONDS_FLOP * float((sizes**3).sum())
+    phases["Bradley–Terry baseline"] = _SECONDS_PER_OBS_BRADLEY_TERRY * n + _SECONDS_FLOP * float((sizes**3).sum())
     phases["cache write"] = _SECONDS_FIXED["cache write"]
     pairs = min(win_top, k) ** 2 / 2
     parts["win matrix"] = 8 * pairs * 3 / _GB

@@ -207,11 +207,12 @@ LIKELIHOODS: dict[str, Likelihood] = {
             check=_no_tie_only,
             design=_votes_design,
             size=_votes_size,
-            # the quadrature fit's (issue 35; bench/bench_rank_cost.py, 2026-11-28 at load 2, adaptive nodes): its
-            # loops loaded from numba's cache on disk in 0.01 s (the first run after an install compiles them,
-            # 8-30 s, not counted); the search, its Gram matrices aside, 6.3e-6 s a vote on 100,000 votes (0.93 s
-            # in all), 5e-6 on 20,000
-            seconds=(0.05, 6e-6, 1e-6),
+            # the quadrature fit's (issue 35; bench/bench_rank_cost.py, 2026-11-28 at load 1.5-3.6, adaptive nodes,
+            # 50 systems x 20,000 prompts): its loops loaded from numba's cache on disk in 0.01 s (the first run after
+            # an install compiles them, 4-30 s, not counted); the search, its Gram matrices aside, 1.2e-6 s a vote
+            # (0.9-1.5 s on 500,000 votes, 1.5 s on 1,000,000, 2.5 s on 2,000,000; 100,000 votes on as many prompts
+            # take more Newton steps: 0.7 s); the last pass 2e-7 s a vote (0.14-0.35 s on 500,000, 0.48 s on 2,000,000)
+            seconds=(0.05, 1.2e-6, 2e-7),
             observations="lib.ranking.model:vote_observations",
             terms="lib.ranking.model:paired_terms",
             laplace="lib.ranking.marginal:laplace_fit",

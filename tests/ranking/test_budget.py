@@ -16,10 +16,13 @@ from lib.ranking.budget import PACE_PRIOR_S, estimate_cost, revising
 
 RECORDED = Path(__file__).with_name("rank_phase_times.json")
 """Runs of ``bench/bench_rank_cost.py --record``: each case's sizes and the seconds of each phase."""
+BUSY = Path(__file__).with_name("rank_phase_times_busy.json")
+"""Runs of it on a busy machine (load average 11-19, 2026-11-28, before the draws and the reading were made faster
+that day; their routes' phases up to the search unchanged since): what the time to go is revised from."""
 
 
-def recorded() -> list[dict]:
-    return json.loads(RECORDED.read_text())
+def recorded(path: Path = RECORDED) -> list[dict]:
+    return json.loads(path.read_text())
 
 
 def fit_seconds(timings: dict[str, float]) -> float:
@@ -61,7 +64,7 @@ def paced(run: dict) -> bool:
     return run["load"][0] > 4 and sum(cost.phases[name] for name in up_to_search) >= PACE_PRIOR_S
 
 
-@pytest.mark.parametrize("run", [r for r in recorded() if paced(r)], ids=lambda run: run["case"])
+@pytest.mark.parametrize("run", [r for r in recorded(BUSY) if paced(r)], ids=lambda run: run["case"])
 def test_on_a_busy_machine_the_revised_time_to_go_after_the_search_is_within_a_factor_of_two(run):
     """The recorded runs on a loaded machine took several times the idle estimate; once the phases up to the
     search have run, the time still to go, revised at their pace, is within a factor of 2 of what the rest took
