@@ -237,7 +237,8 @@ def numpyro_sample(
     with tracker.timer.phase("compile"):
         init = _initial_points(model, settings)  # checked by the chains' start (_sample_in_chunks)
     key = jax.random.PRNGKey(settings.seed)
-    keys = jax.random.split(key, chains) if chains > 1 else key
+    # numpy: the chains' starts take each chain's key without a program that slices them on the device
+    keys = np.asarray(jax.random.split(key, chains)) if chains > 1 else key
     dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
     coords = {name: np.asarray(model.coords[name]) for d in dims.values() for name in d}
 
@@ -288,16 +289,19 @@ def _initial_points(
     passes, without the potential's own program (0.2-0.6 s to compile on a new user's machine)."""
     import jax
     from pymc.sampling.jax import _get_batched_jittered_initial_points
+    from pymc.sampling.mcmc import _init_jitter
+    from pymc.util import _get_seeds_per_chain
 
-    def unchecked(values) -> float:
-        return 0.0
-
-    logp_fn: Callable = unchecked
-    if potential is not None:
-        # Compiled as one program, not the about 60 one-operation programs its eager evaluation compiles for
-        # every new model (and JAX's persistent cache writes, each write reading every entry's access time).
-        check = jax.jit(potential)
-        logp_fn = check if data is None else (lambda values: check(values, data))
+    if potential is None:  # PyMC's points as _get_batched_jittered_initial_points makes them, without its
+        # conversion of each point to JAX arrays for the check (a program of its own for each shape)
+        seeds = _get_seeds_per_chain(settings.seed, settings.chains)
+        points = _init_jitter(model, None, seeds=seeds, jitter=True, jitter_max_retries=0, logp_fn=lambda point: 0.0)
+        values = [list(point.values()) for point in points]
+        return values[0] if settings.chains == 1 else [np.stack(v) for v in zip(*values, strict=True)]
+    # Compiled as one program, not the about 60 one-operation programs its eager evaluation compiles for
+    # every new model (and JAX's persistent cache writes, each write reading every entry's access time).
+    check = jax.jit(potential)
+    logp_fn = check if data is None else (lambda values: check(values, data))
     return _get_batched_jittered_initial_points(model, settings.chains, None, settings.seed, logp_fn=logp_fn)
 
 
