@@ -226,7 +226,6 @@ def numpyro_sample(
 
     from lib.inference.jax_data import jaxified_potential_of_data
 
-    chains = settings.chains
     tracker.stage(0.03, "compiling")
     with tracker.timer.phase("compile"), COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
         # -logp, the data as arguments: one program for every file of a shape
@@ -236,9 +235,6 @@ def numpyro_sample(
         to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
     with tracker.timer.phase("compile"):
         init = _initial_points(model, settings)  # checked by the chains' start (_sample_in_chunks)
-    key = jax.random.PRNGKey(settings.seed)
-    # numpy: the chains' starts take each chain's key without a program that slices them on the device
-    keys = np.asarray(jax.random.split(key, chains)) if chains > 1 else key
     dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
     coords = {name: np.asarray(model.coords[name]) for d in dims.values() for name in d}
 
@@ -261,7 +257,7 @@ def numpyro_sample(
         return _initial_points(model, settings, potential, data)
 
     kernel = _Nuts(potential, data, target_accept)
-    draws = _sample_in_chunks(kernel, to_params, keys, (init, checked_init), to_idata, to_array, settings, tracker)
+    draws = _sample_in_chunks(kernel, to_params, (init, checked_init), to_idata, to_array, settings, tracker)
     # Every fit compiles new programs (a new model's closures) that JAX's in-memory caches keep: about 600
     # memory mappings a fit, until XLA cannot allocate and the process segfaults after about 93 fits
     # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat
@@ -353,7 +349,6 @@ def chunk_length(tune: int, draws: int) -> int:
 def _sample_in_chunks(
     kernel: _Nuts,
     to_params: Callable,
-    keys,
     starts: tuple[list, Callable[[], list]],
     to_idata: Callable,
     to_array: Callable,
@@ -389,8 +384,11 @@ def _sample_in_chunks(
 
     data = kernel.data  # an argument of each program, not a constant in it
 
-    def init_chain(key, params, data):
-        return kernel.init(key, tune, params, data)
+    def init_chain(seed, chain, params, data):
+        # The chain's key made in its start's program (the seed an argument: one program for every seed), as
+        # numpyro splits it: jax.random.split(PRNGKey(seed), chains)[chain]; three programs of their own before.
+        key = jax.random.PRNGKey(seed)
+        return kernel.init(jax.random.split(key, chains)[chain] if chains > 1 else key, tune, params, data)
 
     def chain(state, data):
         def transition(s, _):
@@ -402,7 +400,7 @@ def _sample_in_chunks(
     chain_one = jax.jit(chain)
     parallel = 1 < chains <= jax.local_device_count()
     init, checked_init = starts
-    start = _start(init_chain, keys, data, chains, parallel)
+    start = _start(init_chain, np.int64(settings.seed), data, chains, parallel)
     with tracker.timer.phase("compile"):
         state = start(init)
         if not _finite_start(state):  # PyMC's retries: a first jittered start of some chain had no density
@@ -434,21 +432,21 @@ def _sample_in_chunks(
         return Draws(to_idata(pieces))
 
 
-def _start(init_chain: Callable, keys, data: tuple, chains: int, parallel: bool) -> Callable[[list], Any]:
+def _start(init_chain: Callable, seed, data: tuple, chains: int, parallel: bool) -> Callable[[list], Any]:
     """``start(init)``: every chain's state at its start ``init`` (:func:`_initial_points`), by
-    ``init_chain(key, params, data)`` compiled (evaluated eagerly it compiled about 120 one-operation programs):
-    one chain; chains in parallel (``jax.pmap``); or one chain after another, by the program each device runs in
-    parallel: the same numbers as in parallel, bit for bit (``jax.vmap``'s batched program rounds differently, so
-    a fit's draws depended on whether the process had started JAX before its first numpyro fit)."""
+    ``init_chain(seed, chain, params, data)`` compiled (evaluated eagerly it compiled about 120 one-operation
+    programs): one chain; chains in parallel (``jax.pmap``); or one chain after another, by the program each device
+    runs in parallel: the same numbers as in parallel, bit for bit (``jax.vmap``'s batched program rounds
+    differently, so a fit's draws depended on whether the process had started JAX before its first numpyro fit)."""
     import jax
 
     if parallel:
-        init_all = jax.pmap(init_chain, in_axes=(0, 0, None))
-        return lambda init: init_all(keys, init, data)
+        init_all = jax.pmap(init_chain, in_axes=(None, 0, 0, None))
+        return lambda init: init_all(seed, np.arange(chains), init, data)
     init_one = jax.jit(init_chain)
     if chains == 1:
-        return lambda init: init_one(keys, init, data)
-    return lambda init: [init_one(keys[c], [x[c] for x in init], data) for c in range(chains)]
+        return lambda init: init_one(seed, 0, init, data)
+    return lambda init: [init_one(seed, c, [x[c] for x in init], data) for c in range(chains)]
 
 
 def _finite_start(state: Any) -> bool:
