@@ -226,7 +226,6 @@ def numpyro_sample(
 
     from lib.inference.jax_data import jaxified_potential_of_data
 
-    chains = settings.chains
     tracker.stage(0.03, "compiling")
     with tracker.timer.phase("compile"), COMPILE_LOCK:  # pytensor graph rewriting is not thread-safe
         # -logp, the data as arguments: one program for every file of a shape
@@ -234,10 +233,8 @@ def numpyro_sample(
         by_name = {v.name: v for v in model.unobserved_value_vars}
         outputs = [by_name[name] for name in var_names if name in by_name]  # in the caller's order: as it checks them
         to_params = get_jaxified_graph(inputs=model.value_vars, outputs=outputs)
-    with tracker.timer.phase("compile"):  # the start's check compiles a program (a cold cache: seconds)
-        init = _initial_points(model, potential, settings, data)
-    key = jax.random.PRNGKey(settings.seed)
-    keys = jax.random.split(key, chains) if chains > 1 else key
+    with tracker.timer.phase("compile"):
+        init = _initial_points(model, settings)  # checked by the chains' start (_sample_in_chunks)
     dims = {v.name: list(model.named_vars_to_dims.get(v.name, ())) for v in outputs}
     coords = {name: np.asarray(model.coords[name]) for d in dims.values() for name in d}
 
@@ -256,8 +253,11 @@ def numpyro_sample(
             dims=dims,
         )
 
+    def checked_init() -> list:  # PyMC's retries, where a first jittered start has no finite log density
+        return _initial_points(model, settings, potential, data)
+
     kernel = _Nuts(potential, data, target_accept)
-    draws = _sample_in_chunks(kernel, to_params, keys, init, to_idata, to_array, settings, tracker)
+    draws = _sample_in_chunks(kernel, to_params, (init, checked_init), to_idata, to_array, settings, tracker)
     # Every fit compiles new programs (a new model's closures) that JAX's in-memory caches keep: about 600
     # memory mappings a fit, until XLA cannot allocate and the process segfaults after about 93 fits
     # (vm.max_map_count 65,530; a server, a Dask worker). No later fit can reuse them; clearing keeps it flat
@@ -266,7 +266,9 @@ def numpyro_sample(
     return draws
 
 
-def _initial_points(model, potential, settings: NutsSettings, data: tuple | None = None) -> list:
+def _initial_points(
+    model, settings: NutsSettings, potential: Callable | None = None, data: tuple | None = None
+) -> list:
     """Each chain's start, unconstrained (leading dim: chain, unless one chain): PyMC's initial point (the
     priors' centres) jittered by U(-1, 1) on the unconstrained space, as ``pm.sample`` starts NUTS.
 
@@ -276,13 +278,24 @@ def _initial_points(model, potential, settings: NutsSettings, data: tuple | None
     they mix, and no optimisation runs first (``bench/bench_target_ess.py``).
 
     ``potential(values)``, or ``potential(values, data)`` with ``data`` given (:mod:`lib.inference.jax_data`):
-    minus the log density, as numpyro's NUTS takes it. PyMC only checks that it is finite at each point."""
+    minus the log density, as numpyro's NUTS takes it; PyMC jitters a chain's start again (up to 10 times) where
+    it is not finite (so the sign is moot). None: each chain's first jitter, unchecked. The numpyro sampler checks
+    that one by its chains' start, which computes the potential there anyway (:func:`_sample_in_chunks`), and
+    asks for checked points only where a start is not finite: the same points whenever PyMC's first jitter
+    passes, without the potential's own program (0.2-0.6 s to compile on a new user's machine)."""
     import jax
     from pymc.sampling.jax import _get_batched_jittered_initial_points
+    from pymc.sampling.mcmc import _init_jitter
+    from pymc.util import _get_seeds_per_chain
 
-    # PyMC checks that each jittered point's log density is finite (so the sign is moot); compiled as one
-    # program, not the about 60 one-operation programs its eager evaluation compiles for every new model
-    # (and JAX's persistent cache writes, each write reading every entry's access time).
+    if potential is None:  # PyMC's points as _get_batched_jittered_initial_points makes them, without its
+        # conversion of each point to JAX arrays for the check (a program of its own for each shape)
+        seeds = _get_seeds_per_chain(settings.seed, settings.chains)
+        points = _init_jitter(model, None, seeds=seeds, jitter=True, jitter_max_retries=0, logp_fn=lambda point: 0.0)
+        values = [list(point.values()) for point in points]
+        return values[0] if settings.chains == 1 else [np.stack(v) for v in zip(*values, strict=True)]
+    # Compiled as one program, not the about 60 one-operation programs its eager evaluation compiles for
+    # every new model (and JAX's persistent cache writes, each write reading every entry's access time).
     check = jax.jit(potential)
     logp_fn = check if data is None else (lambda values: check(values, data))
     return _get_batched_jittered_initial_points(model, settings.chains, None, settings.seed, logp_fn=logp_fn)
@@ -336,14 +349,13 @@ def chunk_length(tune: int, draws: int) -> int:
 def _sample_in_chunks(
     kernel: _Nuts,
     to_params: Callable,
-    keys,
-    init: list,
+    starts: tuple[list, Callable[[], list]],
     to_idata: Callable,
     to_array: Callable,
     settings: NutsSettings,
     tracker: Tracker,
 ) -> Draws:
-    """NUTS from ``init`` in chunks of iterations per chain, all by one program compiled once: ``tune``
+    """NUTS from ``starts`` in chunks of iterations per chain, all by one program compiled once: ``tune``
     warm-up iterations (the kernel's adaptation), then draws until the stop rule of ``settings`` —
     ``draws`` per chain (chunks of :func:`chunk_length`) or a target ESS (chunks of
     :data:`lib.inference.settings.TARGET_CHUNK`, :func:`_draw_to_target`). The program has no host
@@ -361,6 +373,9 @@ def _sample_in_chunks(
     each (chain, draw, ...)); with a target, its posterior's attrs say ``target_ess`` and ``stopped``
     (``"target"`` or ``"ceiling"``) and ``stats`` may hold the last check (:func:`_draw_to_target`).
     ``to_array(chunks)``: the chunks' kept variables as one (chain, draw, n) array, for the ESS checks.
+
+    ``starts``: each chain's start as :func:`_initial_points` gives it, unchecked, and a function that gives the
+    checked ones (PyMC's retries), called only when the potential at an unchecked start is not finite.
     """
     import jax
 
@@ -369,8 +384,11 @@ def _sample_in_chunks(
 
     data = kernel.data  # an argument of each program, not a constant in it
 
-    def init_chain(key, params, data):
-        return kernel.init(key, tune, params, data)
+    def init_chain(seed, chain, params, data):
+        # The chain's key made in its start's program (the seed an argument: one program for every seed), as
+        # numpyro splits it: jax.random.split(PRNGKey(seed), chains)[chain]; three programs of their own before.
+        key = jax.random.PRNGKey(seed)
+        return kernel.init(jax.random.split(key, chains)[chain] if chains > 1 else key, tune, params, data)
 
     def chain(state, data):
         def transition(s, _):
@@ -379,21 +397,20 @@ def _sample_in_chunks(
 
         return jax.lax.scan(transition, state, None, length=length)
 
-    # A chain's start compiled too: evaluated eagerly it compiled about 120 one-operation programs.
-    init_one, chain_one = jax.jit(init_chain), jax.jit(chain)
+    chain_one = jax.jit(chain)
+    parallel = 1 < chains <= jax.local_device_count()
+    init, checked_init = starts
+    start = _start(init_chain, np.int64(settings.seed), data, chains, parallel)
     with tracker.timer.phase("compile"):
+        state = start(init)
+        if not _finite_start(state):  # PyMC's retries: a first jittered start of some chain had no density
+            state = start(checked_init())
         step: Callable
         if chains == 1:
-            state = init_one(keys, init, data)
             step = _given(chain_one.lower(state, data).compile(), data)
-        elif chains <= jax.local_device_count():
-            state = jax.pmap(init_chain, in_axes=(0, 0, None))(keys, init, data)
+        elif parallel:
             step = _given(jax.pmap(chain, in_axes=(0, None)).lower(state, data).compile(), data)
         else:
-            # One chain after another, by the program each device runs in parallel: the same numbers as in
-            # parallel, bit for bit (jax.vmap's batched program rounds differently, so a fit's draws
-            # depended on whether the process had started JAX before its first numpyro fit).
-            state = [init_one(keys[c], [x[c] for x in init], data) for c in range(chains)]
             step = _one_after_another(_given(chain_one.lower(state[0], data).compile(), data))
     ran = 0  # iterations run per chain
     with tracker.timer.phase("warm-up"):
@@ -413,6 +430,29 @@ def _sample_in_chunks(
             tracker.iterations(chains * length, tuning=False)
     with tracker.timer.phase("read-outs"):
         return Draws(to_idata(pieces))
+
+
+def _start(init_chain: Callable, seed, data: tuple, chains: int, parallel: bool) -> Callable[[list], Any]:
+    """``start(init)``: every chain's state at its start ``init`` (:func:`_initial_points`), by
+    ``init_chain(seed, chain, params, data)`` compiled (evaluated eagerly it compiled about 120 one-operation
+    programs): one chain; chains in parallel (``jax.pmap``); or one chain after another, by the program each device
+    runs in parallel: the same numbers as in parallel, bit for bit (``jax.vmap``'s batched program rounds
+    differently, so a fit's draws depended on whether the process had started JAX before its first numpyro fit)."""
+    import jax
+
+    if parallel:
+        init_all = jax.pmap(init_chain, in_axes=(None, 0, 0, None))
+        return lambda init: init_all(seed, np.arange(chains), init, data)
+    init_one = jax.jit(init_chain)
+    if chains == 1:
+        return lambda init: init_one(seed, 0, init, data)
+    return lambda init: [init_one(seed, c, [x[c] for x in init], data) for c in range(chains)]
+
+
+def _finite_start(state: Any) -> bool:
+    """Whether the potential at every chain's start is finite (a chain's state, or a list of them)."""
+    states = state if isinstance(state, list) else [state]
+    return all(np.isfinite(np.asarray(s.potential_energy)).all() for s in states)
 
 
 def _given(program: Callable, data: tuple) -> Callable:
