@@ -97,7 +97,9 @@ def analysis_input(
         for column, values in (filters or {}).items():
             df = filter_rows(df, column, values, file=file)
         df = combine_columns(df, columns, file=file)
-        columns = resolve_columns(df, fmt, columns, file=file)
+        # every role set or unset for the reader, which resolves the mapping again: a role unset here (by the user, or
+        # not guessed in the rows left) is not guessed there
+        columns = dict.fromkeys(spec.roles, "") | resolve_columns(df, fmt, columns, file=file)
         df = criterion_rows(df, columns, criterion, file=file)
         if drop_incomplete_rows:
             df, dropped = drop_incomplete(df, fmt, columns, file=file)

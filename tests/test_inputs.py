@@ -92,3 +92,17 @@ def test_votes_without_the_matrix_keep_the_criterions_votes_and_still_check_the_
     assert data.matrix is None and data.judgments.votes["prompt_id"].tolist() == ["p1", "p2"]
     with pytest.raises(SettingsError, match="several criteria"):
         analysis_input(table, "pairwise", file="v.csv", matrix=False)
+
+
+def test_a_role_the_user_unsets_stays_unset_when_the_votes_are_read():
+    """An annotator column the user leaves unmapped (an empty name) is not guessed again by the reader: each row is its
+    own anonymous annotator, as in a file without the column (before, the column's r1/r2 came back)."""
+    from lib.judgments.formats import ANONYMOUS_ANNOTATOR
+
+    votes = table("prompt,system_a,system_b,annotator,choice\np1,x,y,r1,A\np1,x,y,r1,B\np2,x,z,r2,tie\n")
+    with pytest.raises(FormatError, match="duplicate"):  # the column guessed: r1 voted twice on one prompt and pair
+        analysis_input(votes, "pairwise", file="r.csv", matrix=False)
+    unset = analysis_input(votes, "pairwise", {"annotator": ""}, file="r.csv", matrix=False)
+    assert unset.judgments is not None
+    rows = [ANONYMOUS_ANNOTATOR.format(row=r) for r in (1, 2, 3)]
+    assert list(unset.judgments.votes["annotator_id"]) == rows
